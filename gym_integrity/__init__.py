@@ -1,0 +1,27 @@
+"""gym-integrity: Gymnasium environments for RL on LLMs whose rewards cannot be gamed.
+
+Importing the package registers every env id and imports nothing heavy:
+reasoning_gym, datasets, math_verify and openai load when an env needs them.
+"""
+
+from gym_integrity.protocol import Grade, TrainerAction, Verdict
+from gym_integrity.registration import REGISTERED, make, register_envs
+from gym_integrity.spaces import UnicodeText
+from gym_integrity.wrappers import HideInfoKeys, MaxStepsTruncation, TerminalFreeze, integrity_stack
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "UnicodeText",
+    "TerminalFreeze",
+    "HideInfoKeys",
+    "MaxStepsTruncation",
+    "integrity_stack",
+    "make",
+    "Verdict",
+    "Grade",
+    "TrainerAction",
+    "REGISTERED",
+]
+
+register_envs()

@@ -1,0 +1,93 @@
+"""MaxStepsTruncation: every episode ends, and an answer on the last allowed step still counts."""
+
+from __future__ import annotations
+
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+from gymnasium.core import ActType, ObsType
+
+from gym_integrity.wrappers.terminal_freeze import with_integrity
+
+__all__ = ["MaxStepsTruncation"]
+
+
+class MaxStepsTruncation(
+    gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.RecordConstructorArgs
+):
+    """Truncates an episode after ``max_steps`` steps that did not terminate it.
+
+    Unlike :class:`gymnasium.wrappers.TimeLimit`, a step that terminates the
+    episode on the last allowed step is reported ``terminated=True,
+    truncated=False``: the answer was given in time and is scored as such, and
+    trainers that treat ``truncated`` as "bootstrap, no final reward" see a real
+    end. Only a step that neither terminates nor has budget left is truncated.
+
+    Args:
+        env: The environment to bound.
+        max_steps: The step budget. ``None`` (default) reads the budget the task
+            declares, the ``step_budget`` attribute of the env, at every
+            ``reset()`` (it may differ per problem, e.g. its attempt count).
+
+    ``info["integrity"]["steps"]`` counts the steps of the current episode.
+    Placed inside TerminalFreeze, steps after the end never reach it, so they
+    are not counted.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> from gym_integrity.wrappers import MaxStepsTruncation
+        >>> class NeverEnds(gym.Env):
+        ...     observation_space = action_space = gym.spaces.Discrete(2)
+        ...     def reset(self, *, seed=None, options=None): return 0, {}
+        ...     def step(self, action): return 0, 0.0, action == 1, False, {}
+        >>> env = MaxStepsTruncation(NeverEnds(), max_steps=2)
+        >>> _ = env.reset()
+        >>> env.step(0)[2:4], env.step(0)[2:4]
+        ((False, False), (False, True))
+        >>> _ = env.reset(); _ = env.step(0)
+        >>> env.step(1)[2:4]    # an answer on the last allowed step
+        (True, False)
+
+    Change logs:
+        v0.1.0 - Initially added.
+    """
+
+    def __init__(self, env: gym.Env[ObsType, ActType], max_steps: int | None = None) -> None:
+        if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1):
+            raise ValueError(f"MaxStepsTruncation max_steps must be a positive int or None, got {max_steps!r}")
+        gym.utils.RecordConstructorArgs.__init__(self, max_steps=max_steps)
+        gym.Wrapper.__init__(self, env)
+        self.max_steps = max_steps
+        self._budget = max_steps
+        self._elapsed = 0
+
+    def _declared_budget(self) -> int:
+        try:
+            budget = self.env.get_wrapper_attr("step_budget")
+        except AttributeError:
+            raise AttributeError(
+                f"MaxStepsTruncation(max_steps=None) needs the env to declare a `step_budget` attribute; "
+                f"{self.env.unwrapped.__class__.__name__} has none. Pass max_steps=N."
+            ) from None
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+            raise ValueError(f"env step_budget must be a positive int, got {budget!r}")
+        return budget
+
+    @property
+    def elapsed_steps(self) -> int:
+        return self._elapsed
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[ObsType, dict[str, Any]]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._elapsed = 0
+        self._budget = self.max_steps if self.max_steps is not None else self._declared_budget()
+        return obs, with_integrity(info, steps=0, step_budget=self._budget)
+
+    def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._elapsed += 1
+        if not terminated and self._budget is not None and self._elapsed >= self._budget:
+            truncated = True
+        return obs, reward, terminated, truncated, with_integrity(info, steps=self._elapsed, step_budget=self._budget)

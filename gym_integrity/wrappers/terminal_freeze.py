@@ -1,0 +1,104 @@
+"""TerminalFreeze: once an episode has ended, nothing below this wrapper runs until reset()."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, SupportsFloat, TypeVar
+
+import gymnasium as gym
+from gymnasium.core import ActType, ObsType
+
+from gym_integrity.infotree import copy_tree
+
+__all__ = ["TerminalFreeze"]
+
+_FROZEN_REWARDS = ("repeat", "zero")
+_T = TypeVar("_T")
+
+
+def with_integrity(info: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """A shallow copy of ``info`` whose ``integrity`` sub-dict also has ``fields``.
+
+    Never mutates ``info`` or its ``integrity`` dict: the inner env may keep them.
+    """
+    out = dict(info)
+    inner = info.get("integrity")
+    out["integrity"] = {**inner, **fields} if inner else fields
+    return out
+
+
+class TerminalFreeze(
+    gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.RecordConstructorArgs
+):
+    """Replays the final transition on every step after the end, without calling the inner env.
+
+    An environment that grades every ``step()`` can be gamed: answer wrong, read
+    what the final observation reveals, answer again and be paid. After the
+    first step that returns ``terminated`` or ``truncated``, this wrapper
+    answers each further ``step()`` with a copy of that final transition. The
+    inner env is not called, so no grader, tool or counter runs, until
+    ``reset()``. Steps before the end pass through untouched, so multi-step
+    episodes behave exactly as without the wrapper.
+
+    Args:
+        env: The environment to protect. Put it outermost in the stack.
+        frozen_reward: Reward reported on a frozen step. ``"repeat"`` (default)
+            repeats the scored reward, for loops that read the last step's
+            reward; ``"zero"`` reports 0.0, for loops that sum rewards.
+
+    ``info["integrity"]`` holds ``frozen`` (bool) and ``ignored_steps`` (int,
+    the steps swallowed since the end) on every step.
+
+    Example:
+        >>> import gym_integrity, gymnasium as gym
+        >>> env = gym.make("ReasoningGym-v0", dataset="basic_arithmetic")
+        >>> _ = env.reset(seed=3)
+        >>> _, reward, terminated, _, info = env.step("<answer>-1</answer>")
+        >>> terminated, reward, info["integrity"]["frozen"]
+        (True, 0.0, False)
+        >>> answer = env.unwrapped.gold_answers()[0]   # what a cheater would learn
+        >>> _, reward, _, _, info = env.step(f"<answer>{answer}</answer>")
+        >>> reward, info["integrity"]["frozen"], info["integrity"]["ignored_steps"]
+        (0.0, True, 1)
+
+    Change logs:
+        v0.1.0 - Initially added.
+    """
+
+    def __init__(
+        self, env: gym.Env[ObsType, ActType], frozen_reward: Literal["repeat", "zero"] = "repeat"
+    ) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self, frozen_reward=frozen_reward)
+        gym.Wrapper.__init__(self, env)
+        if frozen_reward not in _FROZEN_REWARDS:
+            raise ValueError(f"TerminalFreeze frozen_reward must be one of {_FROZEN_REWARDS}, got {frozen_reward!r}")
+        self.frozen_reward = frozen_reward
+        self._final: tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]] | None = None
+        self._ignored_steps = 0
+
+    @property
+    def is_frozen(self) -> bool:
+        """True between the end of an episode and the next ``reset()``."""
+        return self._final is not None
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[ObsType, dict[str, Any]]:
+        self._final = None
+        self._ignored_steps = 0
+        obs, info = self.env.reset(seed=seed, options=options)
+        return obs, with_integrity(info, frozen=False, ignored_steps=0)
+
+    def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
+        if self._final is not None:
+            self._ignored_steps += 1
+            obs, reward, terminated, truncated, info = self._final
+            reward = 0.0 if self.frozen_reward == "zero" else reward
+            info = with_integrity(copy_tree(info), frozen=True, ignored_steps=self._ignored_steps)
+            return copy_tree(obs), reward, terminated, truncated, info
+
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        info = with_integrity(info, frozen=False, ignored_steps=0)
+        if terminated or truncated:
+            # Keep a private copy: the caller may mutate what we return.
+            self._final = (copy_tree(obs), reward, terminated, truncated, copy_tree(info))
+        return obs, reward, terminated, truncated, info

@@ -1,0 +1,159 @@
+"""The integrity wrappers on a small counting env: what each guarantees, and the stack's order and spec."""
+
+import gymnasium as gym
+import pytest
+
+import gym_integrity
+from gym_integrity.spaces import UnicodeText
+from gym_integrity.wrappers import (STACK_ORDER, HideInfoKeys, MaxStepsTruncation, TerminalFreeze,
+                                    integrity_stack)
+
+
+class CountingEnv(gym.Env):
+    """Ends when the action is "end"; counts every step it is given; leaks under several keys."""
+
+    observation_space = UnicodeText(max_length=100)
+    action_space = UnicodeText(max_length=100)
+    step_budget = 3
+
+    def __init__(self):
+        self.calls = 0
+        self.last_info = None
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return "start", {"problem_id": "p", "privileged": {"gold": "42"}}
+
+    def step(self, action):
+        self.calls += 1
+        done = action == "end"
+        self.last_info = {"problem_id": "p", "score": float(self.calls), "privileged": {"gold": "42"},
+                          "debug": {"answer": "42", "nested": {"solution": "x", "ok": 1}}, "integrity": {"inner": 1}}
+        return f"obs{self.calls}", float(self.calls), done, False, self.last_info
+
+
+def test_terminal_freeze_replays_final_transition_without_calling_the_env():
+    raw = CountingEnv()
+    env = TerminalFreeze(raw)
+    env.reset()
+    assert env.step("go")[2] is False
+    final = env.step("end")
+    assert final[1] == 2.0 and final[2] is True and final[4]["integrity"]["frozen"] is False
+    for k in range(1, 4):
+        obs, reward, terminated, truncated, info = env.step("end")
+        assert (obs, reward, terminated, truncated) == final[:4]
+        assert info["integrity"] == {"inner": 1, "frozen": True, "ignored_steps": k}
+    assert raw.calls == 2
+    env.reset()
+    assert env.step("end")[1] == 3.0 and raw.calls == 3
+
+
+def test_terminal_freeze_zero_mode_and_isolation_from_caller_mutation():
+    env = TerminalFreeze(CountingEnv(), frozen_reward="zero")
+    env.reset()
+    _, reward, _, _, info = env.step("end")
+    assert reward == 1.0
+    info["score"] = 99.0
+    info["integrity"]["frozen"] = "tampered"
+    _, reward, _, _, info2 = env.step("anything")
+    assert reward == 0.0 and info2["score"] == 1.0 and info2["integrity"]["frozen"] is True
+    with pytest.raises(ValueError, match="frozen_reward"):
+        TerminalFreeze(CountingEnv(), frozen_reward="double")
+
+
+def test_terminal_freeze_does_not_mutate_inner_info():
+    raw = CountingEnv()
+    env = TerminalFreeze(raw)
+    env.reset()
+    env.step("go")
+    assert raw.last_info["integrity"] == {"inner": 1}
+
+
+def test_hide_info_keys_deny_mode_any_depth_and_dotted_paths():
+    raw = CountingEnv()
+    env = HideInfoKeys(raw)
+    _, info = env.reset()
+    assert info == {"problem_id": "p"}
+    info = env.step("go")[4]
+    assert "privileged" not in info and "answer" not in info["debug"]
+    assert info["debug"]["nested"] == {"ok": 1}
+    assert raw.last_info["debug"]["answer"] == "42" and "privileged" in raw.last_info  # inner untouched
+    dotted = HideInfoKeys(CountingEnv(), keys=("debug.nested.ok",))
+    dotted.reset()
+    info = dotted.step("go")[4]
+    assert info["debug"]["nested"] == {"solution": "x"} and info["privileged"] == {"gold": "42"}
+
+
+def test_hide_info_keys_allow_mode_and_reveal_on_end():
+    env = HideInfoKeys(CountingEnv(), keys=("score", "debug.nested.ok"), mode="allow")
+    env.reset()
+    assert env.step("go")[4] == {"score": 1.0, "debug": {"nested": {"ok": 1}}}
+    reveal = HideInfoKeys(CountingEnv(), reveal_on_end=True)
+    reveal.reset()
+    assert "privileged" not in reveal.step("go")[4]
+    assert reveal.step("end")[4]["privileged"] == {"gold": "42"}
+
+
+@pytest.mark.parametrize("kwargs, exc", [({"keys": "answer"}, TypeError), ({"keys": (1,)}, TypeError),
+                                         ({"mode": "block"}, ValueError), ({"reveal_on_end": "yes"}, TypeError)])
+def test_hide_info_keys_bad_arguments(kwargs, exc):
+    with pytest.raises(exc, match="HideInfoKeys"):
+        HideInfoKeys(CountingEnv(), **kwargs)
+
+
+def test_max_steps_truncation_uses_declared_budget_and_scores_last_step():
+    env = MaxStepsTruncation(CountingEnv())
+    _, info = env.reset()
+    assert info["integrity"] == {"steps": 0, "step_budget": 3}
+    assert [env.step("go")[2:4] for _ in range(3)] == [(False, False), (False, False), (False, True)]
+    env.reset()
+    env.step("go"), env.step("go")
+    _, reward, terminated, truncated, info = env.step("end")
+    assert (terminated, truncated, reward) == (True, False, 6.0)
+    assert info["integrity"]["steps"] == 3
+    assert MaxStepsTruncation(CountingEnv(), max_steps=1).reset() and True
+
+
+def test_max_steps_truncation_errors():
+    with pytest.raises(ValueError, match="max_steps"):
+        MaxStepsTruncation(CountingEnv(), max_steps=0)
+
+    class NoBudget(CountingEnv):
+        step_budget = None
+
+    with pytest.raises(ValueError, match="step_budget"):
+        MaxStepsTruncation(NoBudget()).reset()
+
+
+def test_stack_order_and_frozen_steps_are_not_counted():
+    raw = CountingEnv()
+    env = integrity_stack(raw)
+    assert [type(w) for w in (env.env.env, env.env, env)] == list(STACK_ORDER)
+    env.reset()
+    env.step("go")
+    env.step("go")
+    _, _, terminated, truncated, info = env.step("go")
+    assert truncated and not terminated and "privileged" not in info
+    for _ in range(5):
+        _, _, _, truncated, info = env.step("end")
+    assert truncated and info["integrity"]["steps"] == 3 and info["integrity"]["ignored_steps"] == 5
+    assert raw.calls == 3
+
+
+def test_registered_ids_carry_the_stack_and_spec_recreates_it():
+    for entry in gym_integrity.REGISTERED:
+        names = [w.name for w in gym.spec(entry.id).additional_wrappers]
+        assert names == ["MaxStepsTruncation", "HideInfoKeys", "TerminalFreeze"], entry.id
+    env = gym.make("ReasoningGym-v0", dataset="basic_arithmetic")
+    again = gym.make(env.spec)
+    assert str(again) == str(env)
+    assert again.spec.kwargs == {"dataset": "basic_arithmetic"}
+
+
+def test_make_exposes_the_stack_switches():
+    env = gym_integrity.make("ReasoningGym-v0", reveal_on_end=True, frozen_reward="zero")
+    env.reset(seed=1)
+    _, _, _, _, info = env.step("<answer>1</answer>")
+    assert info["privileged"]["answer"] == env.unwrapped.gold_answers()[0]
+    assert env.step("again")[1] == 0.0
+    assert gym.make(env.spec).spec.additional_wrappers == env.spec.additional_wrappers
