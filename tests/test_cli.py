@@ -1,0 +1,49 @@
+"""The gym-integrity command: `list` and `play` driven as a person would, through the installed entry point."""
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import gym_integrity
+
+
+def run_cli(*args, stdin=""):
+    exe = shutil.which("gym-integrity", path=str(__import__("pathlib").Path(sys.executable).parent))
+    cmd = [exe, *args] if exe else [sys.executable, "-m", "gym_integrity.cli", *args]
+    return subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=120,
+                          env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "TERM": "dumb"})
+
+
+def test_list_shows_every_id_with_its_description():
+    out = run_cli("list")
+    assert out.returncode == 0, out.stderr
+    for entry in gym_integrity.REGISTERED:
+        assert entry.id in out.stdout
+        assert entry.description.split()[0] in out.stdout
+
+
+def test_play_a_wrong_answer_shows_reward_and_verdict():
+    out = run_cli("play", "ReasoningGym-v0", "--seed", "0", stdin="<answer>-5</answer>\n")
+    assert out.returncode == 0, out.stderr
+    assert "legs" in out.stdout and "verdict incorrect" in out.stdout and "episode terminated" in out.stdout
+
+
+def test_play_the_right_answer_over_several_lines():
+    from gym_integrity.envs.reasoning_gym import ReasoningGymEnv
+
+    env = ReasoningGymEnv(dataset="basic_arithmetic")
+    env.reset(seed=1)
+    answer = env.gold_answers()[0]
+    stdin = f'"""\nlet me think\n<answer>{answer}</answer>\n"""\n'
+    out = run_cli("play", "ReasoningGym-v0", "--seed", "1", "--env-kwargs", '{"dataset": "basic_arithmetic"}', stdin=stdin)
+    assert out.returncode == 0, out.stderr
+    assert "reward 1.000" in out.stdout and "verdict correct" in out.stdout
+    assert answer not in out.stdout.split("your answer")[0]  # the question screen did not show it
+
+
+def test_play_end_of_input_and_bad_id():
+    assert "left unfinished" in run_cli("play", "ReasoningGym-v0", stdin="").stdout
+    bad = run_cli("play", "NoSuchEnv-v0")
+    assert bad.returncode != 0 and "NoSuchEnv" in bad.stderr
