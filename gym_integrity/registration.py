@@ -28,6 +28,11 @@ REGISTERED: tuple[EnvEntry, ...] = (
         "gym_integrity.envs.reasoning_gym:ReasoningGymEnv",
         "reasoning-gym's procedural tasks (or a weighted composite), scored by each task's own scorer",
     ),
+    EnvEntry(
+        "FinQA-v0",
+        "gym_integrity.envs.finqa:FinQAEnv",
+        "financial questions answered through table tools and a read-only SQL sandbox, one tool call per step",
+    ),
 )
 
 

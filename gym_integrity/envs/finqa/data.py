@@ -1,0 +1,428 @@
+"""FinQA data: loaders for the FinQA-benchmark layout and the original FinQA JSON, cached once per process.
+
+Two layouts are read:
+
+* **FinQA-benchmark** (the layout of public FinQA tool environments)::
+
+      <root>/benchmark_questions/finqa.csv      id, user_query, company, question, answer, question_type, explanation
+      <root>/input_companies/<company>/<table>.json          a table, pandas "columns" orient
+      <root>/input_companies/tables_cleaned_all_companies.json
+                                                 {"<company>/<table>": {table, description, column_names, ...}}
+
+* **Original FinQA JSON** (``train.json``/``dev.json``/``test.json``, a list of
+  records with ``pre_text``, ``post_text``, ``table``, ``id`` and ``qa``
+  (``question``, ``program``, ``exe_ans``, ``answer``)). Each record's table
+  becomes a queryable table named ``filing_table`` of a "company" named after the
+  filing, and its text a document the agent can read.
+
+Everything is read at load time from names found on disk by the loader; the
+agent's names are only ever looked up in the loaded index, never joined into a
+path. :func:`load_dataset_cached` keeps one :class:`FinQADataset` per source
+per process, shared by every env instance.
+
+Example:
+    >>> ds = load_dataset_cached(None)          # the embedded default set
+    >>> len(ds.questions) >= 30, len(ds.company_tables) >= 4
+    (True, True)
+    >>> load_dataset_cached(None) is ds         # loaded once per process
+    True
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+__all__ = [
+    "Table",
+    "Question",
+    "FinQADataset",
+    "EMBEDDED_DATA_PATH",
+    "load_benchmark_layout",
+    "load_finqa_records",
+    "load_finqa_json",
+    "load_tables_dir",
+    "load_hub",
+    "load_dataset_cached",
+    "cached_datasets",
+    "clear_dataset_cache",
+    "detect_layout",
+]
+
+#: The small set shipped with the package (fictional companies, FinQA-benchmark layout).
+EMBEDDED_DATA_PATH = Path(__file__).resolve().parent.parent.parent / "data" / "finqa"
+_CLEANED_FILE = "tables_cleaned_all_companies.json"
+#: The name of an original-FinQA record's table ("table" is an SQL keyword).
+_RECORD_TABLE = "filing_table"
+_NUMERIC_STRIP = re.compile(r"[\s$,()%\u2014\u2013\u2212+-]")
+
+
+@dataclass(frozen=True)
+class Table:
+    """One queryable table: ``columns`` names and ``rows`` (tuples of str/int/float/None)."""
+
+    company: str
+    name: str
+    description: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+
+    def column_dtypes(self) -> dict[str, str]:
+        """pandas-style dtype names per column (``int64``, ``float64``, ``object``)."""
+        out = {}
+        for i, col in enumerate(self.columns):
+            kinds = {type(r[i]) for r in self.rows if r[i] is not None}
+            if kinds and kinds <= {int}:
+                out[col] = "int64"
+            elif kinds and kinds <= {int, float}:
+                out[col] = "float64"
+            else:
+                out[col] = "object"
+        return out
+
+    def is_numeric_column(self, index: int) -> bool:
+        """True if every non-empty cell of the column looks like a number ($, commas, (x), % allowed)."""
+        for row in self.rows:
+            value = row[index]
+            if value is None or isinstance(value, (int, float)):
+                continue
+            text = _NUMERIC_STRIP.sub("", str(value))
+            text = re.sub(r"(?i)(years?|months?|million|billion|x)$", "", text)
+            if text and not re.fullmatch(r"\d*\.?\d+", text):
+                return False
+        return True
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question. ``answers`` (accepted forms), ``exact_answer`` and ``explanation`` are answer-bearing."""
+
+    id: str
+    company: str
+    question: str
+    user_query: str
+    answers: tuple[str, ...]
+    question_type: str = ""
+    explanation: str = ""
+    exact_answer: str | None = None
+
+
+@dataclass(frozen=True)
+class FinQADataset:
+    """Questions plus the table/document index they are answered from (immutable, shared)."""
+
+    source: str
+    questions: tuple[Question, ...]
+    tables: Mapping[tuple[str, str], Table]
+    documents: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        companies: dict[str, list[str]] = {}
+        for company, name in self.tables:
+            companies.setdefault(company, []).append(name)
+        for company in self.documents:
+            companies.setdefault(company, [])
+        object.__setattr__(self, "company_tables", {c: tuple(sorted(t)) for c, t in sorted(companies.items())})
+        object.__setattr__(self, "question_index", {q.id: i for i, q in enumerate(self.questions)})
+
+    company_tables: Mapping[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
+    question_index: Mapping[str, int] = field(init=False, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        return (f"FinQADataset(source={self.source!r}, questions={len(self.questions)}, "
+                f"companies={len(self.company_tables)}, tables={len(self.tables)})")
+
+
+# ------------------------------------------------------------------ tables
+
+
+def _table_from_columns(company: str, name: str, description: str, data: Any) -> Table:
+    """A Table from pandas JSON: "columns" orient ``{col: {row: v}}``, "records" ``[{col: v}]`` or "split"."""
+    if isinstance(data, str):
+        data = json.loads(data) if data.strip() else {}
+    if isinstance(data, Mapping) and "columns" in data and "data" in data and isinstance(data["data"], list):
+        columns = [str(c) for c in data["columns"]]
+        rows = [tuple(r) for r in data["data"]]
+        return Table(company, name, description, tuple(columns), tuple(rows))
+    if isinstance(data, list):
+        columns: list[str] = []
+        for record in data:
+            for key in record:
+                if str(key) not in columns:
+                    columns.append(str(key))
+        rows = [tuple(record.get(c) for c in columns) for record in data]
+        return Table(company, name, description, tuple(columns), tuple(rows))
+    if not isinstance(data, Mapping):
+        raise ValueError(f"table {company}/{name}: unsupported table JSON ({type(data).__name__})")
+    columns = [str(c) for c in data]
+    keys: list[str] = []
+    for col_values in data.values():
+        if isinstance(col_values, Mapping):
+            for k in col_values:
+                if k not in keys:
+                    keys.append(k)
+    keys.sort(key=lambda k: (0, int(k)) if str(k).lstrip("-").isdigit() else (1, str(k)))
+    rows = [tuple((data[c] or {}).get(k) if isinstance(data[c], Mapping) else None for c in data) for k in keys]
+    return Table(company, name, description, tuple(columns), tuple(rows))
+
+
+def _clean_table_name(name: str) -> str:
+    for suffix in (".json", ".txt"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+# ------------------------------------------------------------------ benchmark layout
+
+
+def _read_questions_csv(path: Path) -> list[Question]:
+    questions = []
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        missing = {"company", "question", "answer"} - set(reader.fieldnames or ())
+        if missing:
+            raise ValueError(f"{path.name}: missing column(s) {sorted(missing)}; expected id, user_query, company, "
+                             "question, answer, question_type, explanation")
+        for n, row in enumerate(reader):
+            qid = (row.get("id") or "").strip() or f"q{n}"
+            question = (row.get("question") or "").strip()
+            questions.append(Question(
+                id=qid,
+                company=(row.get("company") or "").strip(),
+                question=question,
+                user_query=(row.get("user_query") or "").strip() or question,
+                answers=(str(row.get("answer") or "").strip(),),
+                question_type=(row.get("question_type") or "").strip(),
+                explanation=(row.get("explanation") or "").strip(),
+            ))
+    return questions
+
+
+def load_tables_dir(companies_dir: Path) -> dict[tuple[str, str], Table]:
+    """Tables of ``input_companies/``: the cleaned index first, then any ``<company>/<table>.json`` it lacks."""
+    tables: dict[tuple[str, str], Table] = {}
+    cleaned_path = companies_dir / _CLEANED_FILE
+    if cleaned_path.is_file():
+        with open(cleaned_path, encoding="utf-8") as fh:
+            cleaned = json.load(fh)
+        for key, info in cleaned.items():
+            company, _, name = str(key).partition("/")
+            company = str(info.get("company") or company)
+            name = _clean_table_name(name)
+            tables[(company, name)] = _table_from_columns(company, name, str(info.get("description") or ""),
+                                                          info.get("table", "{}"))
+    if companies_dir.is_dir():
+        for company_dir in sorted(p for p in companies_dir.iterdir() if p.is_dir()):
+            for table_file in sorted(company_dir.glob("*.json")):
+                key = (company_dir.name, table_file.stem)
+                if key in tables:
+                    continue
+                with open(table_file, encoding="utf-8") as fh:
+                    tables[key] = _table_from_columns(key[0], key[1], "", json.load(fh))
+    return tables
+
+
+def load_benchmark_layout(root: str | os.PathLike[str], questions_file: str = "finqa.csv",
+                          source: str | None = None) -> FinQADataset:
+    """Load ``<root>/benchmark_questions/<questions_file>`` and ``<root>/input_companies/``."""
+    root = Path(root)
+    csv_path = root / "benchmark_questions" / questions_file
+    if not csv_path.is_file():
+        raise FileNotFoundError(f"FinQA data: no benchmark_questions/{questions_file} under the data path")
+    questions = _read_questions_csv(csv_path)
+    tables = load_tables_dir(root / "input_companies")
+    return FinQADataset(source or "local:benchmark", tuple(questions), tables)
+
+
+# ------------------------------------------------------------------ original FinQA JSON
+
+
+def _sanitize(name: str, fallback: str) -> str:
+    text = re.sub(r"[^0-9a-zA-Z]+", "_", str(name)).strip("_").lower()
+    return text or fallback
+
+
+def _format_exe_ans(value: Any) -> str:
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)
+        return repr(round(value, 10)) if value != int(value) or abs(value) >= 1e16 else f"{value:.1f}"
+    return str(value).strip()
+
+
+def _record_table(company: str, raw: Sequence[Sequence[Any]]) -> Table:
+    rows = [list(map(lambda c: "" if c is None else str(c).strip(), r)) for r in raw if isinstance(r, (list, tuple))]
+    if not rows:
+        return Table(company, _RECORD_TABLE, "", (), ())
+    width = max(len(r) for r in rows)
+    header = rows[0] + [""] * (width - len(rows[0]))
+    columns: list[str] = []
+    for i, cell in enumerate(header):
+        col = _sanitize(cell, "row_label" if i == 0 else f"col_{i}")
+        while col in columns:
+            col += f"_{i}"
+        columns.append(col)
+    body = tuple(tuple((r + [""] * (width - len(r)))[:width]) for r in rows[1:])
+    return Table(company, _RECORD_TABLE, "the table of the filing page (first row of the original is the header)",
+                 tuple(columns), body)
+
+
+def load_finqa_records(records: Iterable[Mapping[str, Any]], source: str = "local:finqa_json") -> FinQADataset:
+    """Build a dataset from original FinQA records (dicts with pre_text, post_text, table, id, qa)."""
+    questions: list[Question] = []
+    tables: dict[tuple[str, str], Table] = {}
+    documents: dict[str, str] = {}
+    used_ids: set[str] = set()
+    for n, record in enumerate(records):
+        qa = record.get("qa") if isinstance(record.get("qa"), Mapping) else record
+        record_id = str(record.get("id") or f"record_{n}")
+        base = _sanitize(re.sub(r"(\.pdf)?-\d+$", "", record_id), f"filing_{n}")
+        table_raw = record.get("table") or []
+        document = "\n".join(str(s) for s in (record.get("pre_text") or [])).strip()
+        post = "\n".join(str(s) for s in (record.get("post_text") or [])).strip()
+        document = (document + "\n\n[the filing's table is available through get_table_info and sql_query]\n\n"
+                    + post).strip()
+        company, k = base, 1
+        rows = _record_table(company, table_raw).rows
+        # Records on one filing share a company, unless their text or table differ.
+        while company in documents and (documents[company] != document
+                                        or tables[(company, _RECORD_TABLE)].rows != rows):
+            k += 1
+            company = f"{base}_{k}"
+        if company not in documents:
+            documents[company] = document
+            tables[(company, _RECORD_TABLE)] = _record_table(company, table_raw)
+        exe = qa.get("exe_ans")
+        answer = str(qa.get("answer") or "").strip()
+        forms = tuple(dict.fromkeys(a for a in (_format_exe_ans(exe) if exe is not None else "", answer) if a))
+        qid = record_id
+        while qid in used_ids:
+            qid += "+"
+        used_ids.add(qid)
+        question = str(qa.get("question") or "").strip()
+        questions.append(Question(
+            id=qid, company=company, question=question, user_query=question, answers=forms,
+            question_type="finqa", explanation=str(qa.get("program") or qa.get("program_re") or ""),
+            exact_answer=_format_exe_ans(exe) if exe is not None else (answer or None),
+        ))
+    return FinQADataset(source, tuple(questions), tables, documents)
+
+
+def load_finqa_json(path: str | os.PathLike[str], split: str = "test") -> FinQADataset:
+    """Original FinQA JSON: a file, or a directory holding ``<split>.json``."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / f"{split}.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"FinQA data: no original-FinQA JSON file {path.name!r} under the data path")
+    with open(path, encoding="utf-8") as fh:
+        records = json.load(fh)
+    if isinstance(records, Mapping):
+        records = records.get("data", [records])
+    return load_finqa_records(records, source="local:finqa_json")
+
+
+def detect_layout(path: str | os.PathLike[str], split: str = "test", questions_file: str = "finqa.csv") -> str:
+    """``"benchmark"`` or ``"finqa_json"`` for a local path (raises FileNotFoundError if neither)."""
+    path = Path(path)
+    if path.is_dir() and (path / "benchmark_questions" / questions_file).is_file():
+        return "benchmark"
+    if (path.is_file() and path.suffix == ".json") or (path.is_dir() and (path / f"{split}.json").is_file()):
+        return "finqa_json"
+    raise FileNotFoundError(
+        "FinQA data path holds neither benchmark_questions/<file>.csv (FinQA-benchmark layout) nor an "
+        f"original FinQA JSON file ({split}.json)")
+
+
+# ------------------------------------------------------------------ hub
+
+
+def load_hub(hub_id: str, split: str = "test", tables_path: str | None = None) -> FinQADataset:
+    """A dataset through ``datasets.load_dataset``: original-FinQA records, or benchmark-style
+    question rows whose tables come from ``tables_path`` (a FinQA-benchmark root)."""
+    import datasets  # heavy: only when a hub id is used
+
+    rows = datasets.load_dataset(hub_id, split=split)
+    columns = set(rows.column_names)
+    if "table" in columns and ("qa" in columns or "question" in columns) and "company" not in columns:
+        return load_finqa_records(rows, source=f"hub:{hub_id}")
+    if {"company", "question", "answer"} <= columns:
+        if tables_path is None:
+            raise ValueError(f"FinQAConfig.hub_id={hub_id!r} holds benchmark questions without tables: set "
+                             "data_path (or FINQA_DATA_PATH) to the FinQA-benchmark root holding input_companies/")
+        questions = [Question(
+            id=str(r.get("id") or f"q{n}"), company=str(r["company"]).strip(), question=str(r["question"]).strip(),
+            user_query=str(r.get("user_query") or r["question"]).strip(), answers=(str(r["answer"]).strip(),),
+            question_type=str(r.get("question_type") or ""), explanation=str(r.get("explanation") or ""),
+        ) for n, r in enumerate(rows)]
+        return FinQADataset(f"hub:{hub_id}", tuple(questions), load_tables_dir(Path(tables_path) / "input_companies"))
+    raise ValueError(f"FinQAConfig.hub_id={hub_id!r}: rows have columns {sorted(columns)}; expected original FinQA "
+                     "records (pre_text, post_text, table, qa) or benchmark questions (company, question, answer)")
+
+
+# ------------------------------------------------------------------ per-process cache
+
+_CACHE: dict[tuple[Any, ...], FinQADataset] = {}
+_LOCK = threading.Lock()
+
+
+def _cache_key(config: Any) -> tuple[Any, ...]:
+    if config is None:
+        return ("embedded", str(EMBEDDED_DATA_PATH), "finqa.csv")
+    data_path = config.resolved_data_path()
+    if config.hub_id:
+        return ("hub", config.hub_id, config.split, data_path)
+    if data_path is None:
+        return ("embedded", str(EMBEDDED_DATA_PATH), config.questions_file)
+    return ("path", os.path.realpath(data_path), config.data_format, config.split, config.questions_file)
+
+
+def _load(key: tuple[Any, ...]) -> FinQADataset:
+    kind = key[0]
+    if kind == "embedded":
+        return load_benchmark_layout(key[1], key[2], source="embedded")
+    if kind == "hub":
+        return load_hub(key[1], key[2], key[3])
+    _, path, data_format, split, questions_file = key
+    layout = detect_layout(path, split, questions_file) if data_format == "auto" else data_format
+    if layout == "benchmark":
+        return load_benchmark_layout(path, questions_file)
+    return load_finqa_json(path, split)
+
+
+def load_dataset_cached(config: Any) -> FinQADataset:
+    """The dataset a :class:`~gym_integrity.envs.finqa.config.FinQAConfig` names (None: the embedded set).
+
+    Loaded once per process and source; every env instance shares the same object.
+    """
+    key = _cache_key(config)
+    dataset = _CACHE.get(key)
+    if dataset is not None:
+        return dataset
+    with _LOCK:
+        dataset = _CACHE.get(key)
+        if dataset is None:
+            dataset = _load(key)
+            if not dataset.questions:
+                raise ValueError("FinQA data: the data set holds no questions")
+            _CACHE[key] = dataset
+    return dataset
+
+
+def cached_datasets() -> list[FinQADataset]:
+    """The datasets loaded in this process (what the tool cache may keep alive)."""
+    return list(_CACHE.values())
+
+
+def clear_dataset_cache() -> None:
+    """Forget every loaded dataset (tests and benchmarks use this to measure a cold load)."""
+    with _LOCK:
+        _CACHE.clear()

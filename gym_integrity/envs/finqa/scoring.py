@@ -1,0 +1,303 @@
+r"""FinQA answer scoring: tolerant numeric matching (default) and the original FinQA 5-decimal rule.
+
+Tolerant mode (``"tolerance"``), what a submitted answer may look like:
+
+* read from the ``\boxed{}`` groups of the submission if it has any, else the plain string;
+* ``$``, ``\$``, ``\text{...}``, thousands commas, unit words (``million``, ``bn``,
+  ``percent``...) and surrounding text such as ``"about"`` are ignored;
+* ``%`` divides by 100, with a fallback that ignores the ``%`` on both sides
+  (``"12.5"`` matches a gold ``"12.5%"``);
+* ``(1,204)`` is negative, ``745/1251`` is a fraction, the unicode minus works;
+* a match needs relative error <= 1% **and** absolute difference <= 1.0
+  (a zero gold needs ``|pred| < 0.001``);
+* several values (gold with several ``\boxed{}``, or split on ``,``/``;``)
+  must all match, in order; ``2023: 5.1%, 2024: 6%`` style values match by year;
+* non-numeric gold answers compare as normalised text.
+
+Examples:
+    >>> score_answer(r"\boxed{12,480}", r"\boxed{12,480}").verdict.value
+    'correct'
+    >>> [score_answer(p, "38.2%").score for p in ("38.2%", "0.382", "38.2", "$38.4", "39%")]
+    [1.0, 1.0, 1.0, 1.0, 0.0]
+    >>> score_answer("(1,204)", r"\boxed{-1,204}").score, score_answer("1,204", "-1,204").score
+    (1.0, 0.0)
+    >>> score_answer("2024: 640, 2022: 120, 2023: 315", r"\boxed{2022: 120, 2023: 315, 2024: 640}").score
+    1.0
+    >>> score_answer(r"\boxed{5120} and \boxed{3240}", r"\boxed{5,120}, \boxed{3,240}").score
+    1.0
+    >>> score_answer("0.5955", "745/1251").score, score_answer("Beverages.", "beverages").score
+    (1.0, 1.0)
+    >>> score_answer("", "5").verdict.value
+    'no_answer'
+
+The original FinQA rule (``"finqa_exact"``): both sides rounded to 5 decimals, then equal:
+    >>> score_answer("0.14136", "0.141359", mode="finqa_exact").score
+    1.0
+    >>> score_answer("14.1%", "0.14136", mode="finqa_exact").score
+    0.0
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from typing import Iterable
+
+from gym_integrity.protocol import Grade, Verdict
+
+__all__ = [
+    "SCORING_MODES",
+    "score_answer",
+    "boxed_groups",
+    "extract_submission",
+    "parse_number",
+    "values_match",
+]
+
+SCORING_MODES = ("tolerance", "finqa_exact")
+
+#: Longest submission scored; longer text is graded ``too_long`` (bounds the work).
+MAX_ANSWER_CHARS = 2000
+#: Most values one answer may list.
+MAX_VALUES = 50
+
+_TEXT_CMD = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
+_UNIT_WORDS = (
+    "million", "millions", "billion", "billions", "thousand", "thousands", "mn", "bn", "m", "b", "k",
+    "usd", "dollars", "dollar", "shares", "units", "gwh", "years", "year", "percentage points",
+    "percentage point", "pp", "points", "bps",
+)
+_NUMBER = re.compile(
+    r"""(?P<sign>[-+\u2212]?)\s*(?P<open>\()?\s*(?P<sign2>[-+\u2212]?)\s*\$?\s*
+        (?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)
+        (?:\s*/\s*(?P<den>\d+(?:\.\d+)?))?
+        \s*(?P<close>\))?\s*(?P<pct>%|percent)?""",
+    re.VERBOSE | re.IGNORECASE,
+)
+_YEAR_KEY = re.compile(r"^\s*(?:fy\s*|fiscal\s+(?:year\s+)?|in\s+)?((?:19|20)\d{2})\s*(?::|=|-|\u2013)\s*(.+)$",
+                       re.IGNORECASE | re.DOTALL)
+# Split several values on ';' or on ',' unless the comma is a thousands separator
+# (followed by exactly three digits and then a non-digit or the end).
+_SPLIT = re.compile(r";|,(?!\d{3}(?:[^\d]|$))")
+
+
+def boxed_groups(text: str) -> list[str]:
+    r"""The contents of every ``\boxed{...}`` in ``text`` (braces matched, linear time).
+
+    >>> boxed_groups(r"\boxed{1}, \boxed{\frac{1}{2}} and \boxed{x")
+    ['1', '\\frac{1}{2}']
+    """
+    out: list[str] = []
+    start = text.find("\\boxed")
+    while start >= 0 and len(out) < MAX_VALUES:
+        i = start + len("\\boxed")
+        while i < len(text) and text[i] in " \t":
+            i += 1
+        if i < len(text) and text[i] == "{":
+            depth, j = 0, i
+            while j < len(text):
+                ch = text[j]
+                if ch == "\\":
+                    j += 2
+                    continue
+                if ch == "{":
+                    depth += 1
+                elif ch == "}":
+                    depth -= 1
+                    if depth == 0:
+                        out.append(text[i + 1 : j].strip())
+                        break
+                j += 1
+            else:
+                break  # unbalanced: nothing after this can close either
+            start = text.find("\\boxed", j)
+        else:
+            start = text.find("\\boxed", i)
+    return out
+
+
+def extract_submission(text: str) -> list[str]:
+    r"""The value strings of an answer: its ``\boxed{}`` groups, else the split plain string.
+
+    >>> extract_submission(r"The answer is \boxed{12.5\%}")
+    ['12.5\\%']
+    >>> extract_submission("2022: 0.933, 2023: 0.930; 1,234")
+    ['2022: 0.933', '2023: 0.930', '1,234']
+    """
+    boxes = boxed_groups(text)
+    if len(boxes) > 1:
+        return boxes
+    body = boxes[0] if boxes else text
+    body = body.strip()
+    if not body:
+        return []
+    if _single_number(body) is not None:
+        return [body]
+    parts = [p.strip() for p in _SPLIT.split(body)]
+    # "\;" and "\," are LaTeX spacing: drop the stray backslash a split leaves behind.
+    parts = [p.rstrip("\\").strip() for p in parts]
+    return [p for p in parts if p][:MAX_VALUES]
+
+
+def _clean(text: str) -> str:
+    text = _TEXT_CMD.sub(lambda m: " " + m.group(1) + " ", text)
+    text = text.replace("\\%", "%").replace("\\$", "$").replace("\\,", "").replace("\\!", "").replace("\\ ", " ")
+    text = text.replace("\\left", "").replace("\\right", "").replace("\u2212", "-").replace("\u2013", "-")
+    frac = re.fullmatch(r"\s*(-?)\s*\\d?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}\s*(%?)\s*", text)
+    if frac:
+        text = f"{frac.group(1)}{frac.group(2)}/{frac.group(3)}{frac.group(4)}"
+    return text.strip()
+
+
+def _single_number(text: str) -> tuple[float, bool] | None:
+    """``(value, had_percent)`` if ``text`` is one number (with optional unit words), else None."""
+    text = _clean(text)
+    if not text or len(text) > 200:
+        return None
+    match = None
+    for m in _NUMBER.finditer(text):
+        if match is not None:
+            return None  # two numbers: not a single value
+        match = m
+    if match is None:
+        return None
+    rest = (text[: match.start()] + " " + text[match.end() :]).lower()
+    rest = re.sub(r"[^a-z ]", " ", rest).split()
+    if any(word not in _UNIT_WORDS and word not in ("about", "approximately", "approx", "is", "the", "answer",
+                                                     "of", "a", "an", "in", "to", "up", "down", "by", "or", "usd")
+           for word in rest):
+        return None
+    try:
+        value = float(match.group("num").replace(",", ""))
+        if match.group("den") is not None:
+            den = float(match.group("den"))
+            if den == 0:
+                return None
+            value = float(Fraction(match.group("num").replace(",", "")) / Fraction(match.group("den")))
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return None
+    negative = "-" in (match.group("sign") + match.group("sign2")) or "\u2212" in match.group("sign")
+    if bool(match.group("open")) and bool(match.group("close")):
+        negative = True
+    elif bool(match.group("open")) != bool(match.group("close")):
+        return None
+    if not math.isfinite(value):
+        return None
+    return (-value if negative else value), match.group("pct") is not None
+
+
+def parse_number(text: str, percent_as_fraction: bool = True) -> float | None:
+    """A number from ``text``: ``$``, commas, ``%`` (as /100 unless told not to), ``(x)``, ``a/b``.
+
+    >>> parse_number("$1,234.5 million"), parse_number("(386)"), parse_number("12.5%"), parse_number("3/4")
+    (1234.5, -386.0, 0.125, 0.75)
+    >>> parse_number("24.1%", percent_as_fraction=False), parse_number("n/a")
+    (24.1, None)
+    """
+    parsed = _single_number(text)
+    if parsed is None:
+        return None
+    value, had_percent = parsed
+    return value / 100.0 if (had_percent and percent_as_fraction) else value
+
+
+def _normalise_text(text: str) -> str:
+    text = _clean(text).lower()
+    text = re.sub(r"[\s_\-]+", " ", text)
+    text = re.sub(r"[^\w ]", "", text)
+    return " ".join(text.split())
+
+
+def _numbers_match(pred: float, gold: float, rel_tol: float, abs_tol: float) -> bool:
+    if gold == 0:
+        return abs(pred) < 0.001
+    diff = abs(pred - gold)
+    return diff / abs(gold) <= rel_tol and diff <= abs_tol
+
+
+def values_match(pred: str, gold: str, rel_tol: float = 0.01, abs_tol: float = 1.0) -> bool:
+    """One submitted value against one gold value (tolerant mode).
+
+    >>> values_match("12.6%", "12.5%"), values_match("12.5", "12.5%"), values_match("0.125", "12.5")
+    (True, True, False)
+    """
+    gold_num, pred_num = _single_number(gold), _single_number(pred)
+    if gold_num is None:
+        return pred_num is None and _normalise_text(pred) == _normalise_text(gold) != ""
+    if pred_num is None:
+        return False
+    (g, g_pct), (p, p_pct) = gold_num, pred_num
+    g_frac = g / 100.0 if g_pct else g
+    p_frac = p / 100.0 if p_pct else p
+    if _numbers_match(p_frac, g_frac, rel_tol, abs_tol):
+        return True
+    # The fallback without '%': "12.5" for "12.5%" (percentage points), and back.
+    return (g_pct or p_pct) and _numbers_match(p, g, rel_tol, abs_tol)
+
+
+def _year_keyed(values: list[str]) -> dict[str, str] | None:
+    keyed: dict[str, str] = {}
+    for value in values:
+        m = _YEAR_KEY.match(_clean(value))
+        if m is None or m.group(1) in keyed:
+            return None
+        keyed[m.group(1)] = m.group(2).strip()
+    return keyed
+
+
+def _lists_match(pred: list[str], gold: list[str], rel_tol: float, abs_tol: float) -> bool:
+    gold_keyed = _year_keyed(gold) if len(gold) > 0 else None
+    pred_keyed = _year_keyed(pred) if len(pred) > 0 else None
+    if gold_keyed is not None and pred_keyed is not None:
+        return set(gold_keyed) == set(pred_keyed) and all(
+            values_match(pred_keyed[y], gold_keyed[y], rel_tol, abs_tol) for y in gold_keyed)
+    if gold_keyed is not None:
+        gold = list(gold_keyed.values())  # values without keys, in the gold order
+    if len(pred) != len(gold):
+        return False
+    return all(values_match(p, g, rel_tol, abs_tol) for p, g in zip(pred, gold))
+
+
+def _exact_match(pred: list[str], gold: list[str]) -> bool:
+    if len(pred) != len(gold):
+        return False
+    for p, g in zip(pred, gold):
+        g_num, p_num = parse_number(g), parse_number(p)
+        if g_num is None:
+            if p_num is not None or _normalise_text(p) != _normalise_text(g):
+                return False
+        elif p_num is None or round(p_num, 5) != round(g_num, 5):
+            return False
+    return True
+
+
+def score_answer(submitted: str, gold: str | Iterable[str], mode: str = "tolerance",
+                 rel_tol: float = 0.01, abs_tol: float = 1.0) -> Grade:
+    """Grade ``submitted`` against one gold answer or several accepted forms of it (any may match).
+
+    Returns a :class:`~gym_integrity.protocol.Grade`: ``correct`` (1.0),
+    ``incorrect`` (0.0), ``no_answer`` (empty) or ``too_long``. Total over
+    ``str``: never raises on what a model writes.
+    """
+    if mode not in SCORING_MODES:
+        raise ValueError(f"scoring mode must be one of {SCORING_MODES}, got {mode!r}")
+    golds = [gold] if isinstance(gold, str) else [str(g) for g in gold]
+    if not isinstance(submitted, str):
+        submitted = str(submitted)
+    if len(submitted) > MAX_ANSWER_CHARS:
+        return Grade(Verdict.TOO_LONG, 0.0)
+    pred = extract_submission(submitted)
+    if not pred:
+        return Grade(Verdict.NO_ANSWER, 0.0)
+    for g in golds:
+        gold_values = extract_submission(g)
+        if not gold_values:
+            continue
+        if mode == "finqa_exact":
+            ok = _exact_match(pred, gold_values)
+        else:
+            ok = _lists_match(pred, gold_values, rel_tol, abs_tol)
+        if ok:
+            return Grade(Verdict.CORRECT, 1.0)
+    return Grade(Verdict.INCORRECT, 0.0)

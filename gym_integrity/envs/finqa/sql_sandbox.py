@@ -1,0 +1,246 @@
+"""The read-only SQL sandbox: one SELECT over one loaded table, in a fresh in-memory sqlite per query.
+
+Layers, each enough on its own for the thing it stops:
+
+1. **Shape check** on the query text (comments and literals blanked first):
+   a single statement that starts with ``SELECT`` or ``WITH``; no ``SELECT *``
+   (name the columns); a ``WHERE`` or ``HAVING`` filter (no unfiltered scans);
+   no ``RECURSIVE``.
+2. **A fresh ``:memory:`` database** holding only the one table asked for, built
+   from the loaded rows. No file is opened, so there is no path to reveal,
+   overwrite or attach; ``SQLITE_LIMIT_ATTACHED`` is 0 and extension loading
+   stays disabled.
+3. **``PRAGMA query_only=ON``** set by us before the query is handed over, then
+   **an authorizer** that allows only ``SELECT``, reading that table, and an
+   allow-list of scalar/aggregate functions. PRAGMA, ATTACH, writes, DDL,
+   ``load_extension``, ``randomblob``/``zeroblob``/``printf`` (one C call the
+   clock cannot interrupt), ``sqlite_master`` and
+   recursive CTEs are denied at prepare time.
+4. **Bounds**: a wall clock enforced by a progress handler (cuts off a huge
+   cross join), a row cap, a string-length limit inside sqlite, and a cap on
+   the characters returned.
+
+Errors are short and name what is required; they never hold a file path (there is none).
+
+Example:
+    >>> from gym_integrity.envs.finqa.data import Table
+    >>> t = Table("acme", "sales", "", ("item", "2024"), (("revenue", "$1,200"), ("cost", "(300)")))
+    >>> box = SQLSandbox()
+    >>> box.run(t, "SELECT \\"2024\\", to_number(\\"2024\\") AS v FROM sales WHERE item = 'cost'")
+    '[{"2024": "(300)", "v": -300.0}]'
+    >>> box.run(t, "SELECT * FROM sales WHERE 1").splitlines()[0]
+    'Error: SELECT * is not allowed: name the columns you need (e.g. SELECT item, "2024" FROM sales WHERE ...).'
+    >>> box.run(t, "DROP TABLE sales").splitlines()[0]
+    'Error: only a single SELECT statement is allowed (read-only).'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from typing import Any
+
+__all__ = ["SQLSandbox", "ALLOWED_FUNCTIONS", "check_query_shape"]
+
+#: Functions a query may call. Everything else (load_extension, randomblob,
+#: zeroblob, sqlite_*, fts3_tokenizer, ...) is denied by the authorizer.
+ALLOWED_FUNCTIONS = frozenset({
+    "abs", "avg", "ceil", "ceiling", "coalesce", "count", "exp", "floor", "glob", "group_concat",
+    "ifnull", "iif", "instr", "length", "like", "ln", "log", "log10", "log2", "lower", "ltrim", "max", "min",
+    "nullif", "pow", "power", "replace", "round", "rtrim", "sign", "sqrt", "substr", "substring",
+    "sum", "to_number", "total", "trim", "typeof", "upper",
+})
+
+_MAX_QUERY_CHARS = 4000
+_MAX_STRING_BYTES = 100_000      # SQLITE_LIMIT_LENGTH: bounds any string a query builds
+_PROGRESS_OPS = 1000             # the progress handler runs every N virtual-machine instructions
+
+
+def _blank_literals(query: str) -> str:
+    """``query`` with comments removed, string literals as ``''`` and quoted identifiers as ``q``.
+
+    What is left is the statement's skeleton: keywords, bare names, operators.
+    """
+    out: list[str] = []
+    i, n = 0, len(query)
+    while i < n:
+        ch = query[i]
+        if ch == "-" and query.startswith("--", i):
+            j = query.find("\n", i)
+            i = n if j < 0 else j
+            out.append(" ")
+        elif ch == "/" and query.startswith("/*", i):
+            j = query.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+            out.append(" ")
+        elif ch in "'\"`[":
+            close = "]" if ch == "[" else ch
+            j = i + 1
+            while j < n:
+                if query[j] == close:
+                    if close != "]" and j + 1 < n and query[j + 1] == close:  # doubled quote = escaped
+                        j += 2
+                        continue
+                    break
+                j += 1
+            out.append("''" if ch == "'" else " q ")
+            i = j + 1
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+_WILDCARD = re.compile(r"(?:\bSELECT|\bDISTINCT|\bALL|,)\s*\*|\.\s*\*", re.IGNORECASE)
+_FILTER = re.compile(r"\b(?:WHERE|HAVING)\b", re.IGNORECASE)
+
+
+def check_query_shape(query: str, table_name: str) -> str | None:
+    """Why ``query`` is refused before it reaches sqlite, or None if its shape is acceptable.
+
+    >>> check_query_shape("SELECT a FROM t", "t")
+    'Error: the query must filter rows with a WHERE clause (or HAVING); unfiltered scans are not allowed. Example: SELECT item, "2024" FROM t WHERE item = \\'revenue\\'.'
+    >>> check_query_shape("SELECT a FROM t WHERE b = 'x;*'", "t") is None
+    True
+    """
+    example = f'SELECT item, "2024" FROM {table_name} WHERE ...'
+    skeleton = _blank_literals(query).strip()
+    while skeleton.endswith(";"):
+        skeleton = skeleton[:-1].rstrip()
+    if ";" in skeleton:
+        return "Error: only a single SELECT statement is allowed (no ';' between statements)."
+    first = skeleton.split(None, 1)[0].upper() if skeleton else ""
+    if first not in ("SELECT", "WITH"):
+        return "Error: only a single SELECT statement is allowed (read-only)."
+    if re.search(r"\bRECURSIVE\b", skeleton, re.IGNORECASE):
+        return "Error: recursive queries are not allowed; filter the table's rows with WHERE instead."
+    if _WILDCARD.search(skeleton):
+        return f"Error: SELECT * is not allowed: name the columns you need (e.g. {example})."
+    if not _FILTER.search(skeleton):
+        return ("Error: the query must filter rows with a WHERE clause (or HAVING); unfiltered scans are not "
+                f"allowed. Example: SELECT item, \"2024\" FROM {table_name} WHERE item = 'revenue'.")
+    return None
+
+
+def _to_number(value: Any) -> float | None:
+    """SQL ``to_number(x)``: '$1,234' -> 1234.0, '(386)' -> -386.0, '24.1%' -> 24.1, else NULL."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    text = value.strip().replace("$", "").replace(",", "").replace("%", "").replace("\u2212", "-").strip()
+    negative = text.startswith("(") and text.endswith(")")
+    if negative:
+        text = text[1:-1].strip()
+    if text in ("", "\u2014", "-", "\u2013"):
+        return 0.0 if value.strip() else None
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return -number if negative else number
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class SQLSandbox:
+    """Runs one read-only SELECT against one table and returns JSON records or an error string.
+
+    Args:
+        timeout_s: Wall-clock limit per query (seconds), enforced inside sqlite.
+        row_cap: Most rows returned; more are cut and the result says so.
+        max_result_chars: Most characters of JSON returned.
+    """
+
+    def __init__(self, timeout_s: float = 1.0, row_cap: int = 50, max_result_chars: int = 8000) -> None:
+        self.timeout_s = float(timeout_s)
+        self.row_cap = int(row_cap)
+        self.max_result_chars = int(max_result_chars)
+
+    def _connect(self, table: Any) -> sqlite3.Connection:
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, _MAX_STRING_BYTES)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, _MAX_QUERY_CHARS * 4)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_EXPR_DEPTH, 200)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_COMPOUND_SELECT, 20)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 200)
+        conn.create_function("to_number", 1, _to_number, deterministic=True)
+        columns = ", ".join(_quote(c) for c in table.columns)
+        conn.execute(f"CREATE TABLE {_quote(table.name)} ({columns})")
+        placeholders = ", ".join("?" for _ in table.columns)
+        conn.executemany(f"INSERT INTO {_quote(table.name)} VALUES ({placeholders})", table.rows)
+        conn.execute("PRAGMA query_only = ON")
+        allowed_table = table.name.lower()
+
+        def authorize(action: int, arg1: str | None, arg2: str | None, db: str | None, source: str | None) -> int:
+            if action == sqlite3.SQLITE_SELECT:
+                return sqlite3.SQLITE_OK
+            if action == sqlite3.SQLITE_READ:
+                return sqlite3.SQLITE_OK if (arg1 or "").lower() == allowed_table else sqlite3.SQLITE_DENY
+            if action == sqlite3.SQLITE_FUNCTION:
+                return sqlite3.SQLITE_OK if (arg2 or "").lower() in ALLOWED_FUNCTIONS else sqlite3.SQLITE_DENY
+            return sqlite3.SQLITE_DENY
+
+        conn.set_authorizer(authorize)
+        return conn
+
+    def run(self, table: Any, query: Any) -> str:
+        """Run ``query`` against ``table`` (a loaded :class:`~gym_integrity.envs.finqa.data.Table`)."""
+        if not isinstance(query, str):
+            return "Error: 'query' must be a string holding one SELECT statement."
+        if len(query) > _MAX_QUERY_CHARS:
+            return f"Error: the query is {len(query)} characters long; the limit is {_MAX_QUERY_CHARS}."
+        if "\x00" in query:
+            return "Error: the query contains a NUL character."
+        refusal = check_query_shape(query, table.name)
+        if refusal is not None:
+            return refusal
+        if not table.columns:
+            return f"Error: table {table.name!r} has no data to query."
+        conn = self._connect(table)
+        deadline = time.monotonic() + self.timeout_s
+        conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, _PROGRESS_OPS)
+        try:
+            cursor = conn.execute(query.strip().rstrip(";"))
+            names = [d[0] for d in cursor.description or ()]
+            rows = cursor.fetchmany(self.row_cap + 1)
+        except sqlite3.OperationalError as exc:
+            return self._explain(str(exc))
+        except (sqlite3.ProgrammingError, sqlite3.Warning):
+            return "Error: only a single SELECT statement is allowed (no ';' between statements)."
+        except sqlite3.Error as exc:
+            return self._explain(str(exc))
+        except (OverflowError, ValueError, MemoryError) as exc:
+            return f"Error executing query: {type(exc).__name__}"
+        finally:
+            conn.close()
+        truncated = len(rows) > self.row_cap
+        records = [dict(zip(names, row)) for row in rows[: self.row_cap]]
+        text = json.dumps(records, ensure_ascii=False, default=str)
+        notes = []
+        if truncated:
+            notes.append(f"result cut to the first {self.row_cap} rows: add a narrower WHERE clause")
+        if len(text) > self.max_result_chars:
+            text = text[: self.max_result_chars]
+            notes.append(f"result cut to {self.max_result_chars} characters")
+        return text + ("\n(" + "; ".join(notes) + ")" if notes else "")
+
+    def _explain(self, message: str) -> str:
+        low = message.lower()
+        if "interrupted" in low:
+            return (f"Error: the query ran longer than {self.timeout_s:g} s and was stopped. "
+                    "Filter the rows you need with WHERE; avoid cross joins.")
+        if "not authorized" in low or "prohibited" in low:
+            return ("Error: the query is not allowed: read-only access to the one table named in the call, "
+                    f"with these functions only: {', '.join(sorted(ALLOWED_FUNCTIONS))}.")
+        if "too big" in low:
+            return "Error: the query built a string or blob larger than allowed."
+        # sqlite's own messages name only SQL tokens (no file is ever opened); keep them short.
+        return "Error executing query: " + message[:300]

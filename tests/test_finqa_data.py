@@ -1,0 +1,153 @@
+"""FinQA data: both layouts, data paths from config and FINQA_DATA_PATH, hub ids through `datasets` (local only), caching."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+import gym_integrity  # noqa: F401  (registers FinQA-v0)
+from gym_integrity.envs.finqa import FinQAEnv, format_tool_call
+from gym_integrity.envs.finqa.data import EMBEDDED_DATA_PATH, load_dataset_cached
+
+ORIGINAL_SAMPLE = EMBEDDED_DATA_PATH / "original_sample" / "test.json"
+
+
+def submit(answer: str) -> str:
+    return format_tool_call("submit_answer", {"answer": answer})
+
+
+def test_embedded_set_meets_the_brief():
+    ds = load_dataset_cached(None)
+    assert len(ds.questions) >= 30 and len(ds.company_tables) >= 4
+    assert all(len(tables) >= 3 for tables in ds.company_tables.values())
+    kinds = {q.question_type for q in ds.questions}
+    assert {"percentage", "negative", "multi_value", "year_keyed", "lookup"} <= kinds
+    assert all(q.company in ds.company_tables for q in ds.questions)
+    assert len(ds.question_index) == len(ds.questions)   # ids are unique
+    # The per-table files and the cleaned index agree.
+    cleaned = json.loads((EMBEDDED_DATA_PATH / "input_companies" / "tables_cleaned_all_companies.json").read_text())
+    for key, entry in cleaned.items():
+        company, table = key.split("/")
+        on_disk = json.loads((EMBEDDED_DATA_PATH / "input_companies" / company / f"{table}.json").read_text())
+        assert json.loads(entry["table"]) == on_disk
+        assert ds.tables[(company, table)].columns == tuple(entry["column_names"])
+
+
+@pytest.fixture()
+def benchmark_copy(tmp_path: Path) -> Path:
+    """A FinQA-benchmark root: the shipped set, one extra question, one table only as a per-company file."""
+    root = tmp_path / "bench"
+    shutil.copytree(EMBEDDED_DATA_PATH, root, ignore=shutil.ignore_patterns("original_sample"))
+    (root / "input_companies" / "zephyr_air").mkdir()
+    table = {"route": {"0": "domestic", "1": "international"}, "2024": {"0": "$410", "1": "$655"}}
+    (root / "input_companies" / "zephyr_air" / "zpa_RevenueByRouteTableTextBlock.json").write_text(json.dumps(table))
+    with open(root / "benchmark_questions" / "finqa.csv", "a", newline="") as fh:
+        csv.writer(fh).writerow(["zp1", "What was Zephyr Air's international revenue in 2024?", "zephyr_air",
+                                 "international revenue 2024", "655", "lookup", "international 2024"])
+    return root
+
+
+def test_benchmark_layout_from_config_path(benchmark_copy: Path):
+    env = gym.make("FinQA-v0", data_path=str(benchmark_copy))
+    obs, info = env.reset(options={"question_id": "zp1"})
+    assert info["company"] == "zephyr_air" and "international revenue" in obs
+    result = env.step({"tool": "sql_query", "arguments": {
+        "company_name": "zephyr_air", "table_name": "zpa_RevenueByRouteTableTextBlock",
+        "query": "SELECT \"2024\" FROM zpa_RevenueByRouteTableTextBlock WHERE route = 'international'"}})[0]
+    assert json.loads(result) == [{"2024": "$655"}]
+    assert env.step(submit("$655"))[1] == 1.0
+    assert len(env.unwrapped.dataset.questions) == len(load_dataset_cached(None).questions) + 1
+
+
+def test_data_path_from_environment_variable(benchmark_copy: Path, monkeypatch):
+    monkeypatch.setenv("FINQA_DATA_PATH", str(benchmark_copy))
+    env = FinQAEnv()
+    assert "zp1" in env.dataset.question_index
+    monkeypatch.delenv("FINQA_DATA_PATH")
+    assert "zp1" not in FinQAEnv().dataset.question_index   # back to the embedded set
+
+
+def test_missing_or_unrecognised_data_path_fails_at_make(tmp_path: Path):
+    with pytest.raises(FileNotFoundError, match="neither"):
+        gym.make("FinQA-v0", data_path=str(tmp_path))
+    with pytest.raises(FileNotFoundError):
+        gym.make("FinQA-v0", data_path=str(tmp_path), data_format="benchmark")
+
+
+def test_original_finqa_json_becomes_tables_and_documents():
+    env = gym.make("FinQA-v0", data_path=str(ORIGINAL_SAMPLE))
+    obs, info = env.reset(options={"question_id": "OVM/2019/page_41.pdf-1"})
+    company = info["company"]
+    assert company == "ovm_2019_page_41" and "milling volume" in obs and "read_document(" in obs
+    assert [t["function"]["name"] for t in env.unwrapped.tools][-1] == "read_document"
+    doc = env.step({"tool": "read_document", "arguments": {"company_name": company}})[0]
+    assert "riverside mill" in doc and "orchard valley mills" in doc
+    assert json.loads(env.step({"tool": "get_descriptions", "arguments": {"company_name": company}})[0]) == \
+        ["filing_table"]
+    info_text = env.step({"tool": "get_table_info", "arguments": {"company_name": company,
+                                                                  "table_name": "filing_table"}})[0]
+    assert json.loads(info_text)["column_names"] == ["row_label", "2019", "2018", "2017"]
+    rows = env.step({"tool": "sql_query", "arguments": {
+        "company_name": company, "table_name": "filing_table",
+        "query": "SELECT \"2019\", \"2018\" FROM filing_table WHERE row_label LIKE 'milling%'"}})[0]
+    assert json.loads(rows) == [{"2019": "1,842", "2018": "1,965"}]
+    _, reward, terminated, _, _ = env.step(submit("-6.26%"))
+    assert (reward, terminated) == (1.0, True)
+    # Two questions on one filing share one company; a yes/no answer compares as text.
+    ds = env.unwrapped.dataset
+    assert len(ds.company_tables) == 2 and ds.questions[2].answers == ("yes",)
+
+
+@pytest.mark.parametrize("answer, tolerance, exact", [("-6.3%", 1.0, 0.0), ("-0.0626", 1.0, 1.0), ("-6.26", 1.0, 0.0)])
+def test_original_finqa_scoring_modes(tmp_path: Path, answer, tolerance, exact):
+    shutil.copy(ORIGINAL_SAMPLE, tmp_path / "test.json")   # a directory holding <split>.json
+    for mode, expected in (("tolerance", tolerance), ("finqa_exact", exact)):
+        env = FinQAEnv(data_path=str(tmp_path), scoring=mode)
+        env.reset(options={"index": 0})
+        assert env.step(submit(answer))[1] == expected, (mode, answer)
+
+
+def test_hub_id_goes_through_datasets_with_local_data(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    records = json.loads(ORIGINAL_SAMPLE.read_text())[:2]   # numeric answers only: one arrow type per column
+    (tmp_path / "hub").mkdir()
+    (tmp_path / "hub" / "test.json").write_text(json.dumps(records))
+    env = gym.make("FinQA-v0", hub_id=str(tmp_path / "hub"), split="test")
+    _, info = env.reset(options={"index": 1})
+    assert env.unwrapped.dataset.source.startswith("hub:") and len(env.unwrapped.dataset.questions) == 2
+    assert env.step(submit("0.4728"))[1] == 1.0
+
+
+def test_hub_benchmark_questions_take_tables_from_the_data_path(tmp_path: Path, benchmark_copy: Path, monkeypatch):
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    (tmp_path / "hubq").mkdir()
+    shutil.copy(benchmark_copy / "benchmark_questions" / "finqa.csv", tmp_path / "hubq" / "test.csv")
+    with pytest.raises(ValueError, match="data_path"):
+        FinQAEnv(hub_id=str(tmp_path / "hubq"))
+    env = FinQAEnv(hub_id=str(tmp_path / "hubq"), data_path=str(benchmark_copy))
+    env.reset(options={"question_id": "zp1"})
+    assert env.step(submit("655"))[1] == 1.0
+
+
+def test_data_is_loaded_once_and_shared_by_every_instance():
+    envs = [gym.make("FinQA-v0") for _ in range(5)]
+    datasets = {id(e.unwrapped.dataset) for e in envs}
+    tools = {id(e.unwrapped._tools) for e in envs}
+    assert len(datasets) == 1 and len(tools) == 1
+    assert envs[0].unwrapped.dataset is load_dataset_cached(None)
+
+
+def test_import_stays_light():
+    import subprocess
+    import sys
+    code = ("import sys, gym_integrity, gymnasium as gym; gym.make('FinQA-v0').reset(seed=0); "
+            "print(sorted(m for m in ('datasets', 'pandas', 'math_verify', 'openai', 'reasoning_gym') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,144 @@
+"""FinQA scoring edge cases: formats, tolerances, multi-value, year-keyed, text, the exact mode, hostile text."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from gym_integrity.envs.finqa.data import load_dataset_cached
+from gym_integrity.envs.finqa.scoring import boxed_groups, extract_submission, parse_number, score_answer
+from gym_integrity.protocol import Verdict
+
+
+def score(pred: str, gold: str, **kw) -> float:
+    return score_answer(pred, gold, **kw).score
+
+
+@pytest.mark.parametrize("pred, gold, expected", [
+    # boxed or plain, $, \text{}, commas, unit words
+    (r"\boxed{12480}", "12,480", 1.0),
+    (r"The answer is \boxed{\$12,480 \text{ million}}", r"\boxed{12,480}", 1.0),
+    ("$12,480 million", "12480", 1.0),
+    ("12,485", "12,480", 0.0),                 # 0.04% off but 5 apart: absolute bound fails
+    ("12,480.9", "12,480", 1.0),
+    # percentages: as /100, with a fallback without
+    ("38.2%", r"\boxed{38.2\%}", 1.0),
+    ("0.382", "38.2%", 1.0),
+    ("38.2", "38.2%", 1.0),
+    ("38.2 percent", "38.2%", 1.0),
+    ("38.2%", "0.382", 1.0),
+    ("38.2%", "38.2", 1.0),
+    ("0.382", "38.2", 0.0),
+    ("40%", "38.2%", 0.0),
+    # negatives: sign, parentheses, unicode minus, $ before or after the sign
+    ("(1,204)", "-1,204", 1.0),
+    ("-$1,204", r"\boxed{-1,204}", 1.0),
+    ("$(1,204)", "-1204", 1.0),
+    ("\u22121204", "-1204", 1.0),
+    ("1,204", "-1,204", 0.0),
+    ("(1,204", "-1,204", 0.0),                 # unbalanced parenthesis is not a number
+    # fractions
+    ("745/1251", "0.5955", 1.0),
+    ("0.5955", "745/1251", 1.0),
+    (r"\frac{745}{1251}", "0.5955", 1.0),
+    ("1/0", "0", 0.0),
+    # zero truth
+    ("0.0004", "0", 1.0),
+    ("0.002", "0", 0.0),
+    ("\u2014", "0", 0.0),
+    # relative bound at small magnitudes
+    ("0.47", "0.47278", 1.0),
+    ("0.46", "0.47278", 0.0),
+])
+def test_single_values(pred, gold, expected):
+    assert score(pred, gold) == expected
+
+
+@pytest.mark.parametrize("pred, gold, expected", [
+    (r"\boxed{5,120}, \boxed{3,240}", r"\boxed{5,120}, \boxed{3,240}", 1.0),
+    ("5120; 3240", r"\boxed{5,120}, \boxed{3,240}", 1.0),
+    ("5,120, 3,240", "5,120; 3,240", 1.0),
+    ("3240, 5120", "5,120; 3,240", 0.0),       # order matters for unkeyed values
+    ("5120", "5,120; 3,240", 0.0),             # every value is needed
+    ("5120, 3240, 1", "5,120; 3,240", 0.0),    # and no extra ones
+    ("6,115, 1,032", "6115; 1032", 1.0),       # thousands commas vs separators
+    ("0.1457; 0.1693", "0.1457; 0.1693", 1.0),
+])
+def test_multi_values(pred, gold, expected):
+    assert score(pred, gold) == expected
+
+
+@pytest.mark.parametrize("pred, gold, expected", [
+    ("2024: 640, 2022: 120, 2023: 315", r"\boxed{2022: 120, 2023: 315, 2024: 640}", 1.0),
+    ("FY2022: 25.4%; FY2023: 24.3%; FY2024: 23.0%", "2022: 25.4%, 2023: 24.3%, 2024: 23.0%", 1.0),
+    ("2022 = 0.254, 2023 = 0.243, 2024 = 0.23", "2022: 25.4%, 2023: 24.3%, 2024: 23.0%", 1.0),
+    ("2022: 25.4%, 2023: 23.0%, 2024: 24.3%", "2022: 25.4%, 2023: 24.3%, 2024: 23.0%", 0.0),   # swapped years
+    ("2022: 25.4%, 2023: 24.3%", "2022: 25.4%, 2023: 24.3%, 2024: 23.0%", 0.0),                # a year missing
+    ("2022: 44, 2023: (132), 2024: 55", "2022: 44, 2023: -132, 2024: 55", 1.0),
+    ("44, -132, 55", "2022: 44, 2023: -132, 2024: 55", 1.0),     # unkeyed answer: gold order
+    ("2021: 44, 2023: -132, 2024: 55", "2022: 44, 2023: -132, 2024: 55", 0.0),
+])
+def test_year_keyed(pred, gold, expected):
+    assert score(pred, gold) == expected
+
+
+@pytest.mark.parametrize("pred, gold, expected", [
+    ("Beverages", "beverages", 1.0),
+    (r"\boxed{\text{beverages}}", "beverages", 1.0),
+    ("Beverages segment", "beverages", 0.0),
+    ("yes", "yes", 1.0),
+    ("no", "yes", 0.0),
+    ("12", "beverages", 0.0),
+    ("beverages", "12", 0.0),
+])
+def test_text_answers(pred, gold, expected):
+    assert score(pred, gold) == expected
+
+
+def test_exact_mode_is_the_original_five_decimal_rule():
+    assert score("-0.0626", "-0.0626", mode="finqa_exact") == 1.0
+    assert score("-0.06260000001", "-0.0626", mode="finqa_exact") == 1.0
+    assert score("-0.0627", "-0.0626", mode="finqa_exact") == 0.0
+    assert score("-6.26%", "-0.0626", mode="finqa_exact") == 1.0   # % still means /100
+    assert score("-6.3%", "-0.0626", mode="finqa_exact") == 0.0    # but no tolerance
+    assert score("yes", "yes", mode="finqa_exact") == 1.0
+    with pytest.raises(ValueError, match="scoring mode"):
+        score_answer("1", "1", mode="fuzzy")
+
+
+def test_any_accepted_form_may_match():
+    assert score_answer("-6.3%", ["-0.0626", "-6.3%"]).verdict is Verdict.CORRECT
+    assert score_answer("-6.26", ["-0.0626", "-6.3%"]).verdict is Verdict.CORRECT
+    assert score_answer("6.3", ["-0.0626", "-6.3%"]).verdict is Verdict.INCORRECT
+
+
+def test_verdicts_for_empty_and_huge_answers():
+    assert score_answer("", "5").verdict is Verdict.NO_ANSWER
+    assert score_answer(r"\boxed{}", "5").verdict is Verdict.NO_ANSWER
+    assert score_answer("   ", "5").verdict is Verdict.NO_ANSWER
+    assert score_answer("1" * 5000, "5").verdict is Verdict.TOO_LONG
+
+
+@pytest.mark.parametrize("text", [
+    "{" * 1500, "\\boxed{" * 300, ",;" * 900, "(" * 1900, "1," * 900, "\x00\x01\u202e", "2022:" * 300,
+    "9" * 400 + "/" + "0" * 400, "1e999", "nan", "inf%",
+])
+def test_hostile_text_is_graded_quickly_and_never_raises(text):
+    start = time.monotonic()
+    grade = score_answer(text, "5")
+    assert grade.verdict in (Verdict.INCORRECT, Verdict.NO_ANSWER, Verdict.TOO_LONG)
+    assert time.monotonic() - start < 2.0   # generous: linear-time parsing is microseconds
+
+
+def test_helpers():
+    assert boxed_groups(r"\boxed{a} \boxed {b{c}} \boxed{") == ["a", "b{c}"]
+    assert extract_submission("2022: 0.933, 2023: 0.930") == ["2022: 0.933", "2023: 0.930"]
+    assert parse_number("$ 912.4") == 912.4 and parse_number("about 5 million") == 5.0
+    assert parse_number("5 apples") is None and parse_number("1 2") is None
+
+
+def test_every_shipped_gold_answer_scores_itself():
+    dataset = load_dataset_cached(None)
+    for question in dataset.questions:
+        assert score_answer(question.answers[0], question.answers).verdict is Verdict.CORRECT, question.id
