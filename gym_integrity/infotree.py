@@ -24,10 +24,11 @@ def copy_tree(value: Any) -> Any:
     cls = type(value)
     if cls in _ATOMIC:
         return value
+    # Scalars are tested inline: a call per leaf would cost more than the copy itself.
     if cls is dict:
-        return {k: copy_tree(v) for k, v in value.items()}
+        return {k: v if type(v) in _ATOMIC else copy_tree(v) for k, v in value.items()}
     if cls is list:
-        return [copy_tree(v) for v in value]
+        return [v if type(v) in _ATOMIC else copy_tree(v) for v in value]
     if cls is tuple:
-        return tuple(copy_tree(v) for v in value)
+        return tuple(v if type(v) in _ATOMIC else copy_tree(v) for v in value)
     return copy.deepcopy(value)

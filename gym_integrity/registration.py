@@ -29,6 +29,12 @@ REGISTERED: tuple[EnvEntry, ...] = (
         "reasoning-gym's procedural tasks (or a weighted composite), scored by each task's own scorer",
     ),
     EnvEntry(
+        "QEDMath-v0",
+        "gym_integrity.envs.qed_math:QEDMathEnv",
+        "olympiad math: proofs graded 0-7 by an LLM judge, boxed answers by math_verify, multi-attempt problems",
+        nondeterministic=True,
+    ),
+    EnvEntry(
         "FinQA-v0",
         "gym_integrity.envs.finqa:FinQAEnv",
         "financial questions answered through table tools and a read-only SQL sandbox, one tool call per step",

@@ -27,7 +27,7 @@ def _drop_keys(info: Mapping[str, Any], names: frozenset[str], paths: frozenset[
                prefix: tuple[str, ...] = ()) -> dict[str, Any]:
     """A new dict without bare ``names`` at any depth and without exact dotted ``paths``."""
     if not paths:  # the common case (bare names only): one comprehension per level, on every step
-        return {key: _drop_keys(value, names, paths) if _is_mapping(value) else value
+        return {key: value if type(value) in _SCALARS or not _is_mapping(value) else _drop_keys(value, names, paths)
                 for key, value in info.items() if key not in names}
     out: dict[str, Any] = {}
     for key, value in info.items():

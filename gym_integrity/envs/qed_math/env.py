@@ -1,0 +1,329 @@
+r"""QEDMath-v0: olympiad math as a text env: proofs graded by an LLM judge, boxed answers by math_verify, multi-attempt problems."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+
+from gym_integrity.envs.qed_math.config import QEDMathConfig
+from gym_integrity.envs.qed_math.problems import Problem, load_problems
+from gym_integrity.envs.qed_math.shaping import answer_reward, shape_reward, strip_reasoning
+from gym_integrity.protocol import PRIVILEGED_KEY, Grade, Verdict, grade_info, split_trainer_action
+from gym_integrity.services.verifier import VerifierService, get_verifier
+from gym_integrity.spaces import UnicodeText
+
+__all__ = ["QEDMathEnv"]
+
+_MAX_TEXT = 1_000_000
+_ANSWER_INSTRUCTION = "Put your final answer within \\boxed{}."
+_PROOF_INSTRUCTION = "Write a complete and rigorous proof."
+
+
+class QEDMathEnv(gym.Env[str, str]):
+    r"""Olympiad-style mathematics: proofs, boxed-answer problems and multi-attempt problems.
+
+    ## Description
+
+    Each episode is one problem from a problem set (the built-in set of the
+    package by default, or the user's JSONL/JSON files and Hugging Face
+    datasets). Three types:
+
+    * ``answer``: the final answer is the last ``\boxed{...}`` of the reply,
+      checked against the gold answer by math_verify (equivalent forms such as
+      ``1/2``, ``0.5`` and ``\frac{1}{2}`` agree) in killable worker processes
+      with a wall-clock deadline (:mod:`gym_integrity.services.verifier`);
+    * ``proof``: the proof is graded 0-7 against the reference solution and
+      rubric by an LLM judge behind an OpenAI-compatible endpoint
+      (:mod:`gym_integrity.services.judge`);
+    * ``multi_step``: several attempts with feedback after each wrong one,
+      graded like an answer problem (or like a proof when the row has a rubric).
+
+    Reasoning is stripped before grading: only the text after the last
+    reasoning delimiter (default ``</think>``) is graded; a reply without the
+    delimiter is graded whole.
+
+    ## Action Space
+
+    :class:`~gym_integrity.spaces.UnicodeText`: the model's reply. Trainers that
+    shape by length pass :class:`~gym_integrity.protocol.TrainerAction` or
+    ``{"text": str, "num_tokens": int}``: the token count ``L`` is only ever
+    read from there, never from the text. Any ``str`` is graded; another type
+    raises ``TypeError``.
+
+    ## Observation Space
+
+    :class:`~gym_integrity.spaces.UnicodeText`: the problem with its
+    instruction (and, if ``show_guidelines``, a proof's grading guidelines);
+    after a step, the feedback: the verdict, the attempts left, and for proofs
+    the judge's agent-safe assessment. Never the reference solution or the gold
+    answer.
+
+    ## Rewards
+
+    Answers, by ``reward_preset``: ``pure_success`` (correct 1, else 0) or
+    ``base`` (correct 1, incorrect -0.5, no answer or unparsable -1). Proofs:
+    points / 7, or 0/1 with ``collapse_partial``. Then, if the trainer gave
+    ``L``: ``reward * discount_factor ** L`` plus the overlong penalty (linear
+    from 0 to ``-overlong_penalty`` over the last ``buffer_tokens`` before
+    ``max_tokens``). A ``timeout`` or ``grader_error`` is a no-verdict: reward
+    0.0, ``info["no_verdict"]`` True, cause in ``info["cause"]``, never shaped.
+
+    ## Starting State
+
+    ``reset(seed=s)`` draws the problem with ``self.np_random``: equal seeds give
+    equal problems (a GRPO group). ``options={"problem_id": id}`` picks one by
+    id; an unknown id raises ``ValueError``.
+
+    ## Episode End
+
+    The episode terminates on a correct answer (a proof at or above the judge's
+    ``success_threshold``) or on the last allowed attempt (``max_attempts``:
+    the row's value, else the config's, else 3 for multi-step problems and 1
+    for the others). ``step_budget`` holds that attempt count for
+    MaxStepsTruncation. The registered id adds the integrity stack: after the
+    end, steps change nothing until ``reset()``.
+
+    ## Info
+
+    ``problem_id``, ``problem_type``, ``verdict``, ``no_verdict``, ``score``,
+    ``cause`` (no-verdicts and failed extractions), ``attempt``,
+    ``attempts_remaining``, ``success``, ``metrics`` (``reward/base``,
+    ``reward/shaped``, ``reward/overlong_penalty``, ``reward/discount``, and the
+    grader's ``verifier/...`` or judge keys). The gold answer, reference
+    solution and raw judge output are under ``info["privileged"]``, which the
+    stack removes.
+
+    ## Registered Configurations
+
+    * ``QEDMath-v0``: the built-in set; pass any :class:`QEDMathConfig` field
+      to ``gym.make``. Registered ``nondeterministic=True`` (proofs are graded by an LLM).
+
+    Example:
+        >>> import gym_integrity, gymnasium as gym
+        >>> env = gym.make("QEDMath-v0", reward_preset="base")
+        >>> obs, info = env.reset(seed=0, options={"problem_id": "qed-ans-003"})
+        >>> "privileged" in info, obs.endswith("\\boxed{}.")
+        (False, True)
+        >>> _, reward, terminated, truncated, info = env.step("<think>hmm</think>I am not sure.")
+        >>> reward, terminated, truncated, info["verdict"]
+        (-1.0, True, False, 'no_answer')
+        >>> env.close()
+
+        A boxed answer goes to the verifier's worker processes:
+        ``env.step(TrainerAction("</think>\\boxed{0.5}", num_tokens=812))``
+        returns reward 1.0 (``0.5`` equals ``\\frac{1}{2}``), shaped by the
+        token count if the config asks for length shaping.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"]}
+
+    def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
+        valid = QEDMathConfig.field_names()
+        unknown = sorted(set(kwargs) - set(valid))
+        if unknown:
+            raise TypeError(f"QEDMath-v0 got unknown option(s) {unknown}; valid: {valid}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.config = QEDMathConfig(**kwargs)
+        self.config.validate()
+        self.render_mode = render_mode
+        self.observation_space = UnicodeText(_MAX_TEXT)
+        self.action_space = UnicodeText(_MAX_TEXT, min_length=0)
+        self.step_budget = 1
+        self._problems = load_problems(self.config.dataset, self.config.problem_types)
+        graders = {p.grader for p in self._problems.problems}
+        if "judge" in graders and self.config.judge is not None:
+            self.config.judge_config()  # a bad judge option fails at make, not mid-training
+        self._uses_verifier = "verifier" in graders
+        self._verifier: VerifierService | None = None
+        if self._uses_verifier:
+            self._verifier = get_verifier(self.config.verifier_config).acquire()
+        self._problem: Problem | None = None
+        self._attempt = 0
+        self._attempts = 1
+        self._note = ""
+
+    # ------------------------------------------------------------------ episode
+
+    @property
+    def problem_ids(self) -> list[str]:
+        """Ids of every loaded problem (for ``options={"problem_id": ...}``)."""
+        return [p.problem_id for p in self._problems.problems]
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        options = dict(options or {})
+        unknown = sorted(set(options) - {"problem_id"})
+        if unknown:
+            raise ValueError(f"QEDMath-v0 reset options accept 'problem_id' only, got {unknown}")
+        if "problem_id" in options:
+            problem_id = options["problem_id"]
+            if not isinstance(problem_id, str) or problem_id not in self._problems.by_id:
+                raise ValueError(f"options['problem_id']: unknown problem id {problem_id!r} "
+                                 f"({len(self._problems)} problems loaded; see env.unwrapped.problem_ids)")
+            index = self._problems.by_id[problem_id]
+        else:
+            index = int(self.np_random.integers(len(self._problems)))
+        problem = self._problems.problems[index]
+        self._problem = problem
+        self._attempt = 0
+        default_attempts = 3 if problem.problem_type == "multi_step" else 1
+        self._attempts = problem.max_attempts or self.config.max_attempts or default_attempts
+        self.step_budget = self._attempts
+        self._note = ""
+        info = {
+            "problem_id": problem.problem_id,
+            "problem_type": problem.problem_type,
+            "dataset_source": problem.dataset_source,
+            "max_attempts": self._attempts,
+            "attempts_remaining": self._attempts,
+            PRIVILEGED_KEY: self._privileged(),
+        }
+        return self._prompt(), info
+
+    def _prompt(self) -> str:
+        problem = self._problem
+        assert problem is not None
+        parts = [problem.problem]
+        if problem.grader == "judge":
+            parts.append(_PROOF_INSTRUCTION)
+            if self.config.show_guidelines and problem.grading_guidelines:
+                parts.append("Grading guidelines:\n" + problem.grading_guidelines)
+        else:
+            parts.append(_ANSWER_INSTRUCTION)
+        if self._attempts > 1:
+            parts.append(f"You have {self._attempts} attempts; after each unsuccessful attempt you will get "
+                         "feedback and may try again.")
+        return "\n\n".join(parts)
+
+    def _privileged(self, judge_output: str | None = None) -> dict[str, Any]:
+        problem = self._problem
+        assert problem is not None
+        out: dict[str, Any] = {"gold_answer": problem.gold_answer, "reference_solution": problem.reference_solution,
+                               "grading_guidelines": problem.grading_guidelines}
+        if judge_output is not None:
+            out["judge_output"] = judge_output
+        return out
+
+    # ------------------------------------------------------------------ grading
+
+    def _grade_answer(self, text: str) -> tuple[Grade, float, bool, str, dict[str, float]]:
+        problem = self._problem
+        assert problem is not None
+        if self._verifier is None:
+            # Stepped after close(): take the shared service again rather than fail.
+            self._verifier = get_verifier(self.config.verifier_config).acquire()
+        outcome = self._verifier.verify(text, problem.gold_answer, problem_id=problem.problem_id)
+        grade = outcome.grade
+        success = grade.verdict is Verdict.CORRECT
+        return grade, answer_reward(grade.verdict, self.config.reward_preset), success, "", dict(outcome.metrics)
+
+    def _grade_proof(self, text: str) -> tuple[Grade, float, bool, str, dict[str, float], str | None, dict[str, str]]:
+        problem = self._problem
+        assert problem is not None
+        try:
+            from gym_integrity.services.judge import get_judge
+        except ImportError:
+            grade = Grade(Verdict.GRADER_ERROR, 0.0, cause="the proof judge (gym_integrity.services.judge) is not available")
+            return grade, 0.0, False, "The proof could not be graded.", {}, None, {}
+        config = self.config.judge_config()
+        try:
+            result = get_judge(config).grade(
+                problem=problem.original_problem or problem.problem,
+                proof=text,
+                reference_solution=problem.reference_solution,
+                grading_guidelines=problem.grading_guidelines,
+                # feedback must not repeat guidelines the agent is not shown (they are privileged then)
+                hidden_texts=() if self.config.show_guidelines else (problem.grading_guidelines,),
+            )
+        except Exception as exc:  # a judge bug is a no-verdict, never a crash or a silent 0.0
+            grade = Grade(Verdict.GRADER_ERROR, 0.0, cause=f"the judge raised {type(exc).__name__}")
+            return grade, 0.0, False, "The proof could not be graded.", {}, None, {}
+        grade = result.grade
+        success = result.points is not None and result.points >= config.success_threshold
+        # Collapse follows the judge's success threshold, so a "correct" verdict never earns 0.
+        base = (1.0 if success else 0.0) if self.config.collapse_partial else float(grade.score)
+        metrics = {k: float(v) for k, v in result.metrics.items()}
+        return grade, base, success, result.feedback, metrics, result.judge_output, dict(result.fingerprint)
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self._problem is None:
+            raise gym.error.ResetNeeded("QEDMathEnv.step called before reset()")
+        text, num_tokens = split_trainer_action(action)
+        problem = self._problem
+        graded_text = strip_reasoning(text, self.config.reasoning_delimiters)
+        self._attempt += 1
+        judge_output: str | None = None
+        extra: dict[str, Any] = {}
+        if problem.grader == "judge":
+            grade, base, success, feedback, grader_metrics, judge_output, fingerprint = self._grade_proof(graded_text)
+            if fingerprint:
+                extra["judge"] = fingerprint
+            if grade.no_verdict:
+                base = 0.0
+        else:
+            grade, base, success, feedback, grader_metrics = self._grade_answer(graded_text)
+        if grade.no_verdict:  # never shaped: a length penalty on a no-verdict would be a fake negative
+            reward, penalty, discount = 0.0, 0.0, 1.0
+        else:
+            reward, penalty = shape_reward(base, num_tokens=num_tokens, discount_factor=self.config.discount_factor,
+                                           max_tokens=self.config.max_tokens, buffer_tokens=self.config.buffer_tokens,
+                                           penalty_factor=self.config.overlong_penalty)
+            discount = self.config.discount_factor ** num_tokens if num_tokens is not None else 1.0
+        remaining = max(0, self._attempts - self._attempt)
+        terminated = success or remaining == 0
+        self._note = self._feedback(grade, terminated, remaining, feedback)
+        metrics = {
+            "reward/base": float(base),
+            "reward/shaped": float(reward),
+            "reward/overlong_penalty": float(penalty),
+            "reward/discount": float(discount),
+            "reward/shaping_applied": 0.0 if num_tokens is None or grade.no_verdict else 1.0,
+            "reward/score_raw": float(grade.score),
+            "episode/attempt_number": float(self._attempt),
+            "episode/is_correct": 1.0 if success else 0.0,
+            **grader_metrics,
+        }
+        info = grade_info(problem.problem_id, grade, problem_type=problem.problem_type, attempt=self._attempt,
+                          attempts_remaining=remaining, success=bool(success), metrics=metrics, **extra,
+                          **{PRIVILEGED_KEY: self._privileged(judge_output)})
+        if self.render_mode == "human":
+            self.render()
+        return self._note, float(reward), bool(terminated), False, info
+
+    def _feedback(self, grade: Grade, terminated: bool, remaining: int, judge_feedback: str) -> str:
+        lines = [f"Attempt {self._attempt} of {self._attempts}: {grade.verdict.value} (score {grade.score:.2f})."]
+        if grade.cause and grade.verdict is not Verdict.INCORRECT:
+            lines.append(f"Note: {grade.cause}.")
+        if judge_feedback:
+            lines.append(judge_feedback)
+        if not terminated:
+            lines.append(f"{remaining} attempt{'s' if remaining != 1 else ''} remaining. Try again.")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ hooks
+
+    def gold_answers(self) -> list[str]:
+        """The current problem's gold answer and reference solution: the privileged auditor's hook."""
+        if self._problem is None:
+            return []
+        out: list[str] = []
+        for value in (self._problem.gold_answer, self._problem.reference_solution):
+            if value and value not in out:
+                out.append(value)
+        return out
+
+    def render(self) -> str | None:
+        text = "" if self._problem is None else self._prompt() + ("\n\n" + self._note if self._note else "")
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Release the shared verifier (the last env to close shuts its workers down)."""
+        verifier, self._verifier = self._verifier, None
+        if verifier is not None:
+            verifier.release()
+        super().close()

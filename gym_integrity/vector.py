@@ -1,0 +1,204 @@
+"""ThreadedVectorEnv: a vector env that steps its sub-envs concurrently in threads, for network-bound grading.
+
+Grading a proof is a wait on an LLM judge, so N envs stepped one after another
+take N round trips. :class:`ThreadedVectorEnv` is gymnasium's ``SyncVectorEnv``
+(same spaces, batching, autoreset modes and info layout) with each ``step`` and
+``reset`` of the sub-envs run at once on a thread pool: N round trips overlap.
+Every sub-env comes from ``gym.make(id)``, so each keeps the integrity stack
+(registered ids cannot use ``vector_entry_point``: Gymnasium refuses it on a
+spec with ``additional_wrappers``).
+
+The alternative across processes is ``gym.make_vec(id, num_envs,
+vectorization_mode="async", vector_kwargs={"shared_memory": False})``: each
+worker process builds its own judge client and they grade in parallel.
+
+Example:
+
+    >>> import numpy as np
+    >>> from gym_integrity.vector import make_threaded_vec
+    >>> envs = make_threaded_vec("ReasoningGym-v0", 3, dataset="leg_counting")
+    >>> envs
+    ThreadedVectorEnv(ReasoningGym-v0, num_envs=3)
+    >>> obs, infos = envs.reset(seed=[7, 7, 7])  # equal seeds: one GRPO group
+    >>> len(set(obs))
+    1
+    >>> _, rewards, terminated, truncated, infos = envs.step(np.array(["<answer>0</answer>"] * 3, dtype=object))
+    >>> terminated.tolist(), sorted(set(infos["verdict"]))
+    ([True, True, True], ['incorrect'])
+    >>> envs.close()
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable, Sequence
+from copy import deepcopy
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.envs.registration import EnvSpec
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from gymnasium.vector.utils import concatenate, iterate
+
+__all__ = ["ThreadedVectorEnv", "make_threaded_vec"]
+
+
+class ThreadedVectorEnv(SyncVectorEnv):
+    """``SyncVectorEnv`` whose sub-envs ``step``/``reset`` concurrently on a thread pool.
+
+    Results are gathered in sub-env order, so observations, rewards and infos
+    are laid out exactly as ``SyncVectorEnv`` lays them out. If a sub-env raises,
+    the others finish their call first and the first error (by index) is raised.
+
+    Args:
+        env_fns: callables that build each sub-env (e.g. ``lambda: gym.make(id)``).
+        max_workers: threads in the pool (default: one per sub-env).
+        copy, observation_mode, autoreset_mode: as for ``SyncVectorEnv``.
+
+    Sub-envs run in different threads at once, so what they share must be
+    thread-safe: the package's judge client and verifier service are.
+    """
+
+    def __init__(
+        self,
+        env_fns: Sequence[Callable[[], gym.Env]],
+        copy: bool = True,
+        observation_mode: str | tuple[gym.Space, gym.Space] = "same",
+        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+        max_workers: int | None = None,
+    ) -> None:
+        if max_workers is not None and (isinstance(max_workers, bool) or not isinstance(max_workers, int)
+                                        or max_workers < 1):
+            raise ValueError(f"max_workers must be a positive int or None, got {max_workers!r}")
+        super().__init__(env_fns, copy=copy, observation_mode=observation_mode, autoreset_mode=autoreset_mode)
+        self.max_workers = max_workers or self.num_envs
+        self._pool = concurrent.futures.ThreadPoolExecutor(self.max_workers, thread_name_prefix="threaded-vector-env")
+
+    def __repr__(self) -> str:
+        spec = getattr(self.envs[0], "spec", None) if self.envs else None
+        name = f"{spec.id}, " if spec is not None else ""
+        return f"ThreadedVectorEnv({name}num_envs={self.num_envs})"
+
+    def _all(self, calls: Sequence[Callable[[], Any]]) -> list[Any]:
+        futures = [self._pool.submit(call) for call in calls]
+        concurrent.futures.wait(futures)
+        return [f.result() for f in futures]  # raises the first error by index
+
+    def reset(
+        self,
+        *,
+        seed: int | list[int | None] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[Any, dict[str, Any]]:
+        if seed is None:
+            seed = [None for _ in range(self.num_envs)]
+        elif isinstance(seed, int):
+            seed = [seed + i for i in range(self.num_envs)]
+        if len(seed) != self.num_envs:
+            raise ValueError(
+                f"If seeds are passed as a list the length must match num_envs={self.num_envs} but got length={len(seed)}."
+            )
+        mask = np.ones((self.num_envs,), dtype=np.bool_)
+        if options is not None and "reset_mask" in options:
+            options = dict(options)
+            mask = options.pop("reset_mask")
+            if not isinstance(mask, np.ndarray) or mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
+                raise TypeError(f"options['reset_mask'] must be a bool numpy array of shape ({self.num_envs},)")
+            if not np.any(mask):
+                raise ValueError("options['reset_mask'] must contain at least one True value")
+        self._terminations[mask] = False
+        self._truncations[mask] = False
+        self._autoreset_envs[mask] = False
+
+        indices = [i for i in range(self.num_envs) if mask[i]]
+        results = self._all(
+            [lambda i=i: self.envs[i].reset(seed=seed[i], options=options) for i in indices]
+        )
+        infos: dict[str, Any] = {}
+        for i, (obs, info) in zip(indices, results):
+            self._env_obs[i] = obs
+            infos = self._add_info(infos, info, i)
+        self._observations = concatenate(self.single_observation_space, self._env_obs, self._observations)
+        return deepcopy(self._observations) if self.copy else self._observations, infos
+
+    def _step_one(self, i: int, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any], dict[str, Any] | None]:
+        env = self.envs[i]
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            if self._autoreset_envs[i]:
+                obs, info = env.reset()
+                return obs, 0.0, False, False, info, None
+            return (*env.step(action), None)
+        if self.autoreset_mode == AutoresetMode.DISABLED:
+            if self._autoreset_envs[i]:
+                raise RuntimeError(f"sub-env {i} ended; with autoreset_mode=DISABLED reset it (reset_mask) first")
+            return (*env.step(action), None)
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            obs, reward, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                final = {"final_obs": obs, "final_info": info}
+                obs, info = env.reset()
+                return obs, reward, terminated, truncated, info, final
+            return obs, reward, terminated, truncated, info, None
+        raise ValueError(f"Unexpected autoreset mode, {self.autoreset_mode}")
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        action_list = list(iterate(self.action_space, actions))
+        if len(action_list) != self.num_envs:
+            raise ValueError(f"expected {self.num_envs} actions, got {len(action_list)}")
+        results = self._all([lambda i=i, a=a: self._step_one(i, a) for i, a in enumerate(action_list)])
+        infos: dict[str, Any] = {}
+        for i, (obs, reward, terminated, truncated, info, final) in enumerate(results):
+            self._env_obs[i] = obs
+            self._rewards[i] = reward
+            self._terminations[i] = terminated
+            self._truncations[i] = truncated
+            if final is not None:
+                infos = self._add_info(infos, final, i)
+            infos = self._add_info(infos, info, i)
+        self._observations = concatenate(self.single_observation_space, self._env_obs, self._observations)
+        self._autoreset_envs = np.logical_or(self._terminations, self._truncations)
+        return (
+            deepcopy(self._observations) if self.copy else self._observations,
+            np.copy(self._rewards),
+            np.copy(self._terminations),
+            np.copy(self._truncations),
+            infos,
+        )
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        def one(env: gym.Env) -> Any:
+            attr = env.get_wrapper_attr(name)
+            return attr(*args, **kwargs) if callable(attr) else attr
+
+        return tuple(self._all([lambda env=env: one(env) for env in self.envs]))
+
+    def close_extras(self, **kwargs: Any) -> None:
+        try:
+            super().close_extras(**kwargs)
+        finally:
+            self._pool.shutdown(wait=True)
+
+
+def make_threaded_vec(
+    id: str | EnvSpec,
+    num_envs: int = 1,
+    *,
+    max_workers: int | None = None,
+    autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+    copy: bool = True,
+    **kwargs: Any,
+) -> ThreadedVectorEnv:
+    """``num_envs`` copies of ``gym.make(id, **kwargs)`` (integrity stack on each) stepped concurrently.
+
+    Pass an ``EnvSpec`` (e.g. from ``gym_integrity.make(...).spec``) to change
+    the stack's own settings.
+    """
+    if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+        raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+    return ThreadedVectorEnv(
+        [lambda: gym.make(id, **kwargs) for _ in range(num_envs)],
+        copy=copy,
+        autoreset_mode=autoreset_mode,
+        max_workers=max_workers,
+    )

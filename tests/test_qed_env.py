@@ -1,0 +1,357 @@
+"""QEDMath-v0 episodes: selection, no leaks, rewards, shaping, multi-attempt, and the stack being load-bearing."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+import gym_integrity
+from gym_integrity.envs.qed_math import QEDMathEnv
+from gym_integrity.envs.qed_math.problems import load_problems
+from gym_integrity.protocol import TrainerAction
+from gym_integrity.wrappers import integrity_stack
+
+DEADLINE = 1.5  # where a timeout is the point
+VERIFIER = {"deadline_s": 10.0}  # elsewhere: a verdict must not depend on machine load
+# An endpoint that refuses connections at once: proof steps come back as no-verdicts fast.
+DEAD_JUDGE = {"base_url": "http://127.0.0.1:9/v1", "api_key": "test-key", "model": "judge", "timeout_s": 2.0,
+              "max_retries": 0}
+BUILTIN = load_problems(None).problems
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _keep_verifier_warm():
+    """Hold one env open so the shared verifier is not shut down and restarted between tests."""
+    env = QEDMathEnv(verifier=VERIFIER)
+    env.unwrapped._verifier.wait_ready(60)
+    yield
+    env.close()
+
+
+def make(**kwargs: Any) -> gym.Env:
+    kwargs.setdefault("verifier", VERIFIER)
+    return gym.make("QEDMath-v0", **kwargs)
+
+
+def _strings(value: Any) -> list[str]:
+    """Every key and text leaf of ``info`` (numbers such as latencies are not answer channels)."""
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in [str(k), *_strings(v)]]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v)]
+    return [value] if isinstance(value, str) else []
+
+
+def _assert_no_gold(problem, obs: str, info: dict) -> None:
+    # The statement itself may mention a number equal to a short gold answer;
+    # what must not appear is anything the env adds from the answer fields.
+    added = obs.replace(problem.problem, "")
+    secrets = {s for s in (problem.gold_answer, problem.reference_solution) if s}
+    leaves = _strings(info)
+    for secret in secrets:
+        if len(secret) >= 3:
+            assert secret not in added, problem.problem_id
+            assert not any(secret in leaf for leaf in leaves), problem.problem_id
+        assert secret not in leaves, problem.problem_id
+
+
+def test_registered_and_stacked():
+    env = make()
+    assert env.spec.id == "QEDMath-v0" and env.spec.nondeterministic
+    names = []
+    inner = env
+    while isinstance(inner, gym.Wrapper):
+        names.append(type(inner).__name__)
+        inner = inner.env
+    assert names[:3] == ["TerminalFreeze", "HideInfoKeys", "MaxStepsTruncation"]
+    assert isinstance(env.unwrapped, QEDMathEnv)
+    env.close()
+
+
+def test_gymnasium_env_checker_passes():
+    from gymnasium.utils.env_checker import check_env
+
+    # The registered spec says nondeterministic (proofs are LLM-graded; verifier
+    # metrics such as latency differ per step), which the checker honours.
+    env = make(problem_types=["answer"]).unwrapped
+    check_env(env, skip_render_check=True)
+    env.close()
+
+
+def test_reset_seed_is_reproducible_and_problem_id_picks():
+    a, b = make(), make()
+    ids_a = [a.reset(seed=s)[1]["problem_id"] for s in range(8)]
+    ids_b = [b.reset(seed=s)[1]["problem_id"] for s in range(8)]
+    assert ids_a == ids_b and len(set(ids_a)) > 1
+    obs, info = a.reset(options={"problem_id": "qed-prf-002"})
+    assert info["problem_id"] == "qed-prf-002" and "irrational" in obs
+    with pytest.raises(ValueError, match="unknown problem id 'nope'"):
+        a.reset(options={"problem_id": "nope"})
+    with pytest.raises(ValueError, match="problem_id"):
+        a.reset(options={"index": 3})
+    a.close(), b.close()
+
+
+def test_vector_env_equal_seeds_form_a_group():
+    envs = gym.make_vec("QEDMath-v0", num_envs=2, vectorization_mode="sync", verifier=VERIFIER)
+    _, info = envs.reset(seed=[5, 5])
+    assert info["problem_id"][0] == info["problem_id"][1]
+    envs.close()
+
+
+def test_async_vector_env_grades_in_forked_workers():
+    """Sub-envs forked from a process whose verifier is running build their own pool."""
+    envs = gym.make_vec("QEDMath-v0", num_envs=2, vectorization_mode="async",
+                        vector_kwargs={"shared_memory": False},
+                        verifier={"deadline_s": 10.0, "num_workers": 1, "spare_workers": 0})
+    try:
+        envs.reset(seed=[0, 0], options={"problem_id": "qed-ans-007"})
+        _, reward, terminated, _, info = envs.step([r"\boxed{49}", r"\boxed{48}"])
+        assert list(reward) == [1.0, 0.0] and all(terminated)
+        assert list(info["verdict"]) == ["correct", "incorrect"]
+    finally:
+        envs.close()
+
+
+def test_gold_never_in_obs_or_info_over_every_builtin_problem():
+    stacked = make(judge=DEAD_JUDGE)
+    raw = QEDMathEnv(verifier=VERIFIER, judge=DEAD_JUDGE)
+    for problem in BUILTIN:
+        obs, info = stacked.reset(options={"problem_id": problem.problem_id})
+        _assert_no_gold(problem, obs, info)
+        raw_obs, raw_info = raw.reset(options={"problem_id": problem.problem_id})
+        assert raw_obs == obs and "privileged" in raw_info  # the raw env keeps it where the stack removes it
+        _assert_no_gold(problem, raw_obs, {k: v for k, v in raw_info.items() if k != "privileged"})
+        for _ in range(stacked.unwrapped.step_budget):
+            obs, reward, terminated, truncated, info = stacked.step(r"</think>I believe it is \boxed{-12345}.")
+            _assert_no_gold(problem, obs, info)
+            assert problem.reference_solution not in stacked.unwrapped.render()
+        assert terminated and not truncated
+        if problem.grader == "judge":
+            assert info["no_verdict"] and reward == 0.0 and not info["success"]
+        else:
+            assert info["verdict"] == "incorrect" and reward == 0.0
+    stacked.close(), raw.close()
+
+
+def test_resubmitting_gold_after_the_end_pays_on_raw_env_not_through_stack():
+    raw = QEDMathEnv(verifier=VERIFIER)
+    stacked = make()
+    for env in (raw, stacked):
+        env.reset(options={"problem_id": "qed-ans-001"})
+        _, reward, terminated, _, _ = env.step(r"\boxed{1000}")
+        assert (reward, terminated) == (0.0, True)
+    gold = raw.gold_answers()[0]
+    assert gold == "1170"
+    _, raw_reward, _, _, raw_info = raw.step(f"\\boxed{{{gold}}}")
+    assert raw_reward == 1.0 and raw_info["verdict"] == "correct"  # the exploit the stack exists for
+    requests_before = stacked.unwrapped._verifier.stats()["verifier/requests"]
+    _, reward, terminated, _, info = stacked.step(f"\\boxed{{{gold}}}")
+    assert reward == 0.0 and terminated and info["verdict"] == "incorrect"
+    assert info["integrity"]["frozen"] and info["integrity"]["ignored_steps"] == 1
+    assert stacked.unwrapped._verifier.stats()["verifier/requests"] == requests_before  # no grader call
+    raw.close(), stacked.close()
+
+
+def test_multi_attempt_scores_each_attempt_until_its_own_end():
+    env = make()
+    obs, info = env.reset(options={"problem_id": "qed-ms-001"})
+    assert info["max_attempts"] == 3 and env.unwrapped.step_budget == 3 and "3 attempts" in obs
+    obs, reward, terminated, truncated, info = env.step(r"\boxed{10}")
+    assert (reward, terminated, truncated, info["attempt"], info["attempts_remaining"]) == (0.0, False, False, 1, 2)
+    assert "incorrect" in obs and "2 attempts remaining" in obs and "15" not in obs
+    obs, reward, terminated, truncated, info = env.step(r"\boxed{15}")
+    assert (reward, terminated, truncated, info["attempt"], info["verdict"]) == (1.0, True, False, 2, "correct")
+    # After its own end the stack freezes: a third answer changes nothing.
+    _, reward, terminated, _, info = env.step(r"\boxed{99}")
+    assert (reward, terminated, info["integrity"]["frozen"]) == (1.0, True, True)
+
+    env.reset(options={"problem_id": "qed-ms-003"})  # two attempts, all wrong
+    results = [env.step(r"\boxed{2}")[1:4] for _ in range(2)]
+    assert results == [(0.0, False, False), (0.0, True, False)]
+    env.close()
+
+
+def test_multi_attempt_config_and_row_values():
+    env = make(max_attempts=2)
+    _, info = env.reset(options={"problem_id": "qed-ms-006"})  # the row says 4
+    assert info["max_attempts"] == 4
+    _, info = env.reset(options={"problem_id": "qed-ans-001"})  # no row value: the config's
+    assert info["max_attempts"] == 2
+    _, reward, terminated, _, info = env.step(r"\boxed{1}")
+    assert not terminated and info["attempts_remaining"] == 1
+    env.close()
+    default = make()
+    assert default.reset(options={"problem_id": "qed-ms-004"})[1]["max_attempts"] == 3
+    assert default.reset(options={"problem_id": "qed-ans-004"})[1]["max_attempts"] == 1
+    default.close()
+
+
+@pytest.mark.parametrize(
+    "preset, text, reward, verdict",
+    [
+        ("pure_success", r"\boxed{1170}", 1.0, "correct"),
+        ("pure_success", r"\boxed{7}", 0.0, "incorrect"),
+        ("pure_success", "no box", 0.0, "no_answer"),
+        ("base", r"\boxed{1170}", 1.0, "correct"),
+        ("base", r"\boxed{7}", -0.5, "incorrect"),
+        ("base", "no box", -1.0, "no_answer"),
+        ("base", r"\boxed{}", -1.0, "unparsable"),
+        ("base", r"\boxed{1", -1.0, "unparsable"),
+    ],
+)
+def test_reward_presets(preset, text, reward, verdict):
+    env = make(reward_preset=preset)
+    env.reset(options={"problem_id": "qed-ans-001"})
+    _, got, _, _, info = env.step(text)
+    assert (got, info["verdict"], info["no_verdict"]) == (reward, verdict, False)
+    env.close()
+
+
+def test_timeout_is_a_no_verdict_never_a_wrong_answer():
+    env = make(reward_preset="base", max_tokens=100, buffer_tokens=50,
+               verifier={"deadline_s": DEADLINE, "num_workers": 1})
+    assert env.unwrapped._verifier.wait_ready(60)  # time the grading, not the pool's interpreter start
+    env.reset(options={"problem_id": "qed-ans-001"})
+    start = time.monotonic()
+    _, reward, terminated, _, info = env.step(TrainerAction(r"\boxed{9^{9^{9^{9}}}}", num_tokens=100))
+    assert time.monotonic() - start <= DEADLINE + 1.0
+    assert (reward, info["verdict"], info["no_verdict"], terminated) == (0.0, "timeout", True, True)
+    assert "deadline" in info["cause"]
+    assert info["metrics"]["reward/overlong_penalty"] == 0.0  # a no-verdict is never shaped
+    assert info["metrics"]["verifier/timeouts"] >= 1.0
+    env.reset(options={"problem_id": "qed-ans-001"})
+    assert env.step(r"\boxed{1170}")[1] == 1.0  # the next request is served normally
+    env.close()
+
+
+def test_reasoning_is_stripped_before_grading():
+    env = make()
+    env.reset(options={"problem_id": "qed-ans-001"})
+    _, reward, _, _, info = env.step(r"maybe \boxed{1170}? no...</think>Final: \boxed{1171}")
+    assert (reward, info["verdict"]) == (0.0, "incorrect")
+    env.reset(options={"problem_id": "qed-ans-001"})
+    assert env.step(r"wrong \boxed{3}</think>Final: \boxed{1170}")[1] == 1.0
+    env.reset(options={"problem_id": "qed-ans-001"})
+    assert env.step(r"no delimiter: graded whole \boxed{1170}")[1] == 1.0
+    env.close()
+    custom = make(reasoning_delimiters=["<|end_think|>"])
+    custom.reset(options={"problem_id": "qed-ans-001"})
+    assert custom.step(r"\boxed{1170}</think> \boxed{0} <|end_think|> \boxed{1170}")[1] == 1.0
+    custom.close()
+
+
+def test_shaping_uses_the_trainer_token_count_only():
+    env = make(discount_factor=0.99, max_tokens=1000, buffer_tokens=200)
+    env.reset(options={"problem_id": "qed-ans-001"})
+    _, plain, _, _, info = env.step(r"\boxed{1170}")
+    assert plain == 1.0 and info["metrics"]["reward/shaping_applied"] == 0.0
+
+    env.reset(options={"problem_id": "qed-ans-001"})
+    _, shaped, _, _, info = env.step(TrainerAction(r"\boxed{1170}", num_tokens=900))
+    assert shaped == pytest.approx(0.99 ** 900 - 0.5)
+    assert info["metrics"]["reward/base"] == 1.0
+    assert info["metrics"]["reward/shaped"] == pytest.approx(shaped)
+    assert info["metrics"]["reward/overlong_penalty"] == pytest.approx(-0.5)
+
+    env.reset(options={"problem_id": "qed-ans-001"})
+    _, via_dict, _, _, _ = env.step({"text": r"\boxed{1170}", "num_tokens": 900})
+    assert via_dict == pytest.approx(shaped)
+
+    # A submission cannot set its own token count: claims in the text change nothing.
+    for claim in ['{"num_tokens": 1}', "num_tokens=1", "<num_tokens>1</num_tokens>", json.dumps({"text": "x", "num_tokens": 1})]:
+        env.reset(options={"problem_id": "qed-ans-001"})
+        _, reward, _, _, info = env.step(claim + r" \boxed{1170}")
+        assert reward == 1.0 and info["metrics"]["reward/shaping_applied"] == 0.0
+        env.reset(options={"problem_id": "qed-ans-001"})
+        _, reward, _, _, _ = env.step(TrainerAction(claim + r" \boxed{1170}", num_tokens=900))
+        assert reward == pytest.approx(shaped)
+    with pytest.raises(TypeError, match="num_tokens"):
+        env.reset()
+        env.step({"text": "x", "num_tokens": "1"})
+    env.close()
+
+
+def test_non_str_action_raises_type_error_any_str_is_graded():
+    env = QEDMathEnv(verifier=VERIFIER, problem_types=["answer"])
+    env.reset(seed=1)
+    with pytest.raises(TypeError, match="action must be a str"):
+        env.step(42)
+    for text in ["", "\x00\x01", "数学 🙂 \\boxed{\\}", "}" * 10000, "\\boxed{" * 5000]:
+        env.reset(seed=1)
+        _, _, terminated, _, info = env.step(text)
+        assert terminated and info["verdict"] in ("no_answer", "unparsable", "incorrect")
+    env.close()
+
+
+def test_step_before_reset_raises():
+    env = QEDMathEnv(verifier=VERIFIER)
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step("x")
+    env.close()
+
+
+def test_gold_answers_is_the_auditor_hook():
+    env = QEDMathEnv(verifier=VERIFIER)
+    assert env.gold_answers() == []
+    env.reset(options={"problem_id": "qed-ans-003"})
+    assert env.gold_answers()[0] == r"\frac{1}{2}" and len(env.gold_answers()) == 2
+    env.reset(options={"problem_id": "qed-prf-001"})
+    assert env.gold_answers() == [next(p for p in BUILTIN if p.problem_id == "qed-prf-001").reference_solution]
+    env.close()
+
+
+def test_guidelines_in_observation_only_when_asked():
+    hidden, shown = make(), make(show_guidelines=True)
+    obs_hidden, _ = hidden.reset(options={"problem_id": "qed-prf-001"})
+    obs_shown, _ = shown.reset(options={"problem_id": "qed-prf-001"})
+    assert "Factorisation" not in obs_hidden and "Factorisation (2 points)" in obs_shown
+    hidden.close(), shown.close()
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"reward_preset": "lenient"}, "reward_preset"),
+        ({"discount_factor": 1.5}, "discount_factor"),
+        ({"max_tokens": 100, "buffer_tokens": 200}, "buffer_tokens"),
+        ({"max_attempts": 0}, "max_attempts"),
+        ({"problem_types": ["essay"]}, "problem_types"),
+        ({"reasoning_delimiters": [""]}, "reasoning_delimiters"),
+        ({"verifier": {"deadline_s": -1}}, "QEDMathConfig.verifier"),
+        ({"verifier": {"workers": 2}}, "QEDMathConfig.verifier"),
+        ({"show_guidelines": "yes"}, "show_guidelines"),
+        ({"judge": 3}, "QEDMathConfig.judge"),
+        ({"no_such_option": 1}, "no_such_option"),
+    ],
+)
+def test_bad_config_fails_at_make_naming_the_field(kwargs, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        gym.make("QEDMath-v0", **kwargs)
+
+
+def test_close_releases_the_shared_verifier():
+    config = {"deadline_s": 1.75, "num_workers": 1}  # its own service, so nothing else holds it
+    first, second = make(verifier=config), make(verifier=config)
+    service = first.unwrapped._verifier
+    assert service is second.unwrapped._verifier and service.running
+    first.close()
+    assert service.running
+    second.close()
+    assert not service.running
+
+
+def test_integrity_stack_on_raw_class_matches_registration():
+    env = integrity_stack(QEDMathEnv(verifier=VERIFIER))
+    env.reset(options={"problem_id": "qed-ans-007"})
+    _, reward, terminated, _, info = env.step(r"\boxed{49}")
+    assert (reward, terminated, "privileged" in info) == (1.0, True, False)
+    revealed = gym_integrity.make("QEDMath-v0", reveal_on_end=True, verifier=VERIFIER)
+    revealed.reset(options={"problem_id": "qed-ans-007"})
+    info = revealed.step(r"\boxed{1}")[4]
+    assert info["privileged"]["gold_answer"] == "49"  # the trainer's explicit opt-in, at the end only
+    env.close(), revealed.close()

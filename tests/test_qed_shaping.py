@@ -1,0 +1,63 @@
+"""QEDMath reward shaping as pure functions: presets, stripping, collapse, discount, overlong penalty."""
+
+from __future__ import annotations
+
+import pytest
+
+from gym_integrity.envs.qed_math.shaping import (
+    REWARD_PRESETS,
+    answer_reward,
+    collapse,
+    overlong_penalty,
+    shape_reward,
+    strip_reasoning,
+)
+from gym_integrity.protocol import NO_VERDICTS, Verdict
+
+
+@pytest.mark.parametrize("preset", sorted(REWARD_PRESETS))
+def test_no_verdicts_give_zero_in_every_preset(preset):
+    for verdict in NO_VERDICTS:
+        assert answer_reward(verdict, preset) == 0.0
+
+
+def test_preset_tables():
+    assert [answer_reward(v, "pure_success") for v in (Verdict.CORRECT, Verdict.INCORRECT, Verdict.NO_ANSWER,
+                                                       Verdict.UNPARSABLE)] == [1.0, 0.0, 0.0, 0.0]
+    assert [answer_reward(v, "base") for v in (Verdict.CORRECT, Verdict.INCORRECT, Verdict.NO_ANSWER,
+                                               Verdict.UNPARSABLE)] == [1.0, -0.5, -1.0, -1.0]
+
+
+@pytest.mark.parametrize(
+    "text, delimiters, graded",
+    [
+        ("think</think>answer", ("</think>",), "answer"),
+        ("a</think>b</think>c", ("</think>",), "c"),
+        ("no delimiter", ("</think>",), "no delimiter"),
+        ("x</think>y<|end|>z", ("</think>", "<|end|>"), "z"),
+        ("x<|end|>y</think>z", ("</think>", "<|end|>"), "z"),
+        ("keep</think>all", (), "keep</think>all"),
+    ],
+)
+def test_strip_reasoning(text, delimiters, graded):
+    assert strip_reasoning(text, delimiters) == graded
+
+
+def test_collapse_keeps_only_full_marks():
+    assert [collapse(s) for s in (0.0, 3 / 7, 6 / 7, 1.0)] == [0.0, 0.0, 0.0, 1.0]
+
+
+def test_overlong_penalty_is_linear_over_the_buffer():
+    values = [overlong_penalty(n, max_tokens=1000, buffer_tokens=100) for n in (0, 900, 925, 950, 1000, 5000)]
+    assert values == [0.0, 0.0, -0.25, -0.5, -1.0, -1.0]
+    assert overlong_penalty(950, max_tokens=1000, buffer_tokens=100, factor=0.5) == -0.25
+    assert overlong_penalty(1001, max_tokens=1000, buffer_tokens=0) == -1.0
+    assert overlong_penalty(1000, max_tokens=1000, buffer_tokens=0) == 0.0
+
+
+def test_shape_reward_discount_then_penalty_and_skipped_without_tokens():
+    assert shape_reward(0.5, num_tokens=None, discount_factor=0.5, max_tokens=10, buffer_tokens=5) == (0.5, 0.0)
+    shaped, penalty = shape_reward(1.0, num_tokens=8, discount_factor=0.9, max_tokens=10, buffer_tokens=4)
+    assert penalty == pytest.approx(-0.5)
+    assert shaped == pytest.approx(0.9 ** 8 - 0.5)
+    assert shape_reward(-0.5, num_tokens=3, discount_factor=1.0, max_tokens=None, buffer_tokens=0) == (-0.5, 0.0)
