@@ -5,6 +5,7 @@ reasoning_gym, datasets, math_verify and openai load when an env needs them.
 """
 
 from gym_integrity.protocol import Grade, TrainerAction, Verdict
+from gym_integrity.spaces import ASYNC_VECTOR_KWARGS
 from gym_integrity.registration import REGISTERED, make, register_envs
 from gym_integrity.spaces import UnicodeText
 from gym_integrity.wrappers import HideInfoKeys, MaxStepsTruncation, TerminalFreeze, integrity_stack
@@ -22,6 +23,7 @@ __all__ = [
     "Grade",
     "TrainerAction",
     "REGISTERED",
+    "ASYNC_VECTOR_KWARGS",
 ]
 
 register_envs()

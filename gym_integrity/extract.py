@@ -7,11 +7,12 @@ linear time.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from gym_integrity.protocol import Verdict
 
-__all__ = ["Extraction", "last_boxed", "last_tagged", "extract_answer", "ANSWER_FORMATS"]
+__all__ = ["Extraction", "braced_group", "last_boxed", "last_tag_body", "last_tagged", "extract_answer", "ANSWER_FORMATS"]
 
 ANSWER_FORMATS = ("tag", "boxed", "either", "raw")
 _BOX_COMMANDS = ("\\boxed", "\\fbox")
@@ -34,6 +35,35 @@ def _check(answer: str, max_chars: int) -> Extraction:
     return Extraction(answer=answer)
 
 
+def braced_group(text: str, i: int) -> tuple[str | None, int]:
+    r"""The content of the ``{...}`` group at ``text[i]`` (after spaces), braces matched, and the index after it.
+
+    ``(None, i)`` when no ``{`` stands there; ``(None, len(text))`` when the group
+    never closes. Escaped braces (``\{``, ``\}``) neither open nor close.
+
+    >>> braced_group(r"\boxed {a{b}\}c}!", 6)
+    ('a{b}\\}c', 16)
+    """
+    while i < len(text) and text[i] in " \t":
+        i += 1
+    if i >= len(text) or text[i] != "{":
+        return None, i
+    depth, j = 0, i
+    while j < len(text):
+        ch = text[j]
+        if ch == "\\":
+            j += 2
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return text[i + 1 : j], j + 1
+        j += 1
+    return None, len(text)
+
+
 def last_boxed(text: str, max_chars: int = 4096) -> Extraction:
     r"""The content of the last ``\boxed{...}`` (or ``\fbox{...}``), braces matched.
 
@@ -46,25 +76,37 @@ def last_boxed(text: str, max_chars: int = 4096) -> Extraction:
     if start < 0:
         return Extraction(failure=Verdict.NO_ANSWER)
     cmd_len = len("\\boxed") if text.startswith("\\boxed", start) else len("\\fbox")
-    i = start + cmd_len
-    while i < len(text) and text[i] in " \t":
-        i += 1
-    if i >= len(text) or text[i] != "{":
+    content, _ = braced_group(text, start + cmd_len)
+    if content is None:
         return Extraction(failure=Verdict.UNPARSABLE)
-    depth, j = 0, i
-    while j < len(text):
-        ch = text[j]
-        if ch == "\\":  # an escaped brace (\{ or \}) does not open or close the group
-            j += 2
-            continue
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return _check(text[i + 1 : j], max_chars)
-        j += 1
-    return Extraction(failure=Verdict.UNPARSABLE)
+    return _check(content, max_chars)
+
+
+def last_tag_body(text: str, tag: str, *, ignore_case: bool = False) -> str | None:
+    """The raw body of the last complete ``<tag>...</tag>`` pair, or None.
+
+    Searching from the last closing tag backwards skips prose that merely
+    names ``<tag>`` earlier on.
+
+    >>> last_tag_body("say <score> then <SCORE>5</Score>", "score", ignore_case=True)
+    '5'
+    >>> last_tag_body("İİ<Proof>x</proof>", "proof", ignore_case=True), last_tag_body("<a>1</a><a>", "a")
+    ('x', '1')
+    """
+    if not ignore_case:
+        end = text.rfind(f"</{tag}>")
+        start = text.rfind(f"<{tag}>", 0, max(end, 0))
+        return None if end < 0 or start < 0 else text[start + len(tag) + 2 : end]
+    # Regex, not text.lower(): lowering can change the length (e.g. "İ") and shift every index.
+    last_close = None
+    for last_close in re.finditer(re.escape(f"</{tag}>"), text, re.IGNORECASE):
+        pass
+    if last_close is None:
+        return None
+    last_open = None
+    for last_open in re.finditer(re.escape(f"<{tag}>"), text[: last_close.start()], re.IGNORECASE):
+        pass
+    return None if last_open is None else text[last_open.end() : last_close.start()]
 
 
 def last_tagged(text: str, tag: str = "answer", max_chars: int = 4096) -> Extraction:
@@ -75,14 +117,11 @@ def last_tagged(text: str, tag: str = "answer", max_chars: int = 4096) -> Extrac
     >>> last_tagged("<answer>4").failure
     <Verdict.UNPARSABLE: 'unparsable'>
     """
-    open_tag, close_tag = f"<{tag}>", f"</{tag}>"
-    end = text.rfind(close_tag)
-    if end < 0:
-        return Extraction(failure=Verdict.UNPARSABLE if open_tag in text else Verdict.NO_ANSWER)
-    start = text.rfind(open_tag, 0, end)
-    if start < 0:
-        return Extraction(failure=Verdict.UNPARSABLE)
-    return _check(text[start + len(open_tag) : end], max_chars)
+    body = last_tag_body(text, tag)
+    if body is None:
+        stray = f"<{tag}>" in text or f"</{tag}>" in text
+        return Extraction(failure=Verdict.UNPARSABLE if stray else Verdict.NO_ANSWER)
+    return _check(body, max_chars)
 
 
 def extract_answer(text: str, answer_format: str = "either", max_chars: int = 4096) -> Extraction:

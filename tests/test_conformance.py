@@ -63,3 +63,18 @@ def test_make_vec(env_id, mode, vector_kwargs):
         assert reward.dtype == np.float64 and "privileged" not in info
     finally:
         vec.close()
+
+
+def test_async_vector_recommended_settings_grade_every_step_after_a_manual_reset():
+    # Gymnasium 1.4's AsyncVectorEnv clears its next-step autoreset flag on reset() only with shared
+    # memory, which text cannot use; the documented vector_kwargs (autoreset disabled) avoid the
+    # swallowed step. This is the GRPO loop: reset(seed) -> step -> reset(seed) -> step.
+    vec = gym.make_vec("ReasoningGym-v0", num_envs=2, vectorization_mode="async",
+                       vector_kwargs=gym_integrity.ASYNC_VECTOR_KWARGS, dataset="basic_arithmetic")
+    try:
+        for seed in (1, 2, 3):
+            vec.reset(seed=[seed, seed])
+            _, _, terminated, _, info = vec.step(("<answer>0</answer>",) * 2)
+            assert terminated.all() and info["_verdict"].all(), info
+    finally:
+        vec.close()

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
+from gym_integrity.extract import last_tag_body
 from gym_integrity.protocol import Grade, Verdict
 
 __all__ = [
@@ -392,22 +393,13 @@ def _redact(feedback: str, hidden: Sequence[str]) -> str:
     return "".join(out).strip()
 
 
-def _section(text: str, tag: str) -> str | None:
-    """The body of the last ``<tag>...</tag>`` block (prose that merely names ``<tag>`` earlier is skipped)."""
-    lower = text.lower()
-    end = lower.rfind(f"</{tag}>")
-    if end < 0:
-        return None
-    start = lower.rfind(f"<{tag}>", 0, end)
-    return None if start < 0 else text[start + len(tag) + 2 : end].strip()
-
-
 _FEEDBACK_LIMIT = 2000
 
 
 def _feedback(points: int, judge_output: str, hidden: Sequence[str]) -> str:
     """Agent-safe feedback: the score and the judge's list of errors, never the reference."""
-    body = _section(judge_output, "errors") or _section(judge_output, "assessment") or ""
+    body = (last_tag_body(judge_output, "errors", ignore_case=True) or "").strip() or (
+        last_tag_body(judge_output, "assessment", ignore_case=True) or "").strip()
     body = re.sub(r"<[^<>]{0,40}>", " ", body)  # no tags (score tags included) reach the agent
     body = _redact(body, hidden)
     if len(body) > _FEEDBACK_LIMIT:

@@ -58,6 +58,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterable
 
+from gym_integrity.extract import last_tag_body
+
 __all__ = ["JudgeServer", "RecordedRequest", "stub_points", "MODES", "main"]
 
 MODES = (
@@ -80,16 +82,6 @@ class RecordedRequest:
     received_at: float = field(default_factory=time.monotonic)
 
 
-def _section(text: str, tag: str) -> str | None:
-    """The body of the last ``<tag>...</tag>`` block (prose that merely names ``<tag>`` earlier is skipped)."""
-    lower = text.lower()
-    end = lower.rfind(f"</{tag}>")
-    if end < 0:
-        return None
-    start = lower.rfind(f"<{tag}>", 0, end)
-    return None if start < 0 else text[start + len(tag) + 2 : end]
-
-
 def stub_points(prompt: str) -> tuple[int, str]:
     """The stub's deterministic grade of a prompt built from our templates, and its (content-free) note.
 
@@ -105,18 +97,18 @@ def stub_points(prompt: str) -> tuple[int, str]:
     >>> stub_points("<problem>x</problem><marking_scheme>induction invariant</marking_scheme><proof>hi</proof>")[0]
     0
     """
-    proof = _section(prompt, "proof")
+    proof = last_tag_body(prompt, "proof", ignore_case=True)
     proof = prompt if proof is None else proof
     if len(proof.split()) < 5:
         return 0, "the proof is under 5 words"
-    reference = _section(prompt, "reference_solution")
+    reference = last_tag_body(prompt, "reference_solution", ignore_case=True)
     if reference and reference.strip():
         wanted = {t.lower() for t in _TOKEN_RE.findall(reference)}
         used = wanted & {t.lower() for t in _TOKEN_RE.findall(proof)}
         kind = "reference-solution tokens"
     else:
-        stated = {w.lower() for w in _WORD_RE.findall(_section(prompt, "problem") or "")}
-        wanted = {w.lower() for w in _WORD_RE.findall(_section(prompt, "marking_scheme") or "")} - stated
+        stated = {w.lower() for w in _WORD_RE.findall(last_tag_body(prompt, "problem", ignore_case=True) or "")}
+        wanted = {w.lower() for w in _WORD_RE.findall(last_tag_body(prompt, "marking_scheme", ignore_case=True) or "")} - stated
         used = wanted & {w.lower() for w in _WORD_RE.findall(proof)}
         kind = "marking-scheme keywords"
     if not wanted:
@@ -236,7 +228,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif name == "no_tag":
             self._complete(kind, body, prompt, _answer_text(None, "forgot the score tag"))
         elif name == "leak":
-            reference = (_section(prompt, "reference_solution") or "").strip()
+            reference = (last_tag_body(prompt, "reference_solution", ignore_case=True) or "").strip()
             text = (f"<assessment>The reference solution says: {reference}</assessment>\n"
                     f"<errors>Compare with the reference: {reference}</errors>\n<score>3</score>")
             self._complete(kind, body, prompt, text)

@@ -143,7 +143,7 @@ class FinQAEnv(gym.Env[str, Any]):
         (1.0, True, False, 'correct')
     """
 
-    metadata = {"render_modes": ["ansi", "human"]}
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
         valid = [f.name for f in fields(FinQAConfig)]

@@ -44,6 +44,7 @@ import re
 from fractions import Fraction
 from typing import Iterable
 
+from gym_integrity.extract import braced_group
 from gym_integrity.protocol import Grade, Verdict
 
 __all__ = [
@@ -91,29 +92,11 @@ def boxed_groups(text: str) -> list[str]:
     out: list[str] = []
     start = text.find("\\boxed")
     while start >= 0 and len(out) < MAX_VALUES:
-        i = start + len("\\boxed")
-        while i < len(text) and text[i] in " \t":
-            i += 1
-        if i < len(text) and text[i] == "{":
-            depth, j = 0, i
-            while j < len(text):
-                ch = text[j]
-                if ch == "\\":
-                    j += 2
-                    continue
-                if ch == "{":
-                    depth += 1
-                elif ch == "}":
-                    depth -= 1
-                    if depth == 0:
-                        out.append(text[i + 1 : j].strip())
-                        break
-                j += 1
-            else:
-                break  # unbalanced: nothing after this can close either
-            start = text.find("\\boxed", j)
-        else:
-            start = text.find("\\boxed", i)
+        content, end = braced_group(text, start + len("\\boxed"))
+        if content is not None:
+            out.append(content.strip())
+        # an unbalanced group ends at len(text): nothing after it can close either
+        start = text.find("\\boxed", end)
     return out
 
 

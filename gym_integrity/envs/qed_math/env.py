@@ -116,7 +116,7 @@ class QEDMathEnv(gym.Env[str, str]):
         token count if the config asks for length shaping.
     """
 
-    metadata = {"render_modes": ["ansi", "human"]}
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
         valid = QEDMathConfig.field_names()
