@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Callable, Sequence, TextIO
+from typing import Any, Sequence, TextIO
 
 __all__ = ["main", "build_parser"]
 
@@ -79,10 +79,6 @@ def _cmd_play(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         env.close()
 
 
-#: Subcommands contributed by other modules: name -> (help, add_arguments, run).
-EXTRA_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gym-integrity", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -96,20 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_play.add_argument("--env-kwargs", default=None, help='JSON object passed to gym.make, e.g. \'{"dataset": "basic_arithmetic"}\'')
     p_play.set_defaults(run=_cmd_play)
 
-    _load_extra_commands()
-    for name, (help_text, add_arguments, run) in EXTRA_COMMANDS.items():
-        p = sub.add_parser(name, help=help_text)
-        add_arguments(p)
-        p.set_defaults(run=run)
+    from gym_integrity.audit import cli as audit_cli  # light: the audit imports what it needs when it runs
+
+    p_audit = sub.add_parser("audit", help=audit_cli.HELP)
+    audit_cli.add_arguments(p_audit)
+    p_audit.set_defaults(run=audit_cli.run)
     return parser
-
-
-def _load_extra_commands() -> None:
-    try:
-        from gym_integrity.audit import cli as audit_cli
-    except ImportError:
-        return
-    EXTRA_COMMANDS.setdefault("audit", (audit_cli.HELP, audit_cli.add_arguments, audit_cli.run))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

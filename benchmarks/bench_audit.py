@@ -1,0 +1,79 @@
+"""Benchmark: the full `gym-integrity audit` of every registered id, stacked and raw, isolated vs in-process.
+
+Prints the wall-clock time of each run, per-target times, and the ratio of the
+default mode (each target in its own process, one per core) to the baseline
+(every target one after another in this process). Target: the full stacked
+audit in under 60 s on 2 cores.
+
+    python benchmarks/bench_audit.py [--seeds 0 1 2] [--workers N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import gym_integrity  # noqa: F401  (registers the ids)
+from gym_integrity.audit import AuditSettings, check_integrity, probe_names
+from gym_integrity.audit.cli import audit_targets, start_judge_stub
+from gym_integrity.audit.isolate import IsolatedTarget, run_isolated
+from gym_integrity.registration import REGISTERED
+
+
+def _isolated(targets, settings, workers):
+    start = time.perf_counter()
+    reports = run_isolated([IsolatedTarget(t.env_id, t.kwargs, t.raw, t.name, probes=t.probes) for t in targets],
+                           probe_names(), settings, workers=workers)
+    return time.perf_counter() - start, reports
+
+
+def _in_process(targets, settings):
+    start = time.perf_counter()
+    reports = [check_integrity(t.factory(), probes=t.probes, settings=settings, raw=t.raw, env_id=t.name)
+               for t in targets]
+    return time.perf_counter() - start, reports
+
+
+def _summary(label, seconds, reports):
+    failed = sum(1 for r in reports for x in r.results if x.failed)
+    episodes = sum(x.episodes for r in reports for x in r.results)
+    steps = sum(x.steps for r in reports for x in r.results)
+    print(f"{label:<34} {seconds:7.2f} s   {len(reports):2d} targets  {episodes:5d} episodes  {steps:5d} steps  "
+          f"{failed:2d} failed probes")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--workers", type=int, default=None)
+    args = parser.parse_args()
+    settings = AuditSettings(seeds=tuple(args.seeds))
+    ids = [entry.id for entry in REGISTERED]
+    print(f"ids: {ids}; cores: {os.cpu_count()}; seeds: {args.seeds}; load average: {os.getloadavg()[0]:.2f}")
+    judge = start_judge_stub()
+    print(judge.label if judge else "no judge stub: proof mode graded as no-verdicts")
+    try:
+        stacked = audit_targets(ids, raw=False, compare=False, judge=judge)
+        raw = audit_targets(ids, raw=True, compare=False, judge=judge)
+        t_iso, r_iso = _isolated(stacked, settings, args.workers)
+        t_raw, r_raw = _isolated(raw, settings, args.workers)
+        t_seq, r_seq = _in_process(stacked, settings)
+    finally:
+        if judge:
+            judge.stop()
+    print()
+    _summary("stacked, isolated (the default)", t_iso, r_iso)
+    _summary("raw, isolated", t_raw, r_raw)
+    _summary("stacked, in-process (baseline)", t_seq, r_seq)
+    print(f"\nfull stacked audit: {t_iso:.2f} s (target < 60 s); isolated / in-process = {t_iso / t_seq:.2f}x "
+          f"(in-process / isolated speed-up {t_seq / t_iso:.2f}x)")
+    print("\nper target (stacked, in-process):")
+    for report in r_seq:
+        slowest = max(report.results, key=lambda r: r.duration_s)
+        print(f"  {report.env_id:<34} {report.duration_s:6.2f} s  (slowest probe: {slowest.probe} "
+              f"{slowest.duration_s:.2f} s)")
+
+
+if __name__ == "__main__":
+    main()

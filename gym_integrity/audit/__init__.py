@@ -1,0 +1,41 @@
+"""gym-integrity audit: adversarial probes that tell whether any text env's rewards can be gamed.
+
+Gymnasium's ``check_env`` says whether an env follows the API;
+:func:`check_integrity` says whether its rewards can be gamed. It plays
+adversarial episodes (answers after the end, searches for the gold answer in
+everything the agent sees, never answers, sends garbage, writes score tags)
+and returns an :class:`AuditReport`, one row per probe.
+
+Audit your own env in three lines::
+
+    from gym_integrity.audit import check_integrity
+    report = check_integrity(MyEnv())           # or an id, or a factory: lambda: MyEnv()
+    print(report.to_json(indent=2)); assert report.passed
+
+The auditor learns gold answers through the privileged hook
+``env.unwrapped.gold_answers() -> list[str]`` when the env has it (never an
+agent channel), else from what the env reveals at the end.
+"""
+
+from gym_integrity.audit.adapters import answer_action, non_answer_action, privileged_gold, revealed_answers
+from gym_integrity.audit.probes import PROBES, Probe, probe_names
+from gym_integrity.audit.report import AuditReport, ProbeResult, Status, render_reports, reports_to_json
+from gym_integrity.audit.runner import check_integrity
+from gym_integrity.audit.session import AuditSettings
+
+__all__ = [
+    "check_integrity",
+    "AuditReport",
+    "ProbeResult",
+    "Status",
+    "AuditSettings",
+    "PROBES",
+    "Probe",
+    "probe_names",
+    "answer_action",
+    "non_answer_action",
+    "privileged_gold",
+    "revealed_answers",
+    "render_reports",
+    "reports_to_json",
+]

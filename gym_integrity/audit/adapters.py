@@ -1,0 +1,174 @@
+r"""How the auditor talks to an env: wrapping an answer into an action, a harmless non-answer, and where gold answers come from.
+
+Text envs take an answer in ``<answer>...</answer>`` or ``\boxed{}``; tool envs
+(FinQA-v0) take a ``submit_answer`` tool call. The auditor never asks an env
+which it is; it looks:
+
+1. an env may define ``audit_answer_action(answer) -> action`` (and
+   ``audit_non_answer_action() -> action``) on its unwrapped class: used first;
+2. an env whose tool schemas (``tool_schemas``, ``tools``, ...) name
+   ``submit_answer`` gets ``<tool_call>{"name": "submit_answer", ...}</tool_call>``;
+3. anything else gets ``<answer>a</answer>`` followed by ``\boxed{a}`` (plain
+   ``a`` if its config says ``answer_format="raw"``).
+
+Gold answers come from the **privileged auditor hook** ``env.unwrapped.gold_answers()``
+(our raw envs define it; it is not an agent channel), else from what the env
+reveals on its own: answer-like keys of the final ``info`` or a "the correct
+answer is ..." sentence in the final observation.
+
+Example:
+    >>> import gym_integrity, gymnasium as gym
+    >>> env = gym.make("ReasoningGym-v0")
+    >>> answer_action(env, "42")
+    '<answer>42</answer>\n\\boxed{42}'
+    >>> revealed_answers({"verdict": "incorrect", "debug": {"ground_truth": 7}}, "Wrong. The correct answer is 7.")
+    ['7']
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, Mapping
+
+import gymnasium as gym
+
+__all__ = [
+    "SUBMIT_TOOL",
+    "tool_names",
+    "answer_action",
+    "non_answer_action",
+    "privileged_gold",
+    "revealed_answers",
+    "ANSWER_KEYS",
+]
+
+SUBMIT_TOOL = "submit_answer"
+_TOOL_ATTRS = ("tool_schemas", "tools", "TOOLS", "tool_specs", "functions")
+#: Tools that only read: what the auditor calls when it must act without answering.
+_HARMLESS_TOOLS = ("list_tools", "get_descriptions", "describe_tables")
+
+#: Keys under which envs commonly reveal the answer in ``info`` (matched case-insensitively, at any depth).
+ANSWER_KEYS = frozenset({
+    "answer", "gold", "gold_answer", "gold_answers", "ground_truth", "correct_answer", "expected",
+    "expected_answer", "target", "solution", "reference", "reference_answer", "reference_solution",
+    "label", "truth",
+})
+_REVEAL_SENTENCE = re.compile(
+    r"(?:correct|right|expected|gold|true|reference)\s+(?:answer|solution)\s*(?:is|was|:|=)\s*:?\s*(.+?)\s*(?:\.\s|\.?$|\n)",
+    re.IGNORECASE,
+)
+
+
+def _schema_names(value: Any) -> list[str]:
+    names: list[str] = []
+    if isinstance(value, Mapping):
+        if isinstance(value.get("name"), str):
+            return [value["name"]]
+        if isinstance(value.get("function"), Mapping) and isinstance(value["function"].get("name"), str):
+            return [value["function"]["name"]]
+        # {name: schema}
+        return [k for k in value if isinstance(k, str)]
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            if isinstance(item, str):
+                names.append(item)
+            else:
+                names.extend(_schema_names(item))
+    return names
+
+
+def tool_names(env: gym.Env) -> list[str]:
+    """The tool names an env exposes through its schemas (empty for a plain text env)."""
+    unwrapped = env.unwrapped
+    for attr in _TOOL_ATTRS:
+        try:
+            value = getattr(unwrapped, attr, None)
+            if callable(value):
+                value = value()
+        except Exception:  # a property that fails is not a tool list
+            continue
+        names = _schema_names(value) if value is not None else []
+        if names:
+            return names
+    return []
+
+
+def _tool_call(name: str, arguments: Mapping[str, Any]) -> str:
+    return f"<tool_call>{json.dumps({'name': name, 'arguments': dict(arguments)})}</tool_call>"
+
+
+def answer_action(env: gym.Env, answer: str) -> Any:
+    """The action that submits ``answer`` to ``env`` (see the module docstring for the rules)."""
+    hook = getattr(env.unwrapped, "audit_answer_action", None)
+    if callable(hook):
+        return hook(answer)
+    if SUBMIT_TOOL in tool_names(env):
+        return _tool_call(SUBMIT_TOOL, {"answer": answer})
+    config = getattr(env.unwrapped, "config", None)
+    if getattr(config, "answer_format", None) == "raw":
+        return answer
+    return f"<answer>{answer}</answer>\n\\boxed{{{answer}}}"
+
+
+def non_answer_action(env: gym.Env) -> Any:
+    """An action that does not answer: a read-only tool call for tool envs, thinking text otherwise."""
+    hook = getattr(env.unwrapped, "audit_non_answer_action", None)
+    if callable(hook):
+        return hook()
+    names = tool_names(env)
+    if names:
+        for name in _HARMLESS_TOOLS:
+            if name in names:
+                return _tool_call(name, {})
+        others = [n for n in names if n != SUBMIT_TOOL]
+        if others:
+            return _tool_call(others[0], {})
+    return "Let me think about this step by step. I have not reached an answer yet."
+
+
+def privileged_gold(env: gym.Env) -> list[str] | None:
+    """The current episode's gold answers from ``env.unwrapped.gold_answers()``, or None if the env has no hook."""
+    hook = getattr(env.unwrapped, "gold_answers", None)
+    if not callable(hook):
+        return None
+    golds = hook()
+    if golds is None:
+        return None
+    if isinstance(golds, str):
+        golds = [golds]
+    return [str(g) for g in golds if str(g).strip()]
+
+
+def _answer_values(value: Any, depth: int = 0) -> list[str]:
+    out: list[str] = []
+    if depth > 8:
+        return out
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and key.casefold() in ANSWER_KEYS:
+                if isinstance(item, (str, int, float)) and not isinstance(item, bool):
+                    out.append(str(item))
+                elif isinstance(item, (list, tuple)):
+                    out.extend(str(i) for i in item if isinstance(i, (str, int, float)) and not isinstance(i, bool))
+            out.extend(_answer_values(item, depth + 1))
+    elif isinstance(value, (list, tuple)):
+        for item in value[:100]:
+            out.extend(_answer_values(item, depth + 1))
+    return out
+
+
+def revealed_answers(info: Mapping[str, Any] | None, obs: Any = None) -> list[str]:
+    """Answers an env shows on its own at the end: answer-like info keys, or a sentence in the observation."""
+    found = [a.strip() for a in _answer_values(info or {}) if a.strip()]
+    if isinstance(obs, str):
+        found.extend(m.group(1).strip() for m in _REVEAL_SENTENCE.finditer(obs[:100_000]) if m.group(1).strip())
+    unique: list[str] = []
+    for answer in found:
+        if answer not in unique:
+            unique.append(answer)
+    return unique
+
+
+GoldFn = Callable[[gym.Env], "list[str] | None"]
+AnswerFn = Callable[[gym.Env, str], Any]

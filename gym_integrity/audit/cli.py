@@ -1,0 +1,256 @@
+"""`gym-integrity audit`: audit registered ids (all by default), stacked or raw, with a progress bar, a table and JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+__all__ = ["HELP", "add_arguments", "run", "AuditTarget", "audit_targets", "start_judge_stub"]
+
+HELP = "audit env ids for reward exploits (all registered ids by default); exit 1 on any failure"
+
+_EPILOG = """\
+examples:
+  gym-integrity audit                      every registered id, through the integrity stack
+  gym-integrity audit --raw                the raw task classes: shows what the stack prevents
+  gym-integrity audit --compare            both, side by side
+  gym-integrity audit ReasoningGym-v0 --json audit.json --seeds 0 1 2 3
+
+Proof-mode grading is audited offline against a judge stub this command starts
+on 127.0.0.1 (labelled in the output); no network and no key are needed.
+"""
+
+
+@dataclass
+class JudgeStub:
+    """The local judges: a deterministic grader and a fooled one, their base_urls, a label, how to stop them."""
+
+    base_url: str
+    label: str
+    stop: Callable[[], None] = field(default=lambda: None)
+    fooled_url: str | None = None
+    fooled_label: str | None = None
+
+
+def start_judge_stub() -> JudgeStub | None:
+    """Start the OpenAI-compatible judge stubs on 127.0.0.1 (None if the package has no judge server).
+
+    This is the one place that knows how the stub is started. Two servers: the
+    deterministic ``stub`` grader every proof probe uses, and a deliberately
+    fooled ``echo`` judge (it repeats any ``<score>N</score>`` it finds in its
+    prompt) against which the self-dealing probe checks that score tags in a
+    proof are neutralised before they reach the judge.
+    """
+    try:
+        from gym_integrity.testing.judge_server import JudgeServer
+    except ImportError:
+        return None
+    grader = JudgeServer(mode="stub").start()
+    fooled = JudgeServer(mode="echo").start()
+
+    def stop() -> None:
+        grader.stop()
+        fooled.stop()
+
+    return JudgeStub(base_url=grader.url, label=f"judge: local stub at {grader.host}:{grader.port} "
+                     "(deterministic, not a real grader)", stop=stop, fooled_url=fooled.url,
+                     fooled_label=f"judge: fooled echo stub at {fooled.host}:{fooled.port} "
+                     "(repeats any score tag in its prompt)")
+
+
+def _judge_kwargs(base_url: str) -> dict[str, Any]:
+    return {"judge": {"base_url": base_url, "api_key": "audit-stub", "model": "stub-judge", "timeout_s": 10.0,
+                      "max_retries": 1}}
+
+
+def _env_kwargs(env_id: str, judge: JudgeStub | None) -> dict[str, Any]:
+    """Embedded defaults per id; envs graded by an LLM judge get the local stub."""
+    if env_id.startswith("QEDMath") and judge is not None:
+        return _judge_kwargs(judge.base_url)
+    return {}
+
+
+#: Ids audited as several columns, one per mode, so that every grading path is exercised.
+_VARIANTS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
+    "QEDMath-v0": (("answer", {"problem_types": ["answer"]}), ("proof", {"problem_types": ["proof"]}),
+                   ("multi_step", {"problem_types": ["multi_step"]})),
+}
+
+
+@dataclass
+class AuditTarget:
+    """One column of the audit: an id (and mode), stacked or raw, with the kwargs it is made with."""
+
+    env_id: str
+    raw: bool
+    kwargs: dict[str, Any]
+    variant: str | None = None
+    label: str | None = None
+    probes: tuple[str, ...] | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.env_id} [{self.variant}]" if self.variant else self.env_id
+
+    def factory(self) -> Callable[[], Any]:
+        import gymnasium as gym
+
+        def make() -> Any:
+            env = gym.make(self.env_id, **self.kwargs)
+            return env.unwrapped if self.raw else env
+
+        return make
+
+
+def audit_targets(ids: list[str], *, raw: bool, compare: bool, judge: JudgeStub | None) -> list[AuditTarget]:
+    """The columns to audit: each id (split into its modes, see ``_VARIANTS``), stacked, raw or both."""
+    modes = [False, True] if compare else [raw]
+    targets = []
+    for env_id in ids:
+        base = _env_kwargs(env_id, judge)
+        note = judge.label if judge is not None and "judge" in base else None
+        for variant, extra in _VARIANTS.get(env_id, ((None, {}),)):
+            for mode in modes:
+                targets.append(AuditTarget(env_id, mode, {**base, **extra}, variant, note))
+        if env_id.startswith("QEDMath") and judge is not None and judge.fooled_url:
+            for mode in modes:
+                targets.append(AuditTarget(env_id, mode, {**_judge_kwargs(judge.fooled_url),
+                                                          "problem_types": ["proof"]}, "proof, fooled judge",
+                                           judge.fooled_label,
+                                           ("reward_self_dealing",)))
+    return targets
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = HELP
+    parser.epilog = _EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("ids", nargs="*", metavar="ID", help="env ids to audit (default: every registered id)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--raw", action="store_true",
+                      help="audit the raw task classes without the integrity stack (exploit probes are expected to fail)")
+    mode.add_argument("--compare", action="store_true",
+                      help="audit stacked and raw side by side; exit status follows the stacked envs only")
+    parser.add_argument("--json", metavar="FILE", default=None, help="also write the full report as JSON to FILE")
+    parser.add_argument("--probe", action="append", default=None, metavar="NAME",
+                        help="run only this probe (repeatable); default: all")
+    parser.add_argument("--seeds", type=int, nargs="+", default=None, help="reset seeds the probes play (default 0 1 2)")
+    parser.add_argument("--probe-timeout", type=float, default=None,
+                        help="seconds before a probe counts as hung (default 30)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="envs audited at once, each in its own process (default: the number of cores)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="audit in this process, one env after another (a hang that holds the GIL is then unbounded)")
+    parser.add_argument("--evidence", type=int, default=3, metavar="N",
+                        help="evidence lines shown per failure (default 3; 0: the table only; all of it is in --json)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    import gymnasium as gym
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    import gym_integrity  # noqa: F401  (registers the ids)
+    from gym_integrity.audit.probes import PROBES
+    from gym_integrity.audit.report import render_reports, reports_to_json
+    from gym_integrity.audit.session import AuditSettings
+    from gym_integrity.registration import REGISTERED
+
+    console = Console()
+    if not console.is_terminal:  # logs and files: wide enough that evidence lines stay whole
+        console = Console(width=140)
+    ids = list(args.ids) or [entry.id for entry in REGISTERED]
+    unknown = [i for i in ids if i not in gym.registry]
+    if unknown:
+        console.print(f"[red]unknown id(s) {unknown}[/]; registered: {[e.id for e in REGISTERED]}")
+        return 2
+    probes = args.probe or list(PROBES)
+    bad_probes = [p for p in probes if p not in PROBES]
+    if bad_probes:
+        console.print(f"[red]unknown probe(s) {bad_probes}[/]; valid: {list(PROBES)}")
+        return 2
+    if args.workers is not None and args.workers < 1:
+        console.print(f"[red]--workers must be >= 1, got {args.workers}[/]")
+        return 2
+    defaults = AuditSettings()
+    settings = AuditSettings(seeds=tuple(args.seeds) if args.seeds else defaults.seeds,
+                             probe_timeout_s=args.probe_timeout or defaults.probe_timeout_s)
+    settings.validate()
+
+    start = time.perf_counter()
+    judge = start_judge_stub() if any(i.startswith("QEDMath") for i in ids) else None
+    notes = [judge.label] if judge else []
+    targets = audit_targets(ids, raw=args.raw, compare=args.compare, judge=judge)
+    try:
+        with Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=Console(stderr=True), transient=True,
+                      disable=args.no_progress) as progress:
+            targets = [t for t in targets if not t.probes or set(t.probes) & set(probes)]
+            task = progress.add_task("auditing", total=sum(len([p for p in probes if not t.probes or p in t.probes])
+                                                          for t in targets))
+            if args.in_process:
+                reports = _audit_in_process(targets, probes, settings, progress, task)
+            else:
+                from gym_integrity.audit.isolate import IsolatedTarget, run_isolated
+
+                isolated = [IsolatedTarget(t.env_id, t.kwargs, t.raw, t.name, (t.label,) if t.label else (),
+                                           tuple(p for p in probes if p in t.probes) if t.probes else None)
+                            for t in targets]
+                reports = run_isolated(
+                    isolated, probes, settings, workers=args.workers,
+                    on_probe_start=lambda t, p: progress.update(task, description=f"{_shown(t)}: {p}"),
+                    on_probe_done=lambda t, r: progress.advance(task),
+                )
+    finally:
+        if judge is not None:
+            judge.stop()
+    total = time.perf_counter() - start
+
+    render_reports(reports, console, max_evidence=args.evidence)
+    mode = "stacked and raw" if args.compare else "raw, without the integrity stack" if args.raw else "stacked"
+    console.print(f"audited {len(ids)} id(s) ({mode}), {len(probes)} probes each, in [bold]{total:.1f} s[/]")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            fh.write(reports_to_json(reports, total_s=total, notes=notes))
+        console.print(f"JSON report written to {args.json}")
+    judged = [r for r in reports if not r.raw] if args.compare else reports
+    return 0 if all(r.passed for r in judged) else 1
+
+
+def _shown(target: Any) -> str:
+    return f"{target.name}{' (raw)' if target.raw else ''}"
+
+
+def _audit_in_process(targets: list[AuditTarget], probes: list[str], settings: Any, progress: Any, task: Any) -> list:
+    from gym_integrity.audit.runner import check_integrity
+
+    reports = []
+    for target in targets:
+        progress.update(task, description=f"{_shown(target)}: building")
+        report = check_integrity(
+            target.factory(), probes=[p for p in probes if not target.probes or p in target.probes],
+            settings=settings, raw=target.raw, env_id=target.name,
+            on_probe_start=lambda p, t=target: progress.update(task, description=f"{_shown(t)}: {p}"),
+            on_probe_done=lambda r: progress.advance(task),
+        )
+        if target.label:
+            report.notes.append(target.label)
+        reports.append(report)
+    return reports
+
+
+def main_for_tests(argv: list[str]) -> int:
+    """Parse ``argv`` as the audit subcommand's arguments and run it (used by tests and benchmarks)."""
+    parser = argparse.ArgumentParser(prog="gym-integrity audit")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    raise SystemExit(main_for_tests(sys.argv[1:]))

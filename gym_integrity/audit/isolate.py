@@ -1,0 +1,217 @@
+"""Auditing envs in child processes: a hang that holds the GIL is still bounded, and targets run on every core.
+
+A probe runs in a watched thread (:mod:`gym_integrity.audit.runner`), but a
+thread cannot interrupt C code that never releases the GIL (a catastrophic
+regular expression in a scorer, say): the watcher itself never gets to run.
+``run_isolated`` therefore audits each target in its own process, reporting
+probe by probe over a queue. A child silent for longer than a probe's bound
+plus a grace period is killed, and its report says which probe hung. Children
+fork from a forkserver that has imported the package once, so they start fast
+and inherit no threads.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue as queue_module
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from gym_integrity.audit.report import AuditReport, ProbeResult, Status
+from gym_integrity.audit.session import AuditSettings
+
+__all__ = ["IsolatedTarget", "run_isolated", "GRACE_S"]
+
+#: Extra seconds past the probe's own bound before a silent child is killed.
+GRACE_S = 5.0
+_PRELOAD = ["gym_integrity.audit.isolate", "gymnasium", "numpy", "reasoning_gym"]
+
+
+@dataclass(frozen=True)
+class IsolatedTarget:
+    """What a child needs to rebuild an env, and the report's name.
+
+    ``env_id`` is a registered id (``gym.make(env_id, **kwargs)``, unwrapped if
+    ``raw``), or ``"module:Class"`` / ``"path/to/file.py:Class"`` for an env
+    class that is not registered (built as ``Class(**kwargs)``).
+    """
+
+    env_id: str
+    kwargs: dict[str, Any]
+    raw: bool
+    name: str
+    notes: tuple[str, ...] = ()
+    probes: tuple[str, ...] | None = None  # this target's probes, if not all of the run's
+
+
+def _load_class(spec: str) -> Any:
+    import importlib
+    import importlib.util
+
+    where, _, name = spec.rpartition(":")
+    if where.endswith(".py"):
+        module_spec = importlib.util.spec_from_file_location(f"_audited_{abs(hash(where))}", where)
+        if module_spec is None or module_spec.loader is None:
+            raise ImportError(f"cannot load {where}")
+        module = importlib.util.module_from_spec(module_spec)
+        module_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(where)
+    return getattr(module, name)
+
+
+def _child(index: int, target: IsolatedTarget, probes: list[str], settings: AuditSettings, out: Any) -> None:
+    import gymnasium as gym
+
+    import gym_integrity  # noqa: F401  (registers the ids)
+    from gym_integrity.audit.runner import check_integrity
+
+    def make() -> gym.Env:
+        if ":" in target.env_id:
+            return _load_class(target.env_id)(**target.kwargs)
+        env = gym.make(target.env_id, **target.kwargs)
+        return env.unwrapped if target.raw else env
+
+    try:
+        report = check_integrity(
+            make, probes=list(target.probes or probes), settings=settings, raw=target.raw, env_id=target.name,
+            on_probe_start=lambda name: out.put(("start", index, name)),
+            on_probe_done=lambda result: out.put(("done", index, result.to_dict())),
+        )
+        report.notes.extend(target.notes)
+        out.put(("report", index, report.to_dict()))
+    except BaseException as exc:  # building the env failed: the parent reports it on the probes not run
+        out.put(("crash", index, f"{type(exc).__name__}: {exc}"))
+
+
+@dataclass
+class _Running:
+    process: Any
+    target: IsolatedTarget
+    started: float
+    last_event: float
+    current: str | None = None
+    results: list[ProbeResult] = field(default_factory=list)
+
+
+def _context() -> Any:
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(_PRELOAD)
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def _partial_report(run: _Running, probes: Sequence[str], cause: str, hang: bool) -> AuditReport:
+    """A report for a child that died or was killed: what it finished, the probe it was in, the rest not run."""
+    report = AuditReport(run.target.name, results=list(run.results), raw=run.target.raw,
+                         duration_s=time.perf_counter() - run.started, notes=list(run.target.notes))
+    done = {r.probe for r in run.results}
+    for name in probes:
+        if name in done:
+            continue
+        if name == run.current or (run.current is None and not report.results and name == probes[0]):
+            summary = f"hang: {cause}" if hang else cause
+            report.results.append(ProbeResult(name, Status.FAILED, summary, [cause]))
+        else:
+            report.results.append(ProbeResult(name, Status.NOT_APPLICABLE, "not run", reason=f"not run: {cause}"))
+    return report
+
+
+def run_isolated(
+    targets: Sequence[IsolatedTarget],
+    probes: Sequence[str],
+    settings: AuditSettings,
+    *,
+    workers: int | None = None,
+    grace_s: float = GRACE_S,
+    on_probe_start: Callable[[IsolatedTarget, str], None] | None = None,
+    on_probe_done: Callable[[IsolatedTarget, ProbeResult], None] | None = None,
+) -> list[AuditReport]:
+    """Audit each target in its own process, ``workers`` at a time (default: the number of cores); reports in order."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"run_isolated workers must be a positive int or None (one per core), got {workers!r}")
+    workers = workers or max(1, min(len(targets), os.cpu_count() or 1))
+    ctx = _context()
+    events = ctx.Queue()
+    pending = list(range(len(targets)))
+    running: dict[int, _Running] = {}
+    reports: dict[int, AuditReport] = {}
+    deadline = settings.probe_timeout_s + grace_s
+
+    def handle(kind: str, index: int, payload: Any) -> None:
+        run = running.get(index)
+        if run is None:
+            return
+        run.last_event = time.perf_counter()
+        if kind == "start":
+            run.current = payload
+            if on_probe_start:
+                on_probe_start(run.target, payload)
+        elif kind == "done":
+            result = ProbeResult.from_dict(payload)
+            run.results.append(result)
+            run.current = None
+            if on_probe_done:
+                on_probe_done(run.target, result)
+        elif kind == "report":
+            reports[index] = AuditReport.from_dict(payload)
+        elif kind == "crash":
+            reports[index] = _partial_report(run, run.target.probes or probes, f"the audit could not run: {payload}",
+                                             hang=False)
+
+    def finish(index: int, report: AuditReport) -> None:
+        run = running.pop(index)
+        reports[index] = report
+        if on_probe_done:  # probes the child never reported still advance the caller's progress
+            reported = {r.probe for r in run.results}
+            for result in report.results:
+                if result.probe not in reported:
+                    on_probe_done(run.target, result)
+
+    try:
+        while pending or running:
+            while pending and len(running) < workers:
+                index = pending.pop(0)
+                process = ctx.Process(target=_child, args=(index, targets[index], list(probes), settings, events),
+                                      name=f"gym-integrity-audit:{targets[index].name}", daemon=True)
+                process.start()
+                now = time.perf_counter()
+                running[index] = _Running(process, targets[index], now, now)
+            try:
+                handle(*events.get(timeout=0.1))
+                continue
+            except queue_module.Empty:
+                pass
+            now = time.perf_counter()
+            for index, run in list(running.items()):
+                if index in reports:
+                    run.process.join(timeout=5)
+                    report = reports.pop(index)
+                    finish(index, report)
+                elif not run.process.is_alive():
+                    try:  # its last words may still be in the queue
+                        while True:
+                            handle(*events.get(timeout=0.2))
+                    except queue_module.Empty:
+                        pass
+                    if index not in reports:
+                        cause = f"the audit process died (exit code {run.process.exitcode})"
+                        finish(index, _partial_report(run, run.target.probes or probes, cause, hang=False))
+                    else:
+                        finish(index, reports.pop(index))
+                elif now - run.last_event > deadline:
+                    run.process.kill()
+                    run.process.join(timeout=5)
+                    where = f"in probe {run.current}" if run.current else "while building the env"
+                    cause = (f"no progress for {deadline:g} s {where}; the process was killed "
+                             "(a call that holds the GIL cannot be bounded in-process)")
+                    finish(index, _partial_report(run, run.target.probes or probes, cause, hang=True))
+    finally:
+        for run in running.values():
+            if run.process.is_alive():
+                run.process.kill()
+        events.close()
+    return [reports[i] for i in range(len(targets))]

@@ -1,0 +1,208 @@
+"""check_integrity(): run every probe on one env, each in a watched thread with a wall-clock bound."""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+import warnings
+from typing import Any, Callable, Iterable
+
+import gymnasium as gym
+
+from gym_integrity.audit.adapters import AnswerFn, GoldFn, answer_action, privileged_gold
+from gym_integrity.audit.probes import PROBES, Probe
+from gym_integrity.audit.report import AuditReport, ProbeResult, Status
+from gym_integrity.audit.session import AuditSettings, Session
+
+__all__ = ["check_integrity", "EnvSource"]
+
+#: What check_integrity audits: an env, a registered id, or a zero-argument factory.
+EnvSource = "gym.Env | str | Callable[[], gym.Env]"
+
+
+def _factory(env: Any, raw: bool) -> tuple[Callable[[], gym.Env] | None, gym.Env | None, str]:
+    if isinstance(env, gym.Env):
+        return None, env, (env.spec.id if env.spec is not None else type(env.unwrapped).__name__)
+    if isinstance(env, str):
+        env_id = env
+
+        def make() -> gym.Env:
+            made = gym.make(env_id)
+            return made.unwrapped if raw else made
+
+        return make, None, env_id
+    if callable(env):
+        return env, None, getattr(env, "__name__", type(env).__name__)
+    raise TypeError(f"check_integrity env must be a gymnasium.Env, a registered id (str) or a zero-argument "
+                    f"callable returning an env; got {type(env).__name__}")
+
+
+def _run_bounded(fn: Callable[[], ProbeResult], timeout_s: float, name: str) -> tuple[str, Any]:
+    """Run ``fn`` in a daemon thread; ``("ok", result)``, ``("error", (exc, tb))`` or ``("hang", None)``."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = fn()
+        except BaseException as exc:  # the env's exception is the finding, whatever its type
+            box["error"] = (exc, traceback.format_exc(limit=-4))
+
+    thread = threading.Thread(target=target, name=f"gym-integrity-audit:{name}", daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    if thread.is_alive():
+        # A thread cannot be killed: it stays parked in the env's call. The env is
+        # abandoned (never reused or closed) and, as a daemon, it dies with the process.
+        return "hang", None
+    if "error" in box:
+        return "error", box["error"]
+    return "ok", box["result"]
+
+
+def check_integrity(
+    env: Any,
+    *,
+    probes: Iterable[str] | None = None,
+    settings: AuditSettings | None = None,
+    answer_action_fn: AnswerFn | None = None,
+    gold_answers_fn: GoldFn | None = None,
+    raw: bool = False,
+    env_id: str | None = None,
+    on_probe_start: Callable[[str], None] | None = None,
+    on_probe_done: Callable[[ProbeResult], None] | None = None,
+) -> AuditReport:
+    """Play adversarial episodes on ``env`` and report, probe by probe, whether its rewards can be gamed.
+
+    Args:
+        env: A Gymnasium env with text actions (probes share it, resetting between
+            them), a registered id, or a zero-argument factory (each probe gets a
+            fresh env: a hang in one probe cannot spoil the next).
+        probes: Names from :data:`~gym_integrity.audit.probes.PROBES` (default: all).
+        settings: Seeds, time bounds and step bound (:class:`AuditSettings`).
+        answer_action_fn: ``(env, answer) -> action`` wrapping an answer for this env
+            (default :func:`~gym_integrity.audit.adapters.answer_action`).
+        gold_answers_fn: ``env -> list[str] | None``, the auditor's source of gold
+            answers (default: the privileged hook ``env.unwrapped.gold_answers()``;
+            envs without it are audited with what they reveal).
+        raw: With an id: audit ``gym.make(id).unwrapped``, the task without the
+            integrity stack (or the checkers gym.make adds).
+        env_id: The name shown in the report.
+        on_probe_start, on_probe_done: Progress callbacks.
+
+    Returns:
+        An :class:`AuditReport`: one row per probe.
+
+    Example:
+        >>> import gym_integrity
+        >>> from gym_integrity.audit import check_integrity
+        >>> report = check_integrity("ReasoningGym-v0", probes=["rescore_after_end"])
+        >>> report.passed, report.status_of("rescore_after_end").value
+        (True, 'passed')
+        >>> check_integrity("ReasoningGym-v0", probes=["rescore_after_end"], raw=True).passed
+        False
+    """
+    settings = settings or AuditSettings()
+    settings.validate()
+    names = list(PROBES) if probes is None else list(probes)
+    unknown = [n for n in names if n not in PROBES]
+    if unknown:
+        raise ValueError(f"unknown probe(s) {unknown}; valid: {list(PROBES)}")
+    make, shared, default_id = _factory(env, raw)
+    if shared is not None and raw:
+        shared = shared.unwrapped
+    report = AuditReport(env_id or default_id, raw=raw)
+    answer_fn = answer_action_fn or answer_action
+    gold_fn = gold_answers_fn or privileged_gold
+    hung_in: str | None = None
+    # With a factory, probes share one env (building one per probe would restart
+    # shared services, e.g. a verifier pool, every time); a probe that hangs or
+    # raises leaves its env behind and the next probe gets a fresh one.
+    current = shared
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            # Gymnasium's checker warns about what the probes do on purpose (garbage, steps after the end).
+            warnings.simplefilter("ignore")
+            for name in names:
+                probe = PROBES[name]
+                if on_probe_start:
+                    on_probe_start(name)
+                if hung_in is not None:
+                    result = ProbeResult(name, Status.NOT_APPLICABLE, reason=f"not run: the env is still stuck in a "
+                                         f"call from probe {hung_in}", summary="not run (env hung earlier)")
+                else:
+                    result, outcome, current = _run_probe(probe, make, current, settings, answer_fn, gold_fn)
+                    if outcome == "hang" and shared is not None:
+                        hung_in = name
+                    elif outcome != "ok" and make is not None:
+                        if outcome == "error" and current is not None:
+                            _close_quietly(current)
+                        current = None  # the next probe builds a fresh env
+                report.results.append(result)
+                if on_probe_done:
+                    on_probe_done(result)
+    finally:
+        if make is not None and current is not None:
+            _close_quietly(current)
+    report.duration_s = time.perf_counter() - start
+    return report
+
+
+def _takes_text(env: gym.Env) -> bool:
+    """True if the env's action space admits text (the probes speak text; FinQA's also admits dicts)."""
+    try:
+        return bool(env.action_space.contains("<answer>1</answer>") or env.action_space.contains("a"))
+    except Exception:  # a space that cannot even be asked is not a text space
+        return False
+
+
+def _close_quietly(env: gym.Env) -> None:
+    try:
+        env.close()
+    except Exception:  # closing is best effort; the report already says what went wrong
+        pass
+
+
+def _run_probe(probe: Probe, make: Callable[[], gym.Env] | None, env: gym.Env | None, settings: AuditSettings,
+               answer_fn: AnswerFn, gold_fn: GoldFn) -> tuple[ProbeResult, str, gym.Env | None]:
+    """Run one probe in a bounded thread: ``(result, outcome, env)``, outcome ``ok``, ``error`` or ``hang``."""
+    started = time.perf_counter()
+    holder: dict[str, Any] = {"env": env}
+
+    def body() -> ProbeResult:
+        if holder["env"] is None:
+            holder["env"] = make()  # type: ignore[misc]
+        session = Session(holder["env"], settings, answer_fn, gold_fn, new_env=make)
+        holder["session"] = session
+        if not _takes_text(holder["env"]):
+            space = holder["env"].action_space
+            return ProbeResult(probe.name, Status.NOT_APPLICABLE, reason=f"not a text env: action_space {space!r} "
+                               "does not contain a str", summary="not a text env")
+        return probe.run(session)
+
+    outcome, value = _run_bounded(body, settings.probe_timeout_s, probe.name)
+    session = holder.get("session")
+    current = session.current if session else "building the env"
+    if outcome == "ok":
+        result = value
+    elif outcome == "hang":
+        result = ProbeResult(probe.name, Status.FAILED,
+                             f"hang: no answer within {settings.probe_timeout_s:g} s, stuck in {current}",
+                             [f"the env did not return from {current} within the probe's "
+                              f"{settings.probe_timeout_s:g} s bound"])
+    else:
+        exc, tb = value
+        result = ProbeResult(probe.name, Status.FAILED, f"{type(exc).__name__} raised in {current}: {exc}"[:300],
+                             [line for line in tb.strip().splitlines()[-6:]])
+    result.probe = probe.name
+    if session is not None:
+        result.episodes, result.steps = session.episodes, session.steps
+        if session.slow_calls and outcome != "hang":
+            if result.status is Status.PASSED:
+                result.status = Status.FAILED
+                result.summary = f"too slow: {session.slow_calls[0]}"
+            result.evidence = session.slow_calls[:5] + result.evidence
+        result.evidence.extend(session.notes)
+    result.duration_s = time.perf_counter() - started
+    return result, outcome, holder.get("env")

@@ -1,0 +1,198 @@
+"""A probe's view of one env: timed, recorded reset/step calls, the step budget, gold answers, playing to the end."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import gymnasium as gym
+
+from gym_integrity.audit.adapters import AnswerFn, GoldFn, non_answer_action, privileged_gold, revealed_answers
+
+__all__ = ["AuditSettings", "Transition", "Session", "short", "WRONG_ANSWER"]
+
+#: An answer no task we know accepts: numeric (tool envs parse numbers) and absurd.
+WRONG_ANSWER = "-987654.321"
+
+
+@dataclass(frozen=True)
+class AuditSettings:
+    """How hard the auditor works.
+
+    Attributes:
+        seeds: Reset seeds the probes play (more seeds: more episodes, longer audit).
+        probe_timeout_s: Wall-clock bound on one probe; past it the probe fails as a hang.
+        step_timeout_s: A single ``reset``/``step`` slower than this fails its probe.
+        max_steps: Steps the auditor takes before calling an episode endless, for an
+            env that declares no ``step_budget`` (one that does gets budget + 2).
+    """
+
+    seeds: tuple[int, ...] = (0, 1, 2)
+    probe_timeout_s: float = 30.0
+    step_timeout_s: float = 10.0
+    max_steps: int = 64
+
+    def validate(self) -> None:
+        if not isinstance(self.seeds, tuple) or not self.seeds or not all(
+            isinstance(s, int) and not isinstance(s, bool) for s in self.seeds
+        ):
+            raise TypeError(f"AuditSettings.seeds must be a non-empty tuple of int, got {self.seeds!r}")
+        for name in ("probe_timeout_s", "step_timeout_s"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ValueError(f"AuditSettings.{name} must be a number > 0, got {value!r}")
+        if isinstance(self.max_steps, bool) or not isinstance(self.max_steps, int) or self.max_steps < 1:
+            raise ValueError(f"AuditSettings.max_steps must be an int >= 1, got {self.max_steps!r}")
+
+
+def short(value: Any, limit: int = 80) -> str:
+    """A one-line repr of ``value`` cut to ``limit`` characters, for evidence lines."""
+    if isinstance(value, str) and len(value) > limit:
+        text = repr(value[: limit // 2]) + f"...(+{len(value) - limit // 2} chars)"
+    else:
+        text = repr(value)
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit + 40 else text[: limit + 37] + "..."
+
+
+@dataclass
+class Transition:
+    """What one ``step()`` returned, plus how long it took and the action's label."""
+
+    label: str
+    obs: Any
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: dict[str, Any]
+    duration_s: float
+
+    @property
+    def ended(self) -> bool:
+        return bool(self.terminated or self.truncated)
+
+    @property
+    def verdict(self) -> str | None:
+        verdict = self.info.get("verdict") if isinstance(self.info, Mapping) else None
+        return None if verdict is None else str(verdict)
+
+    def describe(self) -> str:
+        verdict = f" ({self.verdict})" if self.verdict else ""
+        flags = "terminated" if self.terminated else "truncated" if self.truncated else "running"
+        return f"reward {self.reward:g}{verdict}, {flags}"
+
+
+@dataclass
+class Session:
+    """One probe's env plus the auditor's helpers; every call is timed and the current one is named for hang reports."""
+
+    env: gym.Env
+    settings: AuditSettings
+    answer_fn: AnswerFn
+    gold_fn: GoldFn
+    new_env: Callable[[], gym.Env] | None = None
+    current: str = "(not started)"
+    episodes: int = 0
+    steps: int = 0
+    slow_calls: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    # -- calls ---------------------------------------------------------------------------------------------------
+    def _timed(self, what: str, fn: Callable[[], Any]) -> tuple[Any, float]:
+        self.current = what
+        start = time.perf_counter()
+        out = fn()
+        duration = time.perf_counter() - start
+        if duration > self.settings.step_timeout_s:
+            self.slow_calls.append(f"{what} took {duration:.1f} s (bound {self.settings.step_timeout_s:g} s)")
+        return out, duration
+
+    def reset(self, seed: int | None = None, env: gym.Env | None = None) -> tuple[Any, dict[str, Any]]:
+        env = env or self.env
+        (obs, info), _ = self._timed(f"reset(seed={seed})", lambda: env.reset(seed=seed))
+        self.episodes += 1
+        return obs, info
+
+    def step(self, action: Any, label: str | None = None, env: gym.Env | None = None) -> Transition:
+        env = env or self.env
+        label = label or short(action, 60)
+        out, duration = self._timed(f"step({label})", lambda: env.step(action))
+        self.steps += 1
+        obs, reward, terminated, truncated, info = out
+        try:
+            reward_f = float(reward)
+        except (TypeError, ValueError):
+            reward_f = math.nan
+        return Transition(label, obs, reward_f, bool(terminated), bool(truncated), info if isinstance(info, dict) else {},
+                          duration)
+
+    # -- actions -------------------------------------------------------------------------------------------------
+    def answer(self, text: str) -> Any:
+        return self.answer_fn(self.env, text)
+
+    def non_answer(self) -> Any:
+        return non_answer_action(self.env)
+
+    # -- what the auditor knows ------------------------------------------------------------------------------------
+    def gold(self) -> list[str] | None:
+        """Gold answers of the current episode through the privileged hook (None: the env has none)."""
+        self.current = "gold_answers()"
+        return self.gold_fn(self.env)
+
+    def budget(self, reset_info: Mapping[str, Any] | None = None) -> int | None:
+        """The step budget of the current episode: the stack's info, else the env's declared ``step_budget``."""
+        integrity = (reset_info or {}).get("integrity")
+        if isinstance(integrity, Mapping) and isinstance(integrity.get("step_budget"), int):
+            return int(integrity["step_budget"])
+        try:
+            budget = self.env.get_wrapper_attr("step_budget")
+        except AttributeError:
+            budget = getattr(self.env.unwrapped, "step_budget", None)
+        if isinstance(budget, int) and not isinstance(budget, bool) and budget >= 1:
+            return budget
+        return None
+
+    def step_bound(self, budget: int | None) -> int:
+        """How many steps the auditor takes before calling an episode endless."""
+        return budget + 2 if budget is not None else self.settings.max_steps
+
+    def play_to_end(self, action_fn: Callable[[int], Any], bound: int, label: str | None = None) -> list[Transition]:
+        """Step ``action_fn(i)`` until the episode ends or ``bound`` steps; the transitions taken."""
+        taken: list[Transition] = []
+        for i in range(bound):
+            t = self.step(action_fn(i), label)
+            taken.append(t)
+            if t.ended:
+                break
+        return taken
+
+    def finish_wrong(self, reset_info: Mapping[str, Any] | None = None, wrong: str = WRONG_ANSWER) -> list[Transition]:
+        """Answer ``wrong`` until the episode ends (multi-attempt envs need several)."""
+        action = self.answer(wrong)
+        return self.play_to_end(lambda i: action, self.step_bound(self.budget(reset_info)), f"answer {wrong!r}")
+
+    def gold_or_revealed(self, seed: int) -> tuple[list[str], str, Any, dict[str, Any]]:
+        """Gold answers for ``seed``: the privileged hook, else what a finished episode reveals.
+
+        Returns ``(answers, source, obs, info)``: the source names where the
+        answers came from; ``obs, info`` are those of a fresh ``reset(seed)``,
+        where the env is left either way.
+        """
+        obs, info = self.reset(seed)
+        gold = self.gold()
+        if gold is not None:
+            return gold, "privileged hook gold_answers()", obs, info
+        taken = self.finish_wrong(info)
+        revealed: list[str] = []
+        if taken:
+            revealed = revealed_answers(taken[-1].info, taken[-1].obs)
+        obs, info = self.reset(seed)
+        if revealed:
+            return revealed, "revealed by the env at the end", obs, info
+        return [], "none (no privileged hook, nothing revealed)", obs, info
+
+
+def default_gold_fn(env: gym.Env) -> list[str] | None:
+    return privileged_gold(env)
