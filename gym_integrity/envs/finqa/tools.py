@@ -127,6 +127,14 @@ class FinQATools:
                           "call get_descriptions(company_name) for the table names.")
         return self.dataset.tables[(company, table_name)], ""
 
+    def _company_table(self, company_name: Any, table_name: Any) -> tuple[str, Table | None, str]:
+        """``(company, table, "")``, or ``(..., None, error)`` naming whichever name is unknown."""
+        company, error = self._company(company_name)
+        if company is None:
+            return "", None, error
+        table, error = self._table(company, table_name)
+        return company, table, error
+
     # -------------------------------------------------------------- tools
 
     def get_descriptions(self, company_name: Any) -> str:
@@ -136,10 +144,7 @@ class FinQATools:
         return json.dumps(list(self.dataset.company_tables[company]))
 
     def get_table_info(self, company_name: Any, table_name: Any) -> str:
-        company, error = self._company(company_name)
-        if company is None:
-            return error
-        table, error = self._table(company, table_name)
+        company, table, error = self._company_table(company_name, table_name)
         if table is None:
             return error
         cached = self._info_cache.get((company, table.name))
@@ -166,10 +171,7 @@ class FinQATools:
         return json.dumps(info, ensure_ascii=False, default=str)
 
     def sql_query(self, company_name: Any, table_name: Any, query: Any) -> str:
-        company, error = self._company(company_name)
-        if company is None:
-            return error
-        table, error = self._table(company, table_name)
+        _, table, error = self._company_table(company_name, table_name)
         if table is None:
             return error
         return self.sandbox.run(table, query)
