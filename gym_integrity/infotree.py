@@ -7,7 +7,7 @@ from typing import Any
 
 __all__ = ["copy_tree"]
 
-_ATOMIC = (str, int, float, bool, bytes, type(None))
+_ATOMIC = frozenset({str, int, float, bool, bytes, type(None)})
 
 
 def copy_tree(value: Any) -> Any:

@@ -26,6 +26,9 @@ __all__ = ["IsolatedTarget", "run_isolated", "GRACE_S"]
 
 #: Extra seconds past the probe's own bound before a silent child is killed.
 GRACE_S = 5.0
+#: Extra time before a child's first probe: spawning it and importing the env's libraries
+#: (reasoning_gym alone takes about 2 s) can take several seconds on a loaded machine.
+STARTUP_S = 30.0
 _PRELOAD = ["gym_integrity.audit.isolate", "gymnasium", "numpy", "reasoning_gym"]
 
 
@@ -202,11 +205,11 @@ def run_isolated(
                         finish(index, _partial_report(run, run.target.probes or probes, cause, hang=False))
                     else:
                         finish(index, reports.pop(index))
-                elif now - run.last_event > deadline:
+                elif now - run.last_event > deadline + (0.0 if run.results or run.current else STARTUP_S):
                     run.process.kill()
                     run.process.join(timeout=5)
-                    where = f"in probe {run.current}" if run.current else "while building the env"
-                    cause = (f"no progress for {deadline:g} s {where}; the process was killed "
+                    where = f"in probe {run.current}" if run.current else "while starting or building the env"
+                    cause = (f"no progress for {now - run.last_event:.0f} s {where}; the process was killed "
                              "(a call that holds the GIL cannot be bounded in-process)")
                     finish(index, _partial_report(run, run.target.probes or probes, cause, hang=True))
     finally:

@@ -14,7 +14,7 @@ __all__ = ["HideInfoKeys"]
 _MODES = ("deny", "allow")
 
 
-_SCALARS = (str, int, float, bool, type(None))
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _is_mapping(value: Any) -> bool:

@@ -99,6 +99,7 @@ class TerminalFreeze(
         obs, reward, terminated, truncated, info = self.env.step(action)
         info = with_integrity(info, frozen=False, ignored_steps=0)
         if terminated or truncated:
-            # Keep a private copy: the caller may mutate what we return.
-            self._final = (copy_tree(obs), reward, terminated, truncated, copy_tree(info))
+            # A top-level copy is ours, so a caller rebinding keys of what we return cannot change
+            # the replay; nested dicts are copied on each frozen step instead (this is the hot path).
+            self._final = (obs, reward, terminated, truncated, dict(info))
         return obs, reward, terminated, truncated, info
