@@ -26,8 +26,8 @@ class MaxStepsTruncation(
     Args:
         env: The environment to bound.
         max_steps: The step budget. ``None`` (default) reads the budget the task
-            declares, the ``step_budget`` attribute of the env, at every
-            ``reset()`` (it may differ per problem, e.g. its attempt count).
+            declares, the ``step_budget`` attribute of the unwrapped env, at
+            every ``reset()`` (it may differ per problem, e.g. its attempt count).
 
     ``info["integrity"]["steps"]`` counts the steps of the current episode.
     Placed inside TerminalFreeze, steps after the end never reach it, so they
@@ -62,8 +62,10 @@ class MaxStepsTruncation(
         self._elapsed = 0
 
     def _declared_budget(self) -> int:
+        # The task declares its budget; reading it off the unwrapped env skips the
+        # failed-hasattr walk of get_wrapper_attr through every layer on each reset.
         try:
-            budget = self.env.get_wrapper_attr("step_budget")
+            budget = self.env.unwrapped.step_budget
         except AttributeError:
             raise AttributeError(
                 f"MaxStepsTruncation(max_steps=None) needs the env to declare a `step_budget` attribute; "
