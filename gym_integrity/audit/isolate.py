@@ -4,17 +4,19 @@ A probe runs in a watched thread (:mod:`gym_integrity.audit.runner`), but a
 thread cannot interrupt C code that never releases the GIL (a catastrophic
 regular expression in a scorer, say): the watcher itself never gets to run.
 ``run_isolated`` therefore audits each target in its own process, reporting
-probe by probe over a queue. A child silent for longer than a probe's bound
-plus a grace period is killed, and its report says which probe hung. Children
-fork from a forkserver that has imported the package once, so they start fast
-and inherit no threads.
+probe by probe over a pipe of its own. (Not a shared queue: a queue's writers
+share a lock that a child killed mid-write would hold forever, silencing every
+other child.) A child silent for longer than a probe's bound plus a grace
+period is killed, and its report says which probe hung. Children fork from a
+forkserver that has imported the package once, so they start fast and inherit
+no threads.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
 import os
-import queue as queue_module
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -77,26 +79,31 @@ def _child(index: int, target: IsolatedTarget, probes: list[str], settings: Audi
         env = gym.make(target.env_id, **target.kwargs)
         return env.unwrapped if target.raw else env
 
+    # Sent from this (main) thread, synchronously: no feeder thread that a GIL-holding probe could stall.
     try:
         report = check_integrity(
             make, probes=list(target.probes or probes), settings=settings, raw=target.raw, env_id=target.name,
-            on_probe_start=lambda name: out.put(("start", index, name)),
-            on_probe_done=lambda result: out.put(("done", index, result.to_dict())),
+            on_probe_start=lambda name: out.send(("start", index, name)),
+            on_probe_done=lambda result: out.send(("done", index, result.to_dict())),
         )
         report.notes.extend(target.notes)
-        out.put(("report", index, report.to_dict()))
+        out.send(("report", index, report.to_dict()))
     except BaseException as exc:  # building the env failed: the parent reports it on the probes not run
-        out.put(("crash", index, f"{type(exc).__name__}: {exc}"))
+        out.send(("crash", index, f"{type(exc).__name__}: {exc}"))
+    finally:
+        out.close()
 
 
 @dataclass
 class _Running:
     process: Any
+    conn: Any  # the parent's read end of this child's pipe
     target: IsolatedTarget
     started: float
     last_event: float
     current: str | None = None
     results: list[ProbeResult] = field(default_factory=list)
+    closed: bool = False
 
 
 def _context() -> Any:
@@ -138,7 +145,6 @@ def run_isolated(
         raise ValueError(f"run_isolated workers must be a positive int or None (one per core), got {workers!r}")
     workers = workers or max(1, min(len(targets), os.cpu_count() or 1))
     ctx = _context()
-    events = ctx.Queue()
     pending = list(range(len(targets)))
     running: dict[int, _Running] = {}
     reports: dict[int, AuditReport] = {}
@@ -167,6 +173,7 @@ def run_isolated(
 
     def finish(index: int, report: AuditReport) -> None:
         run = running.pop(index)
+        run.conn.close()
         reports[index] = report
         if on_probe_done:  # probes the child never reported still advance the caller's progress
             reported = {r.probe for r in run.results}
@@ -174,32 +181,37 @@ def run_isolated(
                 if result.probe not in reported:
                     on_probe_done(run.target, result)
 
+    def drain(run: _Running, timeout: float) -> None:
+        """Handle what this child has sent; closed pipe (the child exited or was killed): stop reading it."""
+        try:
+            while run.conn.poll(timeout):
+                handle(*run.conn.recv())
+                timeout = 0.0
+        except (EOFError, OSError):
+            run.closed = True
+
     try:
         while pending or running:
             while pending and len(running) < workers:
                 index = pending.pop(0)
-                process = ctx.Process(target=_child, args=(index, targets[index], list(probes), settings, events),
+                recv_end, send_end = ctx.Pipe(duplex=False)
+                process = ctx.Process(target=_child, args=(index, targets[index], list(probes), settings, send_end),
                                       name=f"gym-integrity-audit:{targets[index].name}", daemon=True)
                 process.start()
+                send_end.close()  # the child holds its own copy: EOF reaches us when it exits
                 now = time.perf_counter()
-                running[index] = _Running(process, targets[index], now, now)
-            try:
-                handle(*events.get(timeout=0.1))
-                continue
-            except queue_module.Empty:
-                pass
+                running[index] = _Running(process, recv_end, targets[index], now, now)
+            live = {run.conn: index for index, run in running.items() if not run.closed}
+            for conn in multiprocessing.connection.wait(list(live), timeout=0.1):
+                drain(running[live[conn]], 0.0)
             now = time.perf_counter()
             for index, run in list(running.items()):
                 if index in reports:
                     run.process.join(timeout=5)
-                    report = reports.pop(index)
-                    finish(index, report)
-                elif not run.process.is_alive():
-                    try:  # its last words may still be in the queue
-                        while True:
-                            handle(*events.get(timeout=0.2))
-                    except queue_module.Empty:
-                        pass
+                    finish(index, reports.pop(index))
+                elif run.closed or not run.process.is_alive():
+                    drain(run, 0.2)  # its last words may still be in the pipe
+                    run.process.join(timeout=5)
                     if index not in reports:
                         cause = f"the audit process died (exit code {run.process.exitcode})"
                         finish(index, _partial_report(run, run.target.probes or probes, cause, hang=False))
@@ -216,5 +228,5 @@ def run_isolated(
         for run in running.values():
             if run.process.is_alive():
                 run.process.kill()
-        events.close()
+            run.conn.close()
     return [reports[i] for i in range(len(targets))]
