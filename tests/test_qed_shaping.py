@@ -7,7 +7,6 @@ import pytest
 from gym_integrity.envs.qed_math.shaping import (
     REWARD_PRESETS,
     answer_reward,
-    collapse,
     overlong_penalty,
     shape_reward,
     strip_reasoning,
@@ -41,10 +40,6 @@ def test_preset_tables():
 )
 def test_strip_reasoning(text, delimiters, graded):
     assert strip_reasoning(text, delimiters) == graded
-
-
-def test_collapse_keeps_only_full_marks():
-    assert [collapse(s) for s in (0.0, 3 / 7, 6 / 7, 1.0)] == [0.0, 0.0, 0.0, 1.0]
 
 
 def test_overlong_penalty_is_linear_over_the_buffer():

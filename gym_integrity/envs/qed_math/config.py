@@ -45,7 +45,8 @@ class QEDMathConfig:
             or unparsable -1). No-verdicts always give 0.0.
         reasoning_delimiters: The text after the last of these is graded;
             without any, the whole text is. ``()`` grades the whole text.
-        collapse_partial: Proof scores below full marks become 0.
+        collapse_partial: Proof rewards become 1.0 at or above the judge's
+            ``success_threshold`` (default 7/7) and 0.0 below it.
         discount_factor: ``reward *= discount_factor ** L`` (L: the trainer's
             token count). 1.0 disables it.
         max_tokens: Generation budget for the overlong penalty (``None``: no penalty).

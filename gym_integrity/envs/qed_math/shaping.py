@@ -1,4 +1,4 @@
-"""QEDMath reward shaping: reasoning stripping, answer reward presets, partial collapse, length discount, overlong penalty.
+"""QEDMath reward shaping: reasoning stripping, answer reward presets, length discount, overlong penalty.
 
 Everything here is a pure function of the grade, the config and the trainer's
 token count ``L``. ``L`` comes only from the trainer (a
@@ -23,7 +23,7 @@ from typing import Sequence
 
 from gym_integrity.protocol import Verdict
 
-__all__ = ["REWARD_PRESETS", "strip_reasoning", "answer_reward", "collapse", "overlong_penalty", "shape_reward"]
+__all__ = ["REWARD_PRESETS", "strip_reasoning", "answer_reward", "overlong_penalty", "shape_reward"]
 
 #: Reward of an answer-mode verdict per preset. No-verdicts (timeout,
 #: grader_error) are not in the tables: they always give 0.0.
@@ -62,11 +62,6 @@ def strip_reasoning(text: str, delimiters: Sequence[str]) -> str:
 def answer_reward(verdict: Verdict, preset: str) -> float:
     """The reward of an answer-mode verdict; 0.0 for every no-verdict."""
     return REWARD_PRESETS[preset].get(verdict, 0.0)
-
-
-def collapse(score: float) -> float:
-    """Partial credit collapsed: full marks stay 1.0, anything less becomes 0.0."""
-    return 1.0 if score >= 1.0 else 0.0
 
 
 def overlong_penalty(num_tokens: int, *, max_tokens: int, buffer_tokens: int, factor: float = 1.0) -> float:
