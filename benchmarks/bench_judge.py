@@ -27,9 +27,8 @@ from typing import Iterator
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.vector import AutoresetMode
 
-import gym_integrity  # noqa: F401  (registers the ids)
+import gym_integrity  # registers the ids
 from gym_integrity.testing.judge_server import JudgeServer
 from gym_integrity.vector import make_threaded_vec
 
@@ -95,10 +94,7 @@ def main() -> None:
         modes: dict[str, object] = {"sequential": sequential, "threaded": threaded}
         if not args.no_async:
             modes["async"] = gym.make_vec("QEDMath-v0", num_envs=args.envs, vectorization_mode="async",
-                                          vector_kwargs={"shared_memory": False,
-                                                         # see docs/judge.md: NextStep + no shared memory
-                                                         # swallows the step after a reset in gymnasium 1.4
-                                                         "autoreset_mode": AutoresetMode.DISABLED},
+                                          vector_kwargs=gym_integrity.ASYNC_VECTOR_KWARGS,
                                           **kwargs)
         # Warm-up: imports, connection pools, the judge client of every process.
         sequential_rate(sequential[:2], 0)

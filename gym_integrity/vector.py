@@ -9,8 +9,8 @@ Every sub-env comes from ``gym.make(id)``, so each keeps the integrity stack
 spec with ``additional_wrappers``).
 
 The alternative across processes is ``gym.make_vec(id, num_envs,
-vectorization_mode="async", vector_kwargs={"shared_memory": False})``: each
-worker process builds its own judge client and they grade in parallel.
+vectorization_mode="async", vector_kwargs=gym_integrity.ASYNC_VECTOR_KWARGS)``:
+each worker process builds its own judge client and they grade in parallel.
 
 Example:
 
