@@ -10,6 +10,8 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from gym_integrity.checks import is_int
+
 __all__ = [
     "Verdict",
     "NO_VERDICTS",
@@ -122,7 +124,7 @@ def split_trainer_action(action: Any) -> tuple[str, int | None]:
         )
     if not isinstance(text, str):
         raise TypeError(f"action text must be a str, got {type(text).__name__}")
-    if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0):
+    if tokens is not None and (not is_int(tokens) or tokens < 0):
         raise TypeError(f"num_tokens must be a non-negative int or None, got {tokens!r}")
     return text, tokens
 

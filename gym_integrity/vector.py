@@ -41,6 +41,8 @@ from gymnasium.envs.registration import EnvSpec
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.vector.utils import concatenate, iterate
 
+from gym_integrity.checks import is_int
+
 __all__ = ["ThreadedVectorEnv", "make_threaded_vec"]
 
 
@@ -68,7 +70,7 @@ class ThreadedVectorEnv(SyncVectorEnv):
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
         max_workers: int | None = None,
     ) -> None:
-        if max_workers is not None and (isinstance(max_workers, bool) or not isinstance(max_workers, int)
+        if max_workers is not None and (not is_int(max_workers)
                                         or max_workers < 1):
             raise ValueError(f"max_workers must be a positive int or None, got {max_workers!r}")
         super().__init__(env_fns, copy=copy, observation_mode=observation_mode, autoreset_mode=autoreset_mode)
@@ -194,7 +196,7 @@ def make_threaded_vec(
     Pass an ``EnvSpec`` (e.g. from ``gym_integrity.make(...).spec``) to change
     the stack's own settings.
     """
-    if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+    if not is_int(num_envs) or num_envs < 1:
         raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
     return ThreadedVectorEnv(
         [lambda: gym.make(id, **kwargs) for _ in range(num_envs)],

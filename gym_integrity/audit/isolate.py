@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from gym_integrity.checks import is_int
 from gym_integrity.audit.report import AuditReport, ProbeResult, Status
 from gym_integrity.audit.session import AuditSettings
 
@@ -141,7 +142,7 @@ def run_isolated(
     on_probe_done: Callable[[IsolatedTarget, ProbeResult], None] | None = None,
 ) -> list[AuditReport]:
     """Audit each target in its own process, ``workers`` at a time (default: the number of cores); reports in order."""
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+    if workers is not None and (not is_int(workers) or workers < 1):
         raise ValueError(f"run_isolated workers must be a positive int or None (one per core), got {workers!r}")
     workers = workers or max(1, min(len(targets), os.cpu_count() or 1))
     ctx = _context()

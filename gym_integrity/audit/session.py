@@ -9,6 +9,7 @@ from typing import Any, Callable, Mapping
 
 import gymnasium as gym
 
+from gym_integrity.checks import is_int, is_number
 from gym_integrity.audit.adapters import AnswerFn, GoldFn, non_answer_action, privileged_gold, revealed_answers
 
 __all__ = ["AuditSettings", "Transition", "Session", "short", "WRONG_ANSWER"]
@@ -41,9 +42,9 @@ class AuditSettings:
             raise TypeError(f"AuditSettings.seeds must be a non-empty tuple of int, got {self.seeds!r}")
         for name in ("probe_timeout_s", "step_timeout_s"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            if not is_number(value) or not value > 0:
                 raise ValueError(f"AuditSettings.{name} must be a number > 0, got {value!r}")
-        if isinstance(self.max_steps, bool) or not isinstance(self.max_steps, int) or self.max_steps < 1:
+        if not is_int(self.max_steps) or self.max_steps < 1:
             raise ValueError(f"AuditSettings.max_steps must be an int >= 1, got {self.max_steps!r}")
 
 

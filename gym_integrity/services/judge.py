@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
+from gym_integrity.checks import is_int, is_number
 from gym_integrity.extract import last_tag_body
 from gym_integrity.protocol import Grade, Verdict
 
@@ -190,7 +191,7 @@ class JudgeConfig:
             if not isinstance(self.allowed_scores, tuple) or not self.allowed_scores:
                 raise TypeError("judge.allowed_scores must be a non-empty list of ints in 0..7, or None")
             for s in self.allowed_scores:
-                if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s <= MAX_POINTS:
+                if not is_int(s) or not 0 <= s <= MAX_POINTS:
                     raise ValueError(f"judge.allowed_scores must hold ints in 0..7, got {s!r}")
         # Loads and checks the template: a missing file or an unknown placeholder fails here, at make.
         load_prompt(self.prompt)
@@ -221,7 +222,7 @@ class JudgeConfig:
 
 
 def _check_int(name: str, value: Any, *, low: int, high: int | None = None) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not is_int(value):
         raise TypeError(f"judge.{name} must be an int, got {type(value).__name__}")
     if value < low or (high is not None and value > high):
         bounds = f"in {low}..{high}" if high is not None else f">= {low}"
@@ -229,7 +230,7 @@ def _check_int(name: str, value: Any, *, low: int, high: int | None = None) -> N
 
 
 def _check_number(name: str, value: Any, *, low: float, high: float | None = None, strict: bool = False) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not is_number(value):
         raise TypeError(f"judge.{name} must be a number, got {type(value).__name__}")
     if value != value or (value <= low if strict else value < low) or (high is not None and value > high):
         rel = ">" if strict else ">="

@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from gym_integrity.checks import is_int, is_number
 from gym_integrity.extract import last_boxed
 from gym_integrity.protocol import Grade, Verdict
 
@@ -126,7 +127,7 @@ class VerifierConfig:
             value = getattr(self, name)
             if value is None and allow_none:
                 return
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            if not is_int(value) or value < low:
                 extra = " or None" if allow_none else ""
                 raise ValueError(f"VerifierConfig.{name} must be an int >= {low}{extra}, got {value!r}")
 
@@ -139,7 +140,7 @@ class VerifierConfig:
         need_int("numeric_precision", 1)
         need_int("gold_cache_size", 1)
         need_int("memory_limit_mb", 256, allow_none=True)
-        if isinstance(self.deadline_s, bool) or not isinstance(self.deadline_s, (int, float)) or not self.deadline_s > 0:
+        if not is_number(self.deadline_s) or not self.deadline_s > 0:
             raise ValueError(f"VerifierConfig.deadline_s must be a number > 0 (seconds), got {self.deadline_s!r}")
         if not isinstance(self.strict, bool):
             raise ValueError(f"VerifierConfig.strict must be a bool, got {self.strict!r}")
@@ -513,7 +514,7 @@ class VerifierService:
     def _budget(self, deadline_s: float | None) -> float:
         if deadline_s is None:
             return float(self.config.deadline_s)
-        if isinstance(deadline_s, bool) or not isinstance(deadline_s, (int, float)) or not deadline_s > 0:
+        if not is_number(deadline_s) or not deadline_s > 0:
             raise ValueError(f"deadline_s must be a number > 0 (seconds) or None, got {deadline_s!r}")
         return float(deadline_s)
 

@@ -7,6 +7,7 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 from gymnasium.core import ActType, ObsType
 
+from gym_integrity.checks import is_int
 from gym_integrity.wrappers.terminal_freeze import with_integrity
 
 __all__ = ["MaxStepsTruncation"]
@@ -53,7 +54,7 @@ class MaxStepsTruncation(
     """
 
     def __init__(self, env: gym.Env[ObsType, ActType], max_steps: int | None = None) -> None:
-        if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1):
+        if max_steps is not None and (not is_int(max_steps) or max_steps < 1):
             raise ValueError(f"MaxStepsTruncation max_steps must be a positive int or None, got {max_steps!r}")
         gym.utils.RecordConstructorArgs.__init__(self, max_steps=max_steps)
         gym.Wrapper.__init__(self, env)
@@ -71,7 +72,7 @@ class MaxStepsTruncation(
                 f"MaxStepsTruncation(max_steps=None) needs the env to declare a `step_budget` attribute; "
                 f"{self.env.unwrapped.__class__.__name__} has none. Pass max_steps=N."
             ) from None
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        if not is_int(budget) or budget < 1:
             raise ValueError(f"env step_budget must be a positive int, got {budget!r}")
         return budget
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from gym_integrity.checks import is_int, is_number
 from gym_integrity.envs.finqa.scoring import SCORING_MODES
 
 __all__ = ["FinQAConfig", "DATA_PATH_ENV", "DATA_FORMATS"]
@@ -91,10 +92,10 @@ class FinQAConfig:
         for name, low in (("step_budget", 1), ("sql_row_cap", 1), ("max_result_chars", 100),
                           ("max_action_chars", 100)):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            if not is_int(value) or value < low:
                 raise ValueError(f"FinQAConfig.{name} must be an int >= {low}, got {value!r}")
         for name, low, high in (("rel_tol", 0.0, 1.0), ("abs_tol", 0.0, float("inf")),
                                 ("sql_timeout_s", 0.01, 60.0)):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+            if not is_number(value) or not low <= value <= high:
                 raise ValueError(f"FinQAConfig.{name} must be a number in [{low}, {high}], got {value!r}")

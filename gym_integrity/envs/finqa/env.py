@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 import gymnasium as gym
 
+from gym_integrity.checks import is_int
 from gym_integrity.envs.finqa.actions import FORMAT_HELP, ActionError, parse_action
 from gym_integrity.envs.finqa.config import FinQAConfig
 from gym_integrity.envs.finqa.data import FinQADataset, Question, cached_datasets, load_dataset_cached
@@ -204,7 +205,7 @@ class FinQAEnv(gym.Env[str, Any]):
             return self.dataset.question_index[qid]
         if "index" in options:
             index = options["index"]
-            if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < n:
+            if not is_int(index) or not 0 <= index < n:
                 raise ValueError(f"options['index'] must be an int in [0, {n}), got {index!r}")
             return index
         return int(self.np_random.integers(n))

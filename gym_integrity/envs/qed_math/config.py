@@ -14,19 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Sequence
 
+from gym_integrity.checks import is_int, is_number
 from gym_integrity.envs.qed_math.problems import PROBLEM_TYPES
 from gym_integrity.envs.qed_math.shaping import REWARD_PRESETS
 from gym_integrity.services.verifier import VerifierConfig
 
 __all__ = ["QEDMathConfig"]
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @dataclass
@@ -100,18 +93,18 @@ class QEDMathConfig:
             raise ValueError("QEDMathConfig.reasoning_delimiters must be a list of non-empty str "
                              f"(e.g. ['</think>']), got {delimiters!r}")
         self.reasoning_delimiters = tuple(delimiters)
-        if not _is_number(self.discount_factor) or not 0.0 < self.discount_factor <= 1.0:
+        if not is_number(self.discount_factor) or not 0.0 < self.discount_factor <= 1.0:
             raise ValueError(f"QEDMathConfig.discount_factor must be a number in (0, 1], got {self.discount_factor!r}")
-        if self.max_tokens is not None and (not _is_int(self.max_tokens) or self.max_tokens < 1):
+        if self.max_tokens is not None and (not is_int(self.max_tokens) or self.max_tokens < 1):
             raise ValueError(f"QEDMathConfig.max_tokens must be a positive int or None, got {self.max_tokens!r}")
-        if not _is_int(self.buffer_tokens) or self.buffer_tokens < 0:
+        if not is_int(self.buffer_tokens) or self.buffer_tokens < 0:
             raise ValueError(f"QEDMathConfig.buffer_tokens must be an int >= 0, got {self.buffer_tokens!r}")
         if self.max_tokens is not None and self.buffer_tokens > self.max_tokens:
             raise ValueError(f"QEDMathConfig.buffer_tokens ({self.buffer_tokens}) must be <= max_tokens "
                              f"({self.max_tokens})")
-        if not _is_number(self.overlong_penalty) or self.overlong_penalty < 0:
+        if not is_number(self.overlong_penalty) or self.overlong_penalty < 0:
             raise ValueError(f"QEDMathConfig.overlong_penalty must be a number >= 0, got {self.overlong_penalty!r}")
-        if self.max_attempts is not None and (not _is_int(self.max_attempts) or self.max_attempts < 1):
+        if self.max_attempts is not None and (not is_int(self.max_attempts) or self.max_attempts < 1):
             raise ValueError(f"QEDMathConfig.max_attempts must be a positive int or None, got {self.max_attempts!r}")
         try:
             self._verifier_config = VerifierConfig.from_value(self.verifier)

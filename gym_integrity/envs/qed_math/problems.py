@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from gym_integrity.checks import is_int
 from gym_integrity.extract import last_boxed
 
 __all__ = ["Problem", "ProblemSet", "PROBLEM_TYPES", "FIELD_ALIASES", "BUILTIN_PATH", "load_problems", "normalise_row"]
@@ -167,7 +168,7 @@ def normalise_row(row: Any, source: str, index: int) -> Problem:
     if not problem_id:
         raise BadRow("problem_id is empty")
     attempts = row.get("max_attempts")
-    if attempts is not None and (isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1):
+    if attempts is not None and (not is_int(attempts) or attempts < 1):
         raise BadRow(f"max_attempts must be a positive int, got {attempts!r}")
     source_name = _first(row, "dataset_source")
     original = row.get("original_problem")
