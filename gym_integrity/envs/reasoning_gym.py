@@ -10,6 +10,7 @@ from typing import Any, Mapping, Sequence
 
 import gymnasium as gym
 
+from gym_integrity.checks import is_int, is_number
 from gym_integrity.extract import ANSWER_FORMATS, extract_answer
 from gym_integrity.infotree import copy_tree
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, Verdict, grade_info, split_trainer_action
@@ -99,7 +100,7 @@ class ReasoningGymConfig:
     def validate(self) -> None:
         for name in ("size", "seed", "max_answer_chars"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
+            if not is_int(value):
                 raise TypeError(f"ReasoningGymConfig.{name} must be an int, got {type(value).__name__}")
         if self.size < 1:
             raise ValueError(f"ReasoningGymConfig.size must be >= 1, got {self.size}")
@@ -130,7 +131,7 @@ class ReasoningGymConfig:
                 raise ValueError(f"ReasoningGymConfig.dataset: {spec['name']!r} appears twice in the composite")
             seen.add(spec["name"])
             weight = spec["weight"]
-            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight > 0:
+            if not is_number(weight) or not weight > 0:
                 raise ValueError(f"ReasoningGymConfig.dataset: weight of {spec['name']!r} must be a number > 0, got {weight!r}")
             _check_task_config(spec["name"], spec["config"], f"ReasoningGymConfig.dataset[{spec['name']}].config")
 
@@ -235,24 +236,21 @@ class ReasoningGymEnv(gym.Env[str, str]):
         self._instruction = _INSTRUCTIONS[self.config.answer_format]
         self._item: dict[str, Any] | None = None
         self._index = -1
+        self._source = ""  # the item's dataset: a composite's member, else the configured name
         self._last_note = ""
-
-    @property
-    def _source(self) -> str:
-        assert self._item is not None
-        return str(self._item.get("metadata", {}).get("source_dataset", self.config.dataset))
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         options = options or {}
         if "index" in options:
             index = options["index"]
-            if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < self.config.size:
+            if not is_int(index) or not 0 <= index < self.config.size:
                 raise ValueError(f"options['index'] must be an int in [0, {self.config.size}), got {index!r}")
         else:
             index = int(self.np_random.integers(self.config.size))
         self._index = index
         self._item = self._dataset[index]
+        self._source = str(self._item.get("metadata", {}).get("source_dataset", self.config.dataset))
         self._last_note = ""
         info = {"problem_id": f"{self._source}/{index}", "dataset": self._source, "index": index,
                 PRIVILEGED_KEY: self._privileged()}
