@@ -5,9 +5,9 @@ reasoning_gym, datasets, math_verify and openai load when an env needs them.
 """
 
 from gym_integrity.protocol import Grade, TrainerAction, Verdict
-from gym_integrity.spaces import ASYNC_VECTOR_KWARGS
 from gym_integrity.registration import REGISTERED, make, register_envs
 from gym_integrity.spaces import UnicodeText
+from gym_integrity.vector import ASYNC_VECTOR_KWARGS
 from gym_integrity.wrappers import HideInfoKeys, MaxStepsTruncation, TerminalFreeze, integrity_stack
 
 __version__ = "0.1.0"

@@ -41,9 +41,9 @@ class Verdict(str, enum.Enum):
         return self.value
 
 
-#: Verdicts that mean "the grader could not decide": the reward is 0.0 but the
-#: sample is not a negative example, and ``info["no_verdict"]`` is True so a
-#: trainer can drop it.
+#: Verdicts that mean "the grader could not decide" unless the grade says
+#: otherwise (``Grade.no_verdict``): the reward is 0.0 but the sample is not a
+#: negative example, and ``info["no_verdict"]`` is True so a trainer can drop it.
 NO_VERDICTS = frozenset({Verdict.TIMEOUT, Verdict.GRADER_ERROR})
 
 #: Envs put every answer-bearing value (gold answers, reference solutions, raw
@@ -70,23 +70,31 @@ DEFAULT_HIDDEN_KEYS: tuple[str, ...] = (
 class Grade:
     """The outcome of grading one submission.
 
-    ``score`` is in [0, 1] (partial credit allowed). For a no-verdict
-    (``verdict`` in :data:`NO_VERDICTS`) the score is 0.0 and ``cause`` says why.
+    ``score`` is in [0, 1] (partial credit allowed). ``no_verdict`` says the
+    grader could not decide (an infrastructure fault: an unreachable judge, an
+    overloaded or crashed worker pool); its score is 0.0 and ``cause`` says
+    why. It defaults to ``verdict in NO_VERDICTS``. A ``timeout`` can be the
+    answer's own fault (its verification ran past its budget on a worker of
+    its own): that grade is built with ``no_verdict=False`` and is a real
+    negative sample, so a policy cannot escape a penalty by timing out.
     """
 
     verdict: Verdict
     score: float = 0.0
     cause: str | None = None
+    no_verdict: bool | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.verdict, Verdict):
             raise TypeError(f"Grade.verdict must be a Verdict, got {type(self.verdict).__name__}")
         if not 0.0 <= float(self.score) <= 1.0:
             raise ValueError(f"Grade.score must be in [0, 1], got {self.score}")
-
-    @property
-    def no_verdict(self) -> bool:
-        return self.verdict in NO_VERDICTS
+        if self.no_verdict is None:
+            object.__setattr__(self, "no_verdict", self.verdict in NO_VERDICTS)
+        elif not isinstance(self.no_verdict, bool):
+            raise TypeError(f"Grade.no_verdict must be a bool or None, got {type(self.no_verdict).__name__}")
+        elif self.no_verdict and self.score != 0.0:
+            raise ValueError(f"Grade.score of a no-verdict must be 0.0, got {self.score}")
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,7 @@ import numpy as np
 from gymnasium.spaces import Space
 from gymnasium.vector.utils import create_shared_memory
 
-__all__ = ["UnicodeText", "ASYNC_VECTOR_KWARGS"]
-
-#: ``vector_kwargs`` for ``gym.make_vec(id, n, vectorization_mode="async", vector_kwargs=...)``
-#: with text spaces. Text has no fixed-size buffer, so no shared memory; and Gymnasium 1.4's
-#: AsyncVectorEnv without shared memory does not clear its next-step autoreset flag on
-#: ``reset()``, swallowing the first step after a manual reset, so autoreset is disabled: the
-#: trainer resets (as LLM trainers do at every batch).
-ASYNC_VECTOR_KWARGS: dict = {"shared_memory": False, "autoreset_mode": "Disabled"}
+__all__ = ["UnicodeText"]
 
 # What ``sample()`` draws from: printable ASCII, whitespace that models emit,
 # and a few multi-byte ranges (accents, Greek, math operators, CJK, emoji) so
@@ -53,7 +46,7 @@ class UnicodeText(Space[str]):
 
     Vector envs batch it as a tuple of strings. ``AsyncVectorEnv`` needs
     ``shared_memory=False`` (text has no fixed-size buffer; see
-    :data:`ASYNC_VECTOR_KWARGS`); asking for shared memory fails with a message
+    :data:`gym_integrity.vector.ASYNC_VECTOR_KWARGS`); asking for shared memory fails with a message
     saying so.
     """
 

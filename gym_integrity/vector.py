@@ -1,4 +1,4 @@
-"""ThreadedVectorEnv: a vector env that steps its sub-envs concurrently in threads, for network-bound grading.
+"""Vector envs: ThreadedVectorEnv for network-bound grading, and the settings that keep async vector envs honest.
 
 Grading a proof is a wait on an LLM judge, so N envs stepped one after another
 take N round trips. :class:`ThreadedVectorEnv` is gymnasium's ``SyncVectorEnv``
@@ -11,6 +11,16 @@ spec with ``additional_wrappers``).
 The alternative across processes is ``gym.make_vec(id, num_envs,
 vectorization_mode="async", vector_kwargs=gym_integrity.ASYNC_VECTOR_KWARGS)``:
 each worker process builds its own judge client and they grade in parallel.
+
+A vector env never repays a reward. A trainer steps the whole batch while some
+sub-envs have already ended (a multi-turn batch, autoreset disabled) and sums
+each sub-env's rewards; TerminalFreeze's default ``frozen_reward="repeat"``
+would pay a finished sub-env its reward again on every such step. Both vector
+paths here therefore switch every sub-env's TerminalFreeze to ``"zero"``
+(:func:`zero_frozen_rewards`): a step after a sub-env's end returns 0.0 with
+``info["integrity"]["frozen"]`` True, so the sum over any number of steps is
+the episode's reward. Gymnasium's ``SyncVectorEnv`` never steps an ended sub-env
+(it resets it, or with autoreset disabled refuses), so it cannot repay.
 
 Example:
 
@@ -43,7 +53,58 @@ from gymnasium.vector.utils import concatenate, iterate
 
 from gym_integrity.checks import is_int
 
-__all__ = ["ThreadedVectorEnv", "make_threaded_vec"]
+__all__ = ["ASYNC_VECTOR_KWARGS", "ThreadedVectorEnv", "make_threaded_vec", "subenv_worker", "zero_frozen_rewards"]
+
+
+def zero_frozen_rewards(env: gym.Env) -> gym.Env:
+    """Set every TerminalFreeze in ``env``'s wrapper chain to ``frozen_reward="zero"``; return ``env``.
+
+    For sub-envs of a vector env, whose rewards trainers sum (see the module
+    docstring). A single env keeps the mode it was made with.
+    """
+    from gym_integrity.wrappers.terminal_freeze import TerminalFreeze
+
+    layer: Any = env
+    while isinstance(layer, gym.Wrapper):
+        if isinstance(layer, TerminalFreeze):
+            layer.frozen_reward = "zero"
+        layer = layer.env
+    return env
+
+
+class _ZeroFrozenRewards:
+    """``env_fn`` whose env comes back with :func:`zero_frozen_rewards` applied (built inside the worker)."""
+
+    def __init__(self, env_fn: Callable[[], gym.Env]) -> None:
+        self.env_fn = env_fn
+
+    def __call__(self) -> gym.Env:
+        return zero_frozen_rewards(self.env_fn())
+
+
+def subenv_worker(index: int, env_fn: Callable[[], gym.Env], *args: Any) -> None:
+    """``AsyncVectorEnv`` worker: Gymnasium's own, on a sub-env whose frozen steps pay 0.0.
+
+    The rest of the arguments (pipes, shared memory, error queue, autoreset
+    mode and, from Gymnasium 1.4, the concurrency semaphore) pass through
+    unchanged, so this follows whichever Gymnasium is installed.
+    """
+    from gymnasium.vector.async_vector_env import _async_worker
+
+    _async_worker(index, _ZeroFrozenRewards(env_fn), *args)
+
+
+#: ``vector_kwargs`` for ``gym.make_vec(id, n, vectorization_mode="async", vector_kwargs=...)``
+#: with text spaces:
+#:
+#: - ``shared_memory=False``: text has no fixed-size buffer;
+#: - ``autoreset_mode="Disabled"``: Gymnasium 1.4's AsyncVectorEnv without shared memory does
+#:   not clear its next-step autoreset flag on ``reset()``, swallowing the first step after a
+#:   manual reset; the trainer resets (as LLM trainers do at every batch);
+#: - ``worker=subenv_worker``: Gymnasium's worker on sub-envs whose steps after their end pay
+#:   0.0, so a finished sub-env stepped with its batch never repays its reward.
+ASYNC_VECTOR_KWARGS: dict[str, Any] = {"shared_memory": False, "autoreset_mode": "Disabled",
+                                       "worker": subenv_worker}
 
 
 class ThreadedVectorEnv(SyncVectorEnv):
@@ -60,6 +121,11 @@ class ThreadedVectorEnv(SyncVectorEnv):
 
     Sub-envs run in different threads at once, so what they share must be
     thread-safe: the package's judge client and verifier service are.
+
+    Every sub-env's TerminalFreeze pays 0.0 after its end (:func:`zero_frozen_rewards`).
+    With ``autoreset_mode="Disabled"``, an ended sub-env stepped with its batch
+    returns its frozen final transition (reward 0.0, ``integrity.frozen`` True)
+    until the trainer resets it.
     """
 
     def __init__(
@@ -74,6 +140,8 @@ class ThreadedVectorEnv(SyncVectorEnv):
                                         or max_workers < 1):
             raise ValueError(f"max_workers must be a positive int or None, got {max_workers!r}")
         super().__init__(env_fns, copy=copy, observation_mode=observation_mode, autoreset_mode=autoreset_mode)
+        for env in self.envs:
+            zero_frozen_rewards(env)
         self.max_workers = max_workers or self.num_envs
         self._pool = concurrent.futures.ThreadPoolExecutor(self.max_workers, thread_name_prefix="threaded-vector-env")
 
@@ -132,8 +200,7 @@ class ThreadedVectorEnv(SyncVectorEnv):
                 return obs, 0.0, False, False, info, None
             return (*env.step(action), None)
         if self.autoreset_mode == AutoresetMode.DISABLED:
-            if self._autoreset_envs[i]:
-                raise RuntimeError(f"sub-env {i} ended; with autoreset_mode=DISABLED reset it (reset_mask) first")
+            # An ended sub-env is stepped with its batch: TerminalFreeze answers (reward 0.0).
             return (*env.step(action), None)
         if self.autoreset_mode == AutoresetMode.SAME_STEP:
             obs, reward, terminated, truncated, info = env.step(action)

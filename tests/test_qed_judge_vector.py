@@ -53,12 +53,12 @@ def test_same_step_autoreset_reports_final_obs_and_info():
     envs.close()
 
 
-def test_disabled_autoreset_refuses_to_step_an_ended_env():
+def test_disabled_autoreset_steps_an_ended_env_frozen_at_zero():
     envs = make_threaded_vec(ID, 2, autoreset_mode=AutoresetMode.DISABLED, **KW)
     envs.reset(seed=0)
     envs.step(np.array(["x", "y"], dtype=object))
-    with pytest.raises(RuntimeError, match="sub-env 0 ended"):
-        envs.step(np.array(["x", "y"], dtype=object))
+    _, rewards, terminated, _, infos = envs.step(np.array(["x", "y"], dtype=object))
+    assert rewards.tolist() == [0.0, 0.0] and terminated.all() and infos["integrity"]["frozen"].all()
     envs.close()
 
 

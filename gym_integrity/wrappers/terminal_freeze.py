@@ -43,7 +43,9 @@ class TerminalFreeze(
         env: The environment to protect. Put it outermost in the stack.
         frozen_reward: Reward reported on a frozen step. ``"repeat"`` (default)
             repeats the scored reward, for loops that read the last step's
-            reward; ``"zero"`` reports 0.0, for loops that sum rewards.
+            reward; ``"zero"`` reports 0.0, for loops that sum rewards. Our
+            vector envs set ``"zero"`` on every sub-env (trainers sum a batch's
+            rewards): see :func:`gym_integrity.vector.zero_frozen_rewards`.
 
     ``info["integrity"]`` holds ``frozen`` (bool) and ``ignored_steps`` (int,
     the steps swallowed since the end) on every step.
@@ -62,6 +64,7 @@ class TerminalFreeze(
 
     Change logs:
         v0.1.0 - Initially added.
+        v0.2.0 - ``frozen_reward`` may be switched after construction (vector envs set ``"zero"``).
     """
 
     def __init__(
