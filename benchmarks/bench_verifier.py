@@ -1,26 +1,36 @@
 """Benchmark of the answer verifier and QEDMath-v0 construction: throughput, latency under hostile answers, make time.
 
-Prints three tables:
+Prints four tables:
 
 1. verifications per second with 1 worker and with N workers side by side,
    and the ratio against the target ``0.8 x N`` (N = 2 by default);
 2. the latency distribution (p50, p99, max) over a mix of normal and hostile
-   answers, with the count of timeouts and of hung requests (answered later
-   than deadline + 1 s, or never), against the target ``max <= deadline + 1 s``;
-3. ``gym.make("QEDMath-v0")`` time on the built-in set, cold (first in the
+   answers, the longest run on a worker and the longest queueing, with the
+   count of timeouts and of hung requests (answered later than queue bound +
+   run budget + 1 s, or never); targets: longest run <= run budget, no normal
+   answer timed out;
+3. the mixed batch of issue 9: a threaded vector env of 8 QEDMath-v0 answer
+   envs (default verifier: 2 workers, 5 s run budget), 2 hostile answers and
+   6 correct ones per batch over several rounds; verdict counts and latency
+   p50/p99/max for the correct and the hostile answers side by side, and what
+   the old rule (deadline counted from submission, queueing included) would
+   have said: a timeout for every answer whose latency passed the deadline;
+4. ``gym.make("QEDMath-v0")`` time on the built-in set, cold (first in the
    process) and warm.
 
-Run: ``python benchmarks/bench_verifier.py [--requests 240] [--repeats 3] [--workers 2] [--deadline 2]``
+Run: ``python benchmarks/bench_verifier.py [--requests 240] [--repeats 3] [--workers 2] [--deadline 2] [--rounds 5]``
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import statistics
 import sys
 import threading
 import time
+from typing import Any
 
 from gym_integrity.services.verifier import VerifierConfig, VerifierService
 
@@ -129,7 +139,9 @@ def latency_under_hostile_mix(workers: int, requests: int, deadline: float, clie
     wall = time.perf_counter() - wall
     stats = svc.stats()
     svc.close()
-    hung = (requests - len(latencies)) + sum(lat > deadline + 1.0 for lat in latencies)
+    # Hung: never answered, or later than the worst honest wait (queue bound + run budget + 1 s).
+    bound = svc.config.queue_timeout_s + deadline + 1.0
+    hung = (requests - len(latencies)) + sum(lat > bound for lat in latencies)
     hostile = len(range(0, requests, hostile_every))
     return {
         "requests": float(requests),
@@ -142,8 +154,50 @@ def latency_under_hostile_mix(workers: int, requests: int, deadline: float, clie
         "incorrect": float(verdicts.count("incorrect")),
         "hung": float(hung),
         "restarts": stats["verifier/worker_restarts"],
+        "run_max": stats["verifier/run_s_max"],
+        "queued_max": stats["verifier/queued_s_max"],
         "wall": wall,
     }
+
+
+def mixed_batch(rounds: int, hostile: int = 2, batch: int = 8) -> dict[str, Any]:
+    """Rounds of one threaded vector step: ``hostile`` towers and ``batch - hostile`` correct answers, one problem."""
+    import numpy as np
+
+    import gym_integrity  # noqa: F401
+    from gym_integrity.vector import make_threaded_vec
+
+    envs = make_threaded_vec("QEDMath-v0", batch, problem_types=["answer"], reward_preset="base")
+    service = envs.envs[0].unwrapped._verifier
+    assert service.wait_ready(120)
+    out: dict[str, Any] = {"deadline": service.config.deadline_s, "workers": service.config.workers,
+                           "correct": collections.Counter(), "hostile": collections.Counter(),
+                           "correct_lat": [], "hostile_lat": [], "rewards": collections.Counter(), "wall": []}
+    for r in range(rounds):
+        service.wait_ready(120)  # killed workers' replacements warm up, as during the next generation
+        envs.reset(seed=[r] * batch)
+        gold = envs.envs[0].unwrapped.gold_answers()[0]
+        actions = np.array([r"\boxed{9^{9^{9^{9}}}}" if i < hostile else f"\\boxed{{{gold}}}"
+                            for i in range(batch)], dtype=object)
+        start = time.perf_counter()
+        _, rewards, _, _, infos = envs.step(actions)
+        out["wall"].append(time.perf_counter() - start)
+        for i in range(batch):
+            side = "hostile" if i < hostile else "correct"
+            no_verdict = " (no-verdict)" if infos["no_verdict"][i] else ""
+            out[side][f"{infos['verdict'][i]}{no_verdict}"] += 1
+            out[f"{side}_lat"].append(float(infos["metrics"]["verifier/latency_s"][i]))
+            if side == "hostile":
+                out["rewards"][float(rewards[i])] += 1
+    envs.close()
+    return out
+
+
+def _mixed_row(label: str, verdicts: collections.Counter, latencies: list[float], deadline: float) -> str:
+    counts = ", ".join(f"{v} {n}" for v, n in sorted(verdicts.items()))
+    old = sum(lat > deadline for lat in latencies)
+    return (f"{label:<10}{counts:<34}{statistics.median(latencies) * 1000:>9.0f}{_percentile(latencies, 0.99) * 1000:>9.0f}"
+            f"{max(latencies) * 1000:>9.0f}   {old} of {len(latencies)}")
 
 
 def make_time() -> tuple[float, float]:
@@ -162,17 +216,9 @@ def make_time() -> tuple[float, float]:
     return cold, warm
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=240)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--deadline", type=float, default=2.0)
-    parser.add_argument("--mix-requests", type=int, default=120)
-    parser.add_argument("--hostile-every", type=int, default=10)
-    args = parser.parse_args()
+def print_throughput_and_latency(args: argparse.Namespace) -> None:
+    """Tables 1 and 2: throughput with 1 and N workers, then latency under a hostile mix."""
     n = args.workers
-
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"== throughput: {args.requests} requests all in flight, median of {args.repeats} alternating runs "
           f"(target: {n} workers >= 0.8 x {n} x 1 worker; {os.cpu_count()} cores, load average {load:.1f})")
@@ -186,13 +232,44 @@ def main() -> None:
         print(f"{label:<28}{one:>12.1f}{many:>14.1f}{many / one:>8.2f}{0.8 * n:>8.2f}")
 
     print(f"\n== latency: {args.mix_requests} requests, 1 hostile in {args.hostile_every}, {n} workers, "
-          f"4 clients, deadline {args.deadline:g}s (target: max <= {args.deadline + 1:g}s, 0 hung)")
+          f"4 clients, run budget {args.deadline:g}s (target: run max <= {args.deadline:g}s, 0 normal timeouts, "
+          "0 hung)")
     r = latency_under_hostile_mix(n, args.mix_requests, args.deadline, clients=4, hostile_every=args.hostile_every)
     print(f"p50 {r['p50'] * 1000:.1f} ms | p99 {r['p99'] * 1000:.1f} ms | max {r['max'] * 1000:.1f} ms | "
+          f"run max {r['run_max'] * 1000:.1f} ms | queued max {r['queued_max'] * 1000:.1f} ms | "
           f"timeouts {r['timeouts']:.0f} (hostile {r['hostile']:.0f}, normal {r['normal_timeouts']:.0f}) | "
           f"hung {r['hung']:.0f} | worker restarts {r['restarts']:.0f} | wall {r['wall']:.1f}s")
 
-    cold, warm = make_time()
+
+def print_mixed_batch(rounds: int) -> None:
+    """Table 3: issue 9's batch of 2 hostile + 6 correct answers, correct and hostile side by side."""
+    print(f"\n== mixed batch (issue 9): threaded vector env of 8 QEDMath-v0 answer envs, 2 hostile "
+          f"(\\boxed{{9^{{9^{{9^{{9}}}}}}}}) + 6 correct per step, {rounds} rounds, default verifier")
+    m = mixed_batch(rounds)
+    print(f"   ({m['workers']} workers, {m['deadline']:g} s run budget; latency = the step's verifier/latency_s, "
+          "queueing included; old rule = a timeout whenever latency > budget)")
+    print(f"{'answers':<10}{'verdicts (new rule)':<34}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}   old rule: timeouts")
+    print(_mixed_row("correct", m["correct"], m["correct_lat"], m["deadline"]))
+    print(_mixed_row("hostile", m["hostile"], m["hostile_lat"], m["deadline"]))
+    print(f"hostile rewards (base preset): {dict(m['rewards'])}; batch step wall: median "
+          f"{statistics.median(m['wall']):.2f} s, max {max(m['wall']):.2f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=240)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--deadline", type=float, default=2.0)
+    parser.add_argument("--mix-requests", type=int, default=120)
+    parser.add_argument("--hostile-every", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=5, help="mixed-batch rounds")
+    parser.add_argument("--only-mixed", action="store_true", help="run the mixed-batch table only")
+    args = parser.parse_args()
+    if not args.only_mixed:
+        print_throughput_and_latency(args)
+    cold, warm = make_time()  # before the mixed batch, which would warm the process
+    print_mixed_batch(args.rounds)
     print(f"\n== gym.make('QEDMath-v0') on the built-in set: cold {cold * 1000:.1f} ms, warm {warm * 1000:.1f} ms "
           "(workers start in the background; not waited for)")
 

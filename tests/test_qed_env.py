@@ -7,12 +7,14 @@ import time
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 import pytest
 
 import gym_integrity
 from gym_integrity.envs.qed_math import QEDMathEnv
 from gym_integrity.envs.qed_math.problems import load_problems
 from gym_integrity.protocol import TrainerAction
+from gym_integrity.vector import make_threaded_vec
 from gym_integrity.wrappers import integrity_stack
 
 DEADLINE = 1.5  # where a timeout is the point
@@ -212,21 +214,74 @@ def test_reward_presets(preset, text, reward, verdict):
     env.close()
 
 
-def test_timeout_is_a_no_verdict_never_a_wrong_answer():
+TOWER = r"\boxed{9^{9^{9^{9}}}}"
+
+
+def test_timeout_of_the_answers_own_run_is_graded_and_paid_like_unparsable():
+    """Issue 9: a forced timeout must not escape the penalties (before: a 0.0 no-verdict, never shaped)."""
     env = make(reward_preset="base", max_tokens=100, buffer_tokens=50,
                verifier={"deadline_s": DEADLINE, "num_workers": 1})
     assert env.unwrapped._verifier.wait_ready(60)  # time the grading, not the pool's interpreter start
     env.reset(options={"problem_id": "qed-ans-001"})
     start = time.monotonic()
-    _, reward, terminated, _, info = env.step(TrainerAction(r"\boxed{9^{9^{9^{9}}}}", num_tokens=100))
+    _, reward, terminated, _, info = env.step(TrainerAction(TOWER, num_tokens=90))
     assert time.monotonic() - start <= DEADLINE + 1.0
-    assert (reward, info["verdict"], info["no_verdict"], terminated) == (0.0, "timeout", True, True)
-    assert "deadline" in info["cause"]
-    assert info["metrics"]["reward/overlong_penalty"] == 0.0  # a no-verdict is never shaped
+    assert (info["verdict"], info["no_verdict"], terminated) == ("timeout", False, True)
+    assert f"past its {DEADLINE:g} s budget on a worker of its own" in info["cause"]
     assert info["metrics"]["verifier/timeouts"] >= 1.0
+    # Shaped like any graded answer: the overlong penalty applies (90 tokens: 0.8 of the 50-token buffer).
+    assert info["metrics"]["reward/overlong_penalty"] == pytest.approx(-0.8)
+    assert info["metrics"]["reward/shaping_applied"] == 1.0
+    env.reset(options={"problem_id": "qed-ans-001"})
+    _, unparsable_reward, _, _, unparsable_info = env.step(TrainerAction(r"\boxed{}", num_tokens=90))
+    assert unparsable_info["verdict"] == "unparsable"
+    assert reward == unparsable_reward == pytest.approx(-1.8)
     env.reset(options={"problem_id": "qed-ans-001"})
     assert env.step(r"\boxed{1170}")[1] == 1.0  # the next request is served normally
     env.close()
+
+
+def test_graded_timeout_pays_nothing_under_pure_success():
+    env = make(reward_preset="pure_success", verifier={"deadline_s": DEADLINE, "num_workers": 1})
+    assert env.unwrapped._verifier.wait_ready(60)
+    env.reset(options={"problem_id": "qed-ans-001"})
+    _, reward, _, _, info = env.step(TOWER)
+    assert (reward, info["verdict"], info["no_verdict"]) == (0.0, "timeout", False)
+    env.close()
+
+
+def test_two_hostile_answers_do_not_change_six_correct_ones_in_a_threaded_batch():
+    """Issue 9: 2 hostile + 6 correct in a threaded vector env of 8, default verifier (two workers).
+
+    Under the old rule (deadline counted from submission) the six correct
+    answers queued behind the two hostile ones and came back ``timeout``.
+    """
+    envs = make_threaded_vec("QEDMath-v0", 8, problem_types=["answer"], reward_preset="base")
+    try:
+        service = envs.envs[0].unwrapped._verifier
+        assert service.config.workers <= 2 and service.wait_ready(60)
+        envs.reset(seed=[3] * 8)  # one GRPO group: the same problem everywhere
+        golds = {envs.envs[i].unwrapped.gold_answers()[0] for i in range(8)}
+        assert len(golds) == 1
+        gold = golds.pop()
+        hostile = {0, 1}
+        actions = np.array([TOWER if i in hostile else f"\\boxed{{{gold}}}" for i in range(8)], dtype=object)
+        _, rewards, terminated, _, infos = envs.step(actions)
+        assert terminated.all()
+        for i in range(8):
+            if i in hostile:
+                assert (infos["verdict"][i], infos["no_verdict"][i]) == ("timeout", False)
+            else:
+                assert (infos["verdict"][i], infos["no_verdict"][i], rewards[i]) == ("correct", False, 1.0)
+        # The timeout is paid like an unparsable answer of the same batch.
+        envs.reset(seed=[3] * 8)
+        unparsable = np.array([r"\boxed{}" if i in hostile else f"\\boxed{{{gold}}}" for i in range(8)],
+                              dtype=object)
+        _, rewards_unparsable, _, _, infos_unparsable = envs.step(unparsable)
+        assert [infos_unparsable["verdict"][i] for i in hostile] == ["unparsable"] * 2
+        assert [rewards[i] for i in hostile] == [rewards_unparsable[i] for i in hostile] == [-1.0, -1.0]
+    finally:
+        envs.close()
 
 
 def test_reasoning_is_stripped_before_grading():

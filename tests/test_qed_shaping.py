@@ -11,13 +11,27 @@ from gym_integrity.envs.qed_math.shaping import (
     shape_reward,
     strip_reasoning,
 )
-from gym_integrity.protocol import NO_VERDICTS, Verdict
+from gym_integrity.protocol import NO_VERDICTS, Grade, Verdict
 
 
 @pytest.mark.parametrize("preset", sorted(REWARD_PRESETS))
 def test_no_verdicts_give_zero_in_every_preset(preset):
     for verdict in NO_VERDICTS:
         assert answer_reward(verdict, preset) == 0.0
+
+
+@pytest.mark.parametrize("preset", sorted(REWARD_PRESETS))
+def test_no_verdict_grades_give_zero_whatever_the_verdict(preset):
+    for verdict in (Verdict.TIMEOUT, Verdict.GRADER_ERROR):
+        assert answer_reward(Grade(verdict, 0.0, no_verdict=True), preset) == 0.0
+
+
+@pytest.mark.parametrize("preset, expected", [("base", -1.0), ("pure_success", 0.0)])
+def test_graded_timeout_pays_like_unparsable(preset, expected):
+    """Issue 9: an answer that times out its own verification must not escape the penalty of a bad answer."""
+    timeout = Grade(Verdict.TIMEOUT, 0.0, cause="ran past its budget", no_verdict=False)
+    assert answer_reward(timeout, preset) == answer_reward(Grade(Verdict.UNPARSABLE), preset) == expected
+    assert answer_reward(timeout, preset) <= answer_reward(Grade(Verdict.INCORRECT), preset)
 
 
 def test_preset_tables():

@@ -31,8 +31,8 @@ class QEDMathEnv(gym.Env[str, str]):
 
     * ``answer``: the final answer is the last ``\boxed{...}`` of the reply,
       checked against the gold answer by math_verify (equivalent forms such as
-      ``1/2``, ``0.5`` and ``\frac{1}{2}`` agree) in killable worker processes
-      with a wall-clock deadline (:mod:`gym_integrity.services.verifier`);
+      ``1/2``, ``0.5`` and ``\frac{1}{2}`` agree) in killable worker processes,
+      each answer with a run budget of its own (:mod:`gym_integrity.services.verifier`);
     * ``proof``: the proof is graded 0-7 against the reference solution and
       rubric by an LLM judge behind an OpenAI-compatible endpoint
       (:mod:`gym_integrity.services.judge`);
@@ -66,8 +66,12 @@ class QEDMathEnv(gym.Env[str, str]):
     points / 7, or 0/1 with ``collapse_partial``. Then, if the trainer gave
     ``L``: ``reward * discount_factor ** L`` plus the overlong penalty (linear
     from 0 to ``-overlong_penalty`` over the last ``buffer_tokens`` before
-    ``max_tokens``). A ``timeout`` or ``grader_error`` is a no-verdict: reward
-    0.0, ``info["no_verdict"]`` True, cause in ``info["cause"]``, never shaped.
+    ``max_tokens``). An answer whose own verification runs past the
+    verifier's budget is graded ``timeout`` (``info["no_verdict"]`` False) and
+    paid like ``unparsable``, shaped like any graded answer: timing out never
+    beats being wrong. A ``grader_error`` (overloaded or broken verifier,
+    unreachable judge) or a judge ``timeout`` is a no-verdict: reward 0.0,
+    ``info["no_verdict"]`` True, cause in ``info["cause"]``, never shaped.
 
     ## Starting State
 
@@ -217,7 +221,7 @@ class QEDMathEnv(gym.Env[str, str]):
         outcome = self._verifier.verify(text, problem.gold_answer, problem_id=problem.problem_id)
         grade = outcome.grade
         success = grade.verdict is Verdict.CORRECT
-        return grade, answer_reward(grade.verdict, self.config.reward_preset), success, "", dict(outcome.metrics)
+        return grade, answer_reward(grade, self.config.reward_preset), success, "", dict(outcome.metrics)
 
     def _grade_proof(self, text: str) -> tuple[Grade, float, bool, str, dict[str, float], str | None, dict[str, str]]:
         problem = self._problem

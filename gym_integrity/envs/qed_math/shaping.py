@@ -21,12 +21,15 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from gym_integrity.protocol import Verdict
+from gym_integrity.protocol import Grade, Verdict
 
 __all__ = ["REWARD_PRESETS", "strip_reasoning", "answer_reward", "overlong_penalty", "shape_reward"]
 
-#: Reward of an answer-mode verdict per preset. No-verdicts (timeout,
-#: grader_error) are not in the tables: they always give 0.0.
+#: Reward of a graded answer-mode verdict per preset. A graded ``timeout``
+#: (the answer's own verification ran past its budget: ``no_verdict=False``)
+#: pays what ``unparsable`` pays, so timing out never beats being wrong. A
+#: no-verdict (``grader_error``, or a ``timeout`` that is not the answer's
+#: fault) always gives 0.0.
 REWARD_PRESETS: dict[str, dict[Verdict, float]] = {
     "pure_success": {
         Verdict.CORRECT: 1.0,
@@ -34,6 +37,7 @@ REWARD_PRESETS: dict[str, dict[Verdict, float]] = {
         Verdict.NO_ANSWER: 0.0,
         Verdict.UNPARSABLE: 0.0,
         Verdict.TOO_LONG: 0.0,
+        Verdict.TIMEOUT: 0.0,
     },
     "base": {
         Verdict.CORRECT: 1.0,
@@ -41,6 +45,7 @@ REWARD_PRESETS: dict[str, dict[Verdict, float]] = {
         Verdict.NO_ANSWER: -1.0,
         Verdict.UNPARSABLE: -1.0,
         Verdict.TOO_LONG: -1.0,
+        Verdict.TIMEOUT: -1.0,
     },
 }
 
@@ -59,9 +64,21 @@ def strip_reasoning(text: str, delimiters: Sequence[str]) -> str:
     return text if cut < 0 else text[cut:]
 
 
-def answer_reward(verdict: Verdict, preset: str) -> float:
-    """The reward of an answer-mode verdict; 0.0 for every no-verdict."""
-    return REWARD_PRESETS[preset].get(verdict, 0.0)
+def answer_reward(grade: Grade | Verdict, preset: str) -> float:
+    """The reward of an answer-mode grade; 0.0 for every no-verdict.
+
+    A bare :class:`Verdict` stands for ``Grade(verdict)``, whose ``no_verdict``
+    defaults to ``verdict in NO_VERDICTS``: pass the grade itself to pay a
+    graded timeout.
+
+    >>> answer_reward(Grade(Verdict.TIMEOUT, no_verdict=False), "base"), answer_reward(Verdict.TIMEOUT, "base")
+    (-1.0, 0.0)
+    """
+    if isinstance(grade, Verdict):
+        grade = Grade(grade)
+    if grade.no_verdict:
+        return 0.0
+    return REWARD_PRESETS[preset].get(grade.verdict, 0.0)
 
 
 def overlong_penalty(num_tokens: int, *, max_tokens: int, buffer_tokens: int, factor: float = 1.0) -> float:

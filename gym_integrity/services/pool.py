@@ -1,0 +1,767 @@
+"""A pool of killable worker processes that run one untrusted-input handler, with per-request run budgets.
+
+(About 750 lines, above the ~450 aimed for: the module holds both ends of one
+pipe protocol, the worker's entry point and the parent's dispatcher, plus the
+fault attribution; split, a change to the protocol would span two files.)
+
+Graders parse text a policy wrote (math_verify, sympy-based scorers). Such a
+parse can hang in C code, eat all memory or crash the interpreter, and no
+in-process timeout stops it. So the handler runs in worker processes the
+parent can SIGKILL, and the parent alone keeps time:
+
+* workers are plain ``python -c`` subprocesses (not ``multiprocessing``
+  children, which re-import the user's ``__main__``; not forks, which would
+  copy the dispatcher's locks), one pair of pipes each, in their own session,
+  stderr to ``/dev/null``; a handler's prints go to stderr, never into the
+  reply pipe. A worker imports the handler module (``gym_integrity``'s package
+  ``__init__`` files stubbed, so gymnasium is not imported), calls its
+  ``warm()`` if any, and only then says ready: imports are never charged to a
+  request. Replies are read as plain data only (no class is ever looked up
+  while unpickling them), so a worker that untrusted input took over cannot
+  make the parent run code. ``RLIMIT_AS`` bounds its memory (an oversized
+  allocation raises ``MemoryError`` in the handler), and ``PR_SET_PDEATHSIG``
+  kills it with its parent; it fires when the spawning *thread* ends, so only
+  the dispatcher thread, which lives as long as the pool, spawns workers;
+* one dispatcher thread hands queued requests to idle workers (at most
+  ``num_workers`` busy) and waits on their pipes. A request's run budget
+  starts when a worker takes it: time spent queued is never charged to it.
+  Queueing is bounded on its own: past ``queue_timeout_s``, or beyond
+  ``max_in_flight`` requests at once, a request is ``OVERLOADED``;
+* what is killed when: a worker still busy at its request's run deadline is
+  SIGKILLed and replaced (``TIMEOUT``, the input's fault); a worker that never
+  says ready within 60 s is killed and replaced; ``close()`` stops them all.
+  ``spare_workers`` idle processes stay started, so a killed worker's
+  successor is already warm. Workers that die while starting 3 times in a row
+  (a broken interpreter) give ``INFRA_ERROR`` and a growing pause, not a spawn loop;
+* a worker that dies under a request is told apart by how it died: SIGKILL or
+  SIGTERM the pool did not send is the infrastructure (OOM killer, an
+  operator): the request is retried on another worker, up to ``max_retries``,
+  then ``INFRA_ERROR``. Any other death (segfault, abort, exit) is retried the
+  same way; if it repeats on every attempt, each on a different process, it is
+  ``CRASHED``: the input's fault. A crash that does not repeat yields the
+  retry's normal outcome.
+
+:func:`get_pool` returns one pool per process per (handler, config); a forked
+child drops its parent's pools and starts its own on first use; pools stop at
+interpreter exit.
+
+Example:
+    >>> from gym_integrity.services.pool import PoolConfig
+    >>> PoolConfig(run_timeout_s=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: PoolConfig.run_timeout_s must be a number > 0 (seconds), got 0
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import concurrent.futures
+import enum
+import io
+import itertools
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from gym_integrity.checks import is_int, is_number
+
+__all__ = ["PoolConfig", "PoolStatus", "TaskOutcome", "WorkerPool", "get_pool", "shutdown_all"]
+
+_WORKER_CODE = """
+import sys, types
+for name, path in {stubs!r}:
+    module = types.ModuleType(name)
+    module.__path__ = [path]
+    sys.modules[name] = module
+from gym_integrity.services.pool import _worker_main
+_worker_main({handler!r})
+"""
+_STARTUP_TIMEOUT_S = 60.0  # a worker not ready by then is killed and counts as a startup failure
+_MAX_STARTUP_FAILURES = 3  # in a row: the interpreter cannot run workers; stop spawning in a loop
+_CALLER_GRACE_S = 5.0  # run() waits this much past the worst case before calling the dispatcher stuck
+_OUTSIDE_KILLS = (signal.SIGKILL, signal.SIGTERM)  # deaths that are not the input's doing
+_MAX_REPLY_BYTES = 64 << 20  # a bigger reply is refused unread (a worker must not exhaust the parent)
+
+
+@dataclass(frozen=True)
+class PoolConfig:
+    """Settings of one pool (one pool per distinct handler and config).
+
+    Attributes:
+        num_workers: Requests run at once. ``None``: ``max(1, min(2, os.cpu_count()))``.
+        spare_workers: Idle processes kept started so a killed worker is replaced at once.
+        run_timeout_s: A request's budget, counted from the moment a worker starts it (queue time excluded).
+        queue_timeout_s: Longest wait for a free worker; past it the request is ``OVERLOADED``.
+        max_in_flight: Requests queued or running; one more is ``OVERLOADED`` at once.
+        max_retries: Re-runs on another worker after the worker died under the request.
+        memory_limit_mb: ``RLIMIT_AS`` of each worker, or ``None`` for none.
+    """
+
+    num_workers: int | None = None
+    spare_workers: int = 1
+    run_timeout_s: float = 5.0
+    queue_timeout_s: float = 30.0
+    max_in_flight: int = 256
+    max_retries: int = 1
+    memory_limit_mb: int | None = 4096
+
+    def __post_init__(self) -> None:
+        for name, low, optional in (("num_workers", 1, True), ("spare_workers", 0, False),
+                                    ("max_in_flight", 1, False), ("max_retries", 0, False),
+                                    ("memory_limit_mb", 64, True)):
+            value = getattr(self, name)
+            if value is None and optional:
+                continue
+            if not is_int(value):
+                raise TypeError(f"PoolConfig.{name} must be an int{' or None' if optional else ''}, "
+                                f"got {type(value).__name__}")
+            if value < low:
+                raise ValueError(f"PoolConfig.{name} must be >= {low}, got {value}")
+        for name in ("run_timeout_s", "queue_timeout_s"):
+            value = getattr(self, name)
+            if not is_number(value):
+                raise TypeError(f"PoolConfig.{name} must be a number (seconds), got {type(value).__name__}")
+            if not value > 0:
+                raise ValueError(f"PoolConfig.{name} must be a number > 0 (seconds), got {value!r}")
+
+    @property
+    def workers(self) -> int:
+        return self.num_workers if self.num_workers is not None else max(1, min(2, os.cpu_count() or 1))
+
+
+class PoolStatus(str, enum.Enum):
+    """How a request ended; see the module docstring for whose fault each is."""
+
+    OK = "ok"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"
+    INFRA_ERROR = "infra_error"
+    OVERLOADED = "overloaded"
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    """One request's result: ``value`` for OK, ``detail`` (never quoting the payload) otherwise."""
+
+    status: PoolStatus
+    value: Any = None
+    detail: str = ""
+    queued_s: float = 0.0
+    run_s: float = 0.0
+    attempts: int = 0
+
+    @property
+    def answer_fault(self) -> bool:
+        """The input itself timed out or crashed its worker: grade it, it is not a no-verdict."""
+        return self.status in (PoolStatus.TIMEOUT, PoolStatus.CRASHED)
+
+
+# --------------------------------------------------------------------------- worker side
+
+
+def _worker_main(handler: str) -> None:
+    """Entry point of a worker process: requests on fd 0, replies on fd 1."""
+    reply_fd = os.dup(1)
+    os.dup2(2, 1)  # prints go to stderr (/dev/null) and cannot corrupt the reply stream
+    requests, replies = Connection(0, writable=False), Connection(reply_fd, readable=False)
+    try:  # die with the parent even if it is SIGKILLed (Linux)
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:
+            return
+    except Exception:
+        pass
+    limit_mb = int(os.environ.get("GYM_INTEGRITY_POOL_MEM_MB", "0"))
+    if limit_mb > 0:
+        try:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, (limit_mb << 20, limit_mb << 20))
+        except (ImportError, ValueError, OSError):
+            pass
+    try:
+        import importlib
+
+        module_name, function_name = handler.split(":")
+        module = importlib.import_module(module_name)
+        function = getattr(module, function_name)
+        if callable(getattr(module, "warm", None)):
+            module.warm()
+    except BaseException as exc:  # noqa: BLE001  (tell the parent why, then exit)
+        replies.send(("startup_error", f"{type(exc).__name__}: {str(exc)[:200]}"))
+        sys.exit(1)
+    replies.send(("ready", os.getpid()))
+    while True:
+        try:
+            message = requests.recv()
+        except (EOFError, OSError):
+            return
+        req_id, data = message
+        try:  # pickled here, so an unpicklable value is the handler's error, not the worker's death
+            reply = (req_id, PoolStatus.OK.value, pickle.dumps(function(pickle.loads(data))))
+        except BaseException as exc:  # noqa: BLE001  (report, keep serving)
+            reply = (req_id, PoolStatus.ERROR.value, type(exc).__name__)
+        replies.send(reply)
+
+
+# --------------------------------------------------------------------------- parent side
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """Reads plain data only: a worker that untrusted input took over cannot make the parent run code."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"a worker reply may hold plain data only, not {module}.{name}")
+
+
+def _plain_loads(data: bytes) -> Any:
+    return _PlainUnpickler(io.BytesIO(data)).load()
+
+
+def _parse_reply(raw: bytes) -> tuple[Any, ...]:
+    """A worker's message: ``("ready", pid)``, ``("startup_error", text)`` or ``(req_id, status, value)``."""
+    message = _plain_loads(raw)
+    if isinstance(message, tuple) and len(message) == 2 and message[0] in ("ready", "startup_error"):
+        return message
+    if not (isinstance(message, tuple) and len(message) == 3 and message[1] in ("ok", "error")):
+        raise ValueError("malformed worker reply")
+    if message[1] == "ok":
+        return message[0], "ok", _plain_loads(message[2])
+    return message
+
+
+def _stubs(handler_module: str) -> list[tuple[str, str]]:
+    """Empty package modules for ``gym_integrity`` and the handler's parents inside it."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    names = ["gym_integrity", "gym_integrity.services"]
+    parts = handler_module.split(".")
+    if parts[0] == "gym_integrity":
+        names += [".".join(parts[:i]) for i in range(2, len(parts))]
+    return [(n, os.path.join(root, *n.split(".")[1:])) for n in dict.fromkeys(names)]
+
+
+class _Worker:
+    """One worker subprocess and the two ends of its pipes."""
+
+    def __init__(self, handler: str, memory_limit_mb: int | None) -> None:
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        env = dict(os.environ)
+        package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        env["GYM_INTEGRITY_POOL_MEM_MB"] = str(memory_limit_mb or 0)
+        code = _WORKER_CODE.format(stubs=_stubs(handler.split(":")[0]), handler=handler)
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=req_r, stdout=rep_w,
+                                         stderr=subprocess.DEVNULL, close_fds=True, env=env, start_new_session=True)
+        finally:
+            os.close(req_r)
+            os.close(rep_w)
+        self.send_conn = Connection(req_w, readable=False)
+        self.recv_conn = Connection(rep_r, writable=False)
+        self.ready = False
+        self.request: _Request | None = None
+        self.started_at = time.monotonic()
+
+    def kill(self) -> None:
+        for conn in (self.send_conn, self.recv_conn):
+            try:
+                conn.close()
+            except OSError:
+                pass
+        try:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+
+    def death(self) -> tuple[bool, str]:
+        """``(from_outside, description)`` of how this (exited) worker died."""
+        try:
+            code = self.proc.wait(timeout=2)  # the pipe's EOF can precede the exit status by a moment
+        except subprocess.TimeoutExpired:
+            self.kill()  # closed its pipe yet lives on: the handler's doing
+            return False, "closed its reply pipe"
+        if code < 0:
+            sig = signal.Signals(-code)
+            return sig in _OUTSIDE_KILLS, sig.name
+        return False, f"exit status {code}"
+
+
+@dataclass(eq=False)
+class _Request:
+    req_id: int
+    payload: Any
+    budget: float
+    future: concurrent.futures.Future
+    enqueued: float = field(default_factory=time.monotonic)
+    started: float = 0.0
+    queued_s: float = 0.0
+    attempts: int = 0
+    deaths: list[str] = field(default_factory=list)
+    from_outside: bool = False
+    finished: bool = False
+
+
+class WorkerPool:
+    """One pool of killable worker processes running one handler (see the module docstring)."""
+
+    def __init__(self, handler: str, config: PoolConfig | None = None) -> None:
+        if not isinstance(handler, str):
+            raise TypeError(f"WorkerPool.handler must be a str 'module:function', got {type(handler).__name__}")
+        if handler.count(":") != 1 or not all(handler.split(":")):
+            raise ValueError(f"WorkerPool.handler must look like 'package.module:function', got {handler!r}")
+        self.handler = handler
+        self.config = config or PoolConfig()
+        self._lock = threading.RLock()
+        self._queue: collections.deque[_Request] = collections.deque()
+        self._workers: list[_Worker] = []
+        self._in_flight = self._refs = self._startup_failures = 0
+        self._ids = itertools.count()
+        self._thread: threading.Thread | None = None  # the live dispatcher; an old one sees it is not and exits
+        self._wake_r = self._wake_w = -1
+        self._counters: collections.Counter[str] = collections.Counter()
+        self._done: list[tuple[concurrent.futures.Future, TaskOutcome]] = []  # resolved outside the lock
+        self._run_s_sum = self._run_s_max = self._queued_s_max = 0.0
+        self._ready_since: float | None = None  # queue clocks start once the pool first served
+        self._respawn_at = 0.0
+        self._startup_error = ""
+        _live_pools.add(self)
+
+    # ----------------------------------------------------------------- lifecycle
+
+    def acquire(self) -> "WorkerPool":
+        """Register a user and make sure the pool is running."""
+        with self._lock:
+            self._refs += 1
+        self.start()
+        return self
+
+    def release(self) -> None:
+        """Drop a user; the last one out stops the pool (a later request restarts it)."""
+        with self._lock:
+            self._refs = max(0, self._refs - 1)
+            last = self._refs == 0
+        if last:
+            self.close()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        """Start the dispatcher, which spawns the workers (non-blocking)."""
+        with self._lock:
+            if self.running:
+                return
+            self._wake_r, self._wake_w = os.pipe()
+            os.set_blocking(self._wake_r, False)
+            self._ready_since, self._startup_failures, self._respawn_at = None, 0, 0.0
+            self._thread = threading.Thread(target=self._dispatch_forever, args=(self._wake_r,), daemon=True,
+                                            name=f"gym-integrity-pool:{self.handler}")
+            self._thread.start()
+
+    def close(self) -> None:
+        """Stop the dispatcher and every worker; pending requests end ``INFRA_ERROR``."""
+        with self._lock:
+            thread, self._thread = self._thread, None
+            wake_r, wake_w = self._wake_r, self._wake_w  # a start() racing this close makes new ones
+        if thread is None:
+            return
+        try:
+            os.write(wake_w, b"x")
+        except OSError:
+            pass
+        thread.join(timeout=5)
+        with self._lock:
+            workers, self._workers = self._workers, []
+            pending = list(self._queue) + [w.request for w in workers if w.request is not None]
+            self._queue.clear()
+            for worker in workers:
+                worker.kill()
+            for request in pending:
+                self._finish(request, PoolStatus.INFRA_ERROR, detail="the worker pool was shut down")
+            for fd in (wake_r, wake_w):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            if self._wake_w == wake_w:
+                self._wake_r = self._wake_w = -1
+        self._flush()
+
+    def worker_pids(self) -> list[int]:
+        with self._lock:
+            return [w.proc.pid for w in self._workers]
+
+    def busy_worker_pids(self) -> list[int]:
+        with self._lock:
+            return [w.proc.pid for w in self._workers if w.request is not None]
+
+    def wait_ready(self, timeout: float = _STARTUP_TIMEOUT_S) -> bool:
+        """Block until every worker process has warmed up (True), or ``timeout`` passes (False)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self._lock:
+                if len(self._workers) == self.config.workers + self.config.spare_workers and \
+                        all(w.ready for w in self._workers):
+                    return True
+            time.sleep(0.01)
+        return False
+
+    # ----------------------------------------------------------------- requests
+
+    def submit(self, payload: Any, *, run_timeout_s: float | None = None) -> concurrent.futures.Future:
+        """Queue ``payload``; the future yields a :class:`TaskOutcome` (never an exception)."""
+        budget = self._budget(run_timeout_s)
+        if not self.running:
+            self.start()
+        request = _Request(next(self._ids), payload, budget, concurrent.futures.Future())
+        with self._lock:
+            self._counters["requests"] += 1
+            self._in_flight += 1
+            if self._in_flight > self.config.max_in_flight:
+                self._finish(request, PoolStatus.OVERLOADED, detail=(
+                    f"{self._in_flight - 1} requests in flight (max_in_flight={self.config.max_in_flight})"))
+            else:
+                self._queue.append(request)
+        self._flush()
+        self._wake()
+        return request.future
+
+    def run(self, payload: Any, *, run_timeout_s: float | None = None) -> TaskOutcome:
+        """Run ``payload`` on a worker and wait: never raises (but for a bad argument), never hangs."""
+        future = self.submit(payload, run_timeout_s=run_timeout_s)
+        worst = ((self.config.max_retries + 1) * (self.config.queue_timeout_s + self._budget(run_timeout_s))
+                 + _STARTUP_TIMEOUT_S + _CALLER_GRACE_S)
+        try:
+            return future.result(timeout=worst)
+        except concurrent.futures.TimeoutError:
+            # A dispatcher bug or a frozen machine: answer now, rebuild the pool for the next request.
+            self._counters["stalls"] += 1
+            self.close()
+            self.start()
+            return future.result() if future.done() else TaskOutcome(
+                PoolStatus.INFRA_ERROR, detail=f"the worker pool did not answer within {worst:g} s")
+
+    def _budget(self, run_timeout_s: float | None) -> float:
+        if run_timeout_s is None:
+            return float(self.config.run_timeout_s)
+        if not is_number(run_timeout_s) or not run_timeout_s > 0:
+            raise ValueError(f"run_timeout_s must be a number > 0 (seconds) or None, got {run_timeout_s!r}")
+        return float(run_timeout_s)
+
+    def stats(self) -> dict[str, float]:
+        """Cumulative metrics, flat ``pool/...`` float keys."""
+        with self._lock:
+            c = self._counters
+            out = {f"pool/{k}": float(c[k]) for k in ("requests", "completed", "timeouts", "crashes", "errors",
+                                                       "infra_errors", "overloaded", "retries", "worker_restarts")}
+            out["pool/queue_depth"] = float(len(self._queue))
+            out["pool/in_flight"] = float(self._in_flight)
+            ran = c["ran"]
+            out["pool/run_s_mean"] = self._run_s_sum / ran if ran else 0.0
+            out["pool/run_s_max"] = self._run_s_max
+            out["pool/queued_s_max"] = self._queued_s_max
+            return out
+
+    # ----------------------------------------------------------------- dispatcher
+
+    def _wake(self) -> None:
+        try:
+            os.write(self._wake_w, b"x")
+        except (OSError, ValueError):
+            pass
+
+    def _finish(self, request: _Request, status: PoolStatus, value: Any = None, detail: str = "") -> None:
+        """Count ``request`` as done, once; :meth:`_flush` hands out its outcome (caller holds the lock)."""
+        if request.finished:
+            return
+        request.finished = True
+        self._in_flight = max(0, self._in_flight - 1)
+        run_s = time.monotonic() - request.started if request.started else 0.0
+        if status is PoolStatus.TIMEOUT:
+            run_s = request.budget  # the kill's own latency is not the input's run time
+        key = {PoolStatus.OK: "ok", PoolStatus.ERROR: "errors", PoolStatus.TIMEOUT: "timeouts",
+               PoolStatus.CRASHED: "crashes", PoolStatus.INFRA_ERROR: "infra_errors",
+               PoolStatus.OVERLOADED: "overloaded"}[status]
+        self._counters[key] += 1
+        self._counters["completed"] += 1
+        if request.started:
+            self._counters["ran"] += 1
+            self._run_s_sum += run_s
+            self._run_s_max = max(self._run_s_max, run_s)
+        self._queued_s_max = max(self._queued_s_max, request.queued_s)
+        self._done.append((request.future, TaskOutcome(status, value, detail, request.queued_s, run_s,
+                                                       request.attempts)))
+
+    def _flush(self) -> None:
+        """Resolve finished futures outside the lock, so callbacks may call back into the pool."""
+        with self._lock:
+            done, self._done = self._done, []
+        for future, outcome in done:
+            if not future.done():
+                future.set_result(outcome)
+
+    def _serving(self) -> bool:
+        """True in the live dispatcher thread (False once close() or a restart replaced it)."""
+        return self._thread is threading.current_thread()
+
+    def _dispatch_forever(self, wake_r: int) -> None:
+        while self._serving():
+            try:
+                self._dispatch_once(wake_r)
+            except Exception as exc:  # noqa: BLE001  (a dispatcher bug must not hang callers)
+                with self._lock:
+                    pending = list(self._queue) + [w.request for w in self._workers if w.request is not None]
+                    self._queue.clear()
+                    for worker in list(self._workers):
+                        worker.request = None
+                        self._replace(worker)
+                    for request in pending:
+                        self._finish(request, PoolStatus.INFRA_ERROR, detail=f"pool dispatcher error: "
+                                                                             f"{type(exc).__name__}")
+                self._flush()
+                time.sleep(0.05)
+
+    def _dispatch_once(self, wake_r: int) -> None:
+        with self._lock:
+            self._refill()
+            self._expire_queued()
+            self._assign()
+            timeout = self._next_timeout()
+            watched = [w.recv_conn for w in self._workers]  # idle ones too: EOF the moment they die
+        ready = wait(watched + [wake_r], timeout=timeout)
+        if wake_r in ready:
+            try:
+                while os.read(wake_r, 4096):
+                    pass
+            except (BlockingIOError, OSError):
+                pass
+        with self._lock:
+            by_conn = {id(w.recv_conn): w for w in self._workers}
+            for conn in ready:
+                worker = by_conn.get(id(conn))
+                if worker is not None:
+                    self._read_reply(worker)
+            self._enforce_deadlines()
+        self._flush()
+
+    def _refill(self) -> None:
+        if self._broken and time.monotonic() < self._respawn_at:
+            return
+        while self._serving() and len(self._workers) < self.config.workers + self.config.spare_workers:
+            try:
+                self._workers.append(_Worker(self.handler, self.config.memory_limit_mb))
+            except OSError:  # no fds or pids right now: try again next loop
+                break
+
+    @property
+    def _broken(self) -> bool:
+        return self._startup_failures >= _MAX_STARTUP_FAILURES
+
+    def _replace(self, worker: _Worker) -> None:
+        """Kill ``worker`` and drop it; :meth:`_refill` starts its successor (caller holds the lock)."""
+        worker.kill()
+        self._counters["worker_restarts"] += 1
+        if not worker.ready:
+            self._startup_failures += 1
+            if self._broken:
+                self._respawn_at = time.monotonic() + min(30.0, 2.0 ** (self._startup_failures -
+                                                                        _MAX_STARTUP_FAILURES))
+        if worker in self._workers:
+            self._workers.remove(worker)
+        self._refill()
+
+    def _expire_queued(self) -> None:
+        if self._broken and not any(w.ready for w in self._workers):
+            while self._queue:
+                self._finish(self._queue.popleft(), PoolStatus.INFRA_ERROR, detail=(
+                    f"pool workers exit while starting ({self._startup_failures} in a row): "
+                    f"{self._startup_error or 'no reason given'}; check `{sys.executable} -c "
+                    f"'import {self.handler.split(':')[0]}'`"))
+            return
+        if self._ready_since is None:
+            return  # cold start: interpreter start-up is nobody's queueing
+        now = time.monotonic()
+        for request in [r for r in self._queue if self._queue_deadline(r) <= now]:
+            self._queue.remove(request)
+            request.queued_s += now - max(request.enqueued, self._ready_since)
+            self._finish(request, PoolStatus.OVERLOADED,
+                         detail=f"no worker was free within {self.config.queue_timeout_s:g} s")
+
+    def _queue_deadline(self, request: _Request) -> float:
+        return max(request.enqueued, self._ready_since or request.enqueued) + self.config.queue_timeout_s
+
+    def _assign(self) -> None:
+        busy = sum(w.request is not None for w in self._workers)
+        for worker in list(self._workers):
+            if not self._queue or busy >= self.config.workers:
+                return
+            if not worker.ready or worker.request is not None:
+                continue
+            if worker.proc.poll() is not None or worker.recv_conn.poll(0):
+                self._replace(worker)  # died while idle: nobody's request, nobody's retry
+                continue
+            request = self._queue.popleft()
+            try:
+                data = pickle.dumps(request.payload)
+            except Exception as exc:  # the caller's error, not the pool's
+                self._finish(request, PoolStatus.ERROR, detail=f"unsendable payload ({type(exc).__name__})")
+                continue
+            try:
+                worker.send_conn.send((request.req_id, data))
+            except (OSError, ValueError):
+                self._queue.appendleft(request)  # never reached a live worker: not an attempt
+                self._replace(worker)
+                continue
+            now = time.monotonic()
+            request.queued_s += now - max(request.enqueued, self._ready_since or now)
+            request.attempts += 1
+            request.started = now
+            worker.request = request
+            busy += 1
+
+    def _next_timeout(self) -> float:
+        deadlines = [w.request.started + w.request.budget for w in self._workers if w.request is not None]
+        if self._ready_since is not None:
+            deadlines += [self._queue_deadline(r) for r in self._queue]
+        if not deadlines:
+            return 1.0
+        return min(1.0, max(0.0, min(deadlines) - time.monotonic()))
+
+    def _read_reply(self, worker: _Worker) -> None:
+        try:
+            raw = worker.recv_conn.recv_bytes(_MAX_REPLY_BYTES)
+        except EOFError:
+            self._worker_died(worker)
+            return
+        except OSError:  # longer than _MAX_REPLY_BYTES: left unread, so the stream is out of step
+            raw = b""
+        try:
+            message = _parse_reply(raw)
+        except Exception as exc:  # noqa: BLE001  (a reply the parent refuses to read: the worker is done)
+            request, worker.request = worker.request, None
+            self._replace(worker)
+            if request is not None:
+                self._finish(request, PoolStatus.ERROR, detail=f"unreadable reply ({type(exc).__name__})")
+            return
+        if message[0] == "ready":
+            worker.ready = True
+            self._startup_failures = 0
+            if self._ready_since is None:
+                self._ready_since = time.monotonic()
+            return
+        if message[0] == "startup_error":
+            self._startup_error = message[1]
+            return  # the EOF that follows replaces the worker
+        req_id, status, value = message
+        request, worker.request = worker.request, None
+        if request is None or request.req_id != req_id:
+            return
+        if status == PoolStatus.OK.value:
+            self._finish(request, PoolStatus.OK, value=value)
+        else:
+            self._finish(request, PoolStatus.ERROR, detail=str(value))
+
+    def _worker_died(self, worker: _Worker) -> None:
+        """A worker exited on its own: replace it; retry its request on another process or give up."""
+        request, worker.request = worker.request, None
+        from_outside, how = worker.death()
+        self._replace(worker)
+        if request is None:
+            return
+        request.deaths.append(how)
+        request.from_outside = request.from_outside or from_outside
+        if request.attempts <= self.config.max_retries:
+            self._counters["retries"] += 1
+            request.enqueued, request.started = time.monotonic(), 0.0
+            self._queue.appendleft(request)
+            return
+        deaths = ", ".join(request.deaths)
+        if request.from_outside:
+            self._finish(request, PoolStatus.INFRA_ERROR, detail=(
+                f"the worker was killed from outside ({deaths}) on {request.attempts} attempt(s)"))
+        else:
+            self._finish(request, PoolStatus.CRASHED, detail=(
+                f"the worker died running it ({deaths}) on each of {request.attempts} attempt(s), "
+                "each on another process"))
+
+    def _enforce_deadlines(self) -> None:
+        now = time.monotonic()
+        for worker in list(self._workers):
+            request = worker.request
+            if request is not None and request.started + request.budget <= now:
+                worker.request = None
+                self._replace(worker)
+                self._finish(request, PoolStatus.TIMEOUT,
+                             detail=f"ran past its {request.budget:g} s run budget; the worker was killed")
+            elif not worker.ready and now - worker.started_at > _STARTUP_TIMEOUT_S:
+                self._replace(worker)
+
+
+_pools: dict[tuple[str, PoolConfig], WorkerPool] = {}
+_pools_lock = threading.Lock()
+_live_pools: "weakref.WeakSet[WorkerPool]" = weakref.WeakSet()  # shared or not: for shutdown and fork
+
+
+def get_pool(handler: str, config: PoolConfig | None = None) -> WorkerPool:
+    """The process's pool for ``(handler, config)`` (created on first use, not started)."""
+    config = config or PoolConfig()
+    with _pools_lock:
+        pool = _pools.get((handler, config))
+        if pool is None:
+            pool = _pools[(handler, config)] = WorkerPool(handler, config)
+        return pool
+
+
+def shutdown_all() -> None:
+    """Stop every pool of this process (also runs at interpreter exit)."""
+    for pool in list(_live_pools):
+        pool.close()
+
+
+def _forget_after_fork() -> None:
+    """In a forked child, drop the parent's pools: their dispatcher thread did not survive the fork.
+
+    Closing the child's copies of the parent's pipe ends keeps the parent's
+    EOF-based death detection working; the child starts its own pools on first use.
+    """
+    global _pools_lock
+    _pools_lock = threading.Lock()
+    for pool in list(_live_pools):
+        for worker in pool._workers:
+            for conn in (worker.send_conn, worker.recv_conn):
+                try:
+                    conn.close()
+                except OSError:
+                    pass
+        for fd in (pool._wake_r, pool._wake_w):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        pool._lock = threading.RLock()
+        pool._thread, pool._workers, pool._in_flight, pool._refs = None, [], 0, 0
+        pool._queue.clear()
+        pool._done = []
+        pool._wake_r = pool._wake_w = -1
+        pool._ready_since = None
+
+
+atexit.register(shutdown_all)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)

@@ -1,0 +1,54 @@
+"""Worker-pool handlers for the tests: each request names what the worker does (echo, sleep, crash, allocate, raise).
+
+The payload is ``(action, argument)``; the pool's workers run :func:`handle`.
+Crashes can be made to happen on a given worker only, to tell a crash that
+follows the input from one that follows the process (``crash_once``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+__all__ = ["handle", "warm"]
+
+WARMED = False
+
+
+def warm() -> None:
+    """Called once per worker before it says ready: proves the pool calls it."""
+    global WARMED
+    WARMED = True
+
+
+def handle(payload: tuple[str, Any]) -> Any:
+    action, argument = payload
+    if action == "echo":
+        return argument
+    if action == "warmed":
+        return WARMED
+    if action == "pid":
+        return os.getpid()
+    if action == "sleep":
+        time.sleep(float(argument))
+        return argument
+    if action == "abort":
+        os.abort()
+    if action == "exit":
+        os._exit(int(argument))
+    if action == "crash_once":
+        # Abort only if the marker file does not exist yet, and create it: the
+        # first worker to run this crashes, any later one answers.
+        try:
+            fd = os.open(str(argument), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return "survived"
+        os.close(fd)
+        os.abort()
+    if action == "allocate_mb":
+        block = bytearray(int(argument) << 20)
+        return len(block)
+    if action == "raise":
+        raise ValueError(str(argument))
+    raise ValueError(f"unknown action {action!r}")
