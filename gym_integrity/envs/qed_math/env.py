@@ -16,6 +16,8 @@ from gym_integrity.spaces import UnicodeText
 __all__ = ["QEDMathEnv"]
 
 _MAX_TEXT = 1_000_000
+# A hostile answer kills its worker; the next one may wait for the successor's interpreter start.
+_WORKER_START_ALLOWANCE_S = 3.0
 _ANSWER_INSTRUCTION = "Put your final answer within \\boxed{}."
 _PROOF_INSTRUCTION = "Write a complete and rigorous proof."
 
@@ -307,6 +309,19 @@ class QEDMathEnv(gym.Env[str, str]):
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ hooks
+
+    @property
+    def grading_time_bound_s(self) -> float:
+        """The longest one step may take on a quiet machine: the audit's bound for hostile answers.
+
+        A boxed answer: the verifier's run budget plus the start of a killed
+        worker's successor. A proof: every judge attempt at its timeout plus the
+        backoffs between them.
+        """
+        if self._problem is not None and self._problem.grader == "judge":
+            judge = self.config.judge_config()
+            return judge.timeout_s * (1 + judge.max_retries) + judge.max_backoff_s * judge.max_retries
+        return self.config.verifier_config.deadline_s + _WORKER_START_ALLOWANCE_S
 
     def gold_answers(self) -> list[str]:
         """The current problem's gold answer and reference solution: the privileged auditor's hook."""
