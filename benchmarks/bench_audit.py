@@ -3,9 +3,11 @@
 Prints the wall-clock time of each run, per-target times, and the ratio of the
 default mode (each target in its own process, one per core) to the baseline
 (every target one after another in this process). Target: the full stacked
-audit in under 60 s on 2 cores.
+audit in under 60 s on 2 cores. ``--sweep`` instead times
+``gym-integrity audit ReasoningGym-v0 --all-datasets`` (the grader probes on
+every reasoning-gym dataset) and lists the slowest datasets.
 
-    python benchmarks/bench_audit.py [--seeds 0 1 2] [--workers N]
+    python benchmarks/bench_audit.py [--seeds 0 1 2] [--workers N] [--sweep]
 """
 
 from __future__ import annotations
@@ -16,16 +18,33 @@ import time
 
 import gym_integrity  # noqa: F401  (registers the ids)
 from gym_integrity.audit import AuditSettings, check_integrity, probe_names
-from gym_integrity.audit.cli import audit_targets, start_judge_stub
+from gym_integrity.audit.cli import audit_targets, dataset_targets, start_judge_stub
+from gym_integrity.audit.grader_probes import GRADER_PROBES
 from gym_integrity.audit.isolate import IsolatedTarget, run_isolated
 from gym_integrity.registration import REGISTERED
 
 
-def _isolated(targets, settings, workers):
+def _isolated(targets, settings, workers, probes=None):
     start = time.perf_counter()
     reports = run_isolated([IsolatedTarget(t.env_id, t.kwargs, t.raw, t.name, probes=t.probes) for t in targets],
-                           probe_names(), settings, workers=workers)
+                           probes or probe_names(), settings, workers=workers)
     return time.perf_counter() - start, reports
+
+
+def _sweep(settings, workers) -> None:
+    """Every reasoning-gym dataset, the grader probes, as `--all-datasets` runs them."""
+    targets = dataset_targets(raw=False, compare=False)
+    seconds, reports = _isolated(targets, settings, workers, list(GRADER_PROBES))
+    _summary(f"sweep of {len(targets)} datasets", seconds, reports)
+    failed = [r for r in reports if not r.passed]
+    print(f"\n{len(failed)} of {len(reports)} datasets failed a probe; probe failures: "
+          + ", ".join(f"{p} {sum(1 for r in reports for x in r.results if x.probe == p and x.failed)}"
+                      for p in GRADER_PROBES))
+    print("slowest datasets:")
+    for report in sorted(reports, key=lambda r: -r.duration_s)[:8]:
+        slowest = max(report.results, key=lambda r: r.duration_s)
+        print(f"  {report.env_id:<48} {report.duration_s:6.2f} s  (slowest probe: {slowest.probe} "
+              f"{slowest.duration_s:.2f} s)")
 
 
 def _in_process(targets, settings):
@@ -47,8 +66,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--sweep", action="store_true", help="time the --all-datasets sweep instead")
     args = parser.parse_args()
     settings = AuditSettings(seeds=tuple(args.seeds))
+    if args.sweep:
+        print(f"cores: {os.cpu_count()}; seeds: {args.seeds}; load average: {os.getloadavg()[0]:.2f}")
+        _sweep(settings, args.workers)
+        return
     ids = [entry.id for entry in REGISTERED]
     print(f"ids: {ids}; cores: {os.cpu_count()}; seeds: {args.seeds}; load average: {os.getloadavg()[0]:.2f}")
     judge = start_judge_stub()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import random
+import re
 import threading
+import time
 from typing import Any
 
 import gymnasium as gym
@@ -66,11 +68,16 @@ class CorrectToy(gym.Env):
             return frozen
         answer = self._parse(action)
         self.graded += 1
-        correct = answer == self._gold()
-        verdict = "correct" if correct else "no_answer" if answer is None else "incorrect"
-        out = ("Graded.", 1.0 if correct else 0.0, True, False, {"verdict": verdict, "score": float(correct)})
+        score = 0.0 if answer is None else self._score(answer)
+        verdict = ("no_answer" if answer is None else "correct" if score >= 1.0 else "partial" if score > 0.0
+                   else "incorrect")
+        out = ("Graded.", score, True, False, {"verdict": verdict, "score": score})
         self._final = out
         return out
+
+    def _score(self, answer: str) -> float:
+        """Exact match: 1.0 for the gold answer, 0.0 for anything else."""
+        return 1.0 if answer == self._gold() else 0.0
 
     def _gold(self) -> str:
         return str(self._a + self._b)
@@ -178,6 +185,113 @@ class NoHook(CorrectToy):
         return self._final
 
 
+# -- graders that can be gamed (the grader probes) ----------------------------------------------------------------
+class SubstringCredit(CorrectToy):
+    """reasoning-gym's old default scorer: ``len(gold) / len(answer)`` when the gold occurs anywhere in the answer.
+
+    Sums of two numbers under 100, so that "1 2 3 ... 200" contains every gold.
+    """
+
+    def _draw(self) -> tuple[int, int]:
+        return int(self.np_random.integers(1, 100)), int(self.np_random.integers(1, 100))
+
+    def _score(self, answer: str) -> float:
+        gold = self._gold()
+        if answer == gold:
+            return 1.0
+        return len(gold) / len(answer) if gold in answer else 0.0
+
+
+class PaysAnyAnswer(CorrectToy):
+    """Pays 0.1 for any non-empty answer ("format credit"), 1.0 for the right one."""
+
+    def _score(self, answer: str) -> float:
+        return 1.0 if answer == self._gold() else 0.1 if answer.strip() else 0.0
+
+
+class EvalScorer(CorrectToy):
+    """Scores with Python ``eval`` in its own process, behind a guard against numeric powers (so towers cannot
+    hang it): the answer's code runs, and the scorer is a class method that code can patch."""
+
+    _POWER = re.compile(r"\d\s*\*\*")
+
+    def _score(self, answer: str) -> float:
+        return self.score_answer(answer)
+
+    def score_answer(self, answer: str) -> float:
+        expected = self._gold()
+        if self._POWER.search(answer):
+            return 0.0
+        try:
+            value = eval(answer)  # noqa: S307  (the exploit this toy exists to show)
+        except Exception:
+            return 0.0
+        return 1.0 if str(value) == expected else 0.0
+
+
+class HangsOnTowers(CorrectToy):
+    """Declares a 0.05 s grading bound, then evaluates a Python power tower (``9**9**9**9``) for real.
+
+    Its guard caps the exponent at 6 * 9**6: the work is bounded (a couple of
+    seconds of big-integer arithmetic), but far past the declared bound.
+    """
+
+    grading_time_bound_s = 0.05
+    _TOWER = re.compile(r"^\s*(\d+)\s*\*\*\s*\d+\s*\*\*")
+    _EXPONENT_CAP = 6 * 9**6
+
+    def _score(self, answer: str) -> float:
+        tower = self._TOWER.match(answer)
+        if tower:
+            pow(int(tower.group(1)), self._EXPONENT_CAP)  # the tower's value, with the exponent capped
+            return 0.0
+        return super()._score(answer)
+
+
+class SharedScale(CorrectToy):
+    """Every instance reads one class-level reward scale, and ``set scale=N`` in any answer changes it."""
+
+    shared: dict[str, float] = {"scale": 1.0}
+    _SET = re.compile(r"set\s+scale\s*=\s*([0-9.]+)")
+
+    @classmethod
+    def reset_shared(cls) -> None:
+        cls.shared["scale"] = 1.0
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        command = self._SET.search(action) if isinstance(action, str) else None
+        if command:
+            self.shared["scale"] = float(command.group(1))
+        obs, reward, terminated, truncated, info = super().step(action)
+        return obs, reward * self.shared["scale"], terminated, truncated, info
+
+
+class SharedGradingQueue(CorrectToy):
+    """Every instance grades through one queue (a class-level lock) whose 0.25 s deadline counts time spent
+    waiting in it: an answer queued behind a slow one comes back ``timeout``, whatever it was.
+
+    A boxed tower takes 0.8 s to grade (a sleep: the stand-in for a grading worker in another process, which,
+    unlike Python arithmetic here, leaves the other threads running), within the declared 2 s bound.
+    """
+
+    grading_time_bound_s = 2.0
+    queue = threading.Lock()
+    _DEADLINE_S = 0.25
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self._final is not None:
+            return self._final
+        if not self.queue.acquire(timeout=self._DEADLINE_S):
+            self._final = ("Timed out.", 0.0, True, False, {"verdict": "timeout", "score": 0.0})
+            return self._final
+        try:
+            if isinstance(action, str) and "9^{9^{9^{9}}}" in action:
+                time.sleep(0.8)
+            return super().step(action)
+        finally:
+            self.queue.release()
+
+
 #: Each broken toy and the probes that must catch it (and no others).
 BROKEN_TOYS: dict[type, set[str]] = {
     RescoresAfterEnd: {"rescore_after_end", "inert_after_end"},
@@ -187,8 +301,16 @@ BROKEN_TOYS: dict[type, set[str]] = {
     CrashesOnEmpty: {"garbage_actions"},
     PaysScoreTags: {"reward_self_dealing"},
     UnseededDraw: {"seeded_reset"},
-    # A stale end also spoils the precondition probe, which answers twice in a row on one seed.
-    ResetKeepsEnd: {"reset_clears_end", "gold_answer_scored"},
+    # A stale end also spoils the probes that answer again after reset: the precondition probe (a wrong answer
+    # after the gold comes back correct) and the constant answers (every one is paid the first episode's reward).
+    ResetKeepsEnd: {"reset_clears_end", "gold_answer_scored", "constant_answers"},
+    SubstringCredit: {"constant_answers"},
+    PaysAnyAnswer: {"constant_answers"},
+    # The answer's code runs, and its scorer-patching canary makes other instances pay wrong answers.
+    EvalScorer: {"code_injection", "cross_env_isolation"},
+    HangsOnTowers: {"pathological_answers"},
+    SharedScale: {"cross_env_isolation"},
+    SharedGradingQueue: {"cross_env_isolation"},
 }
 
 

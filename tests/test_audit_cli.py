@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -50,3 +51,40 @@ def test_the_console_script_runs_the_audit():
                            "--probe", "inert_after_end"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "audited 1 id(s) (stacked)" in proc.stdout
+
+
+def test_all_datasets_prints_one_row_per_dataset_and_exits_by_the_failures(tmp_path, capsys, monkeypatch):
+    from gym_integrity.audit import cli as audit_cli
+
+    monkeypatch.setattr(audit_cli, "_reasoning_gym_datasets", lambda: ["leg_counting", "basic_arithmetic"])
+    path = tmp_path / "sweep.json"
+    code = main(["audit", "ReasoningGym-v0", "--all-datasets", "--json", str(path), "--no-progress",
+                 "--probe", "gold_answer_scored", "--probe", "pathological_answers"])
+    out = capsys.readouterr().out
+    doc = json.loads(path.read_text())
+    assert [r["env_id"] for r in doc["reports"]] == ["ReasoningGym-v0 [leg_counting]",
+                                                     "ReasoningGym-v0 [basic_arithmetic]"]
+    assert all([x["probe"] for x in r["results"]] == ["gold_answer_scored", "pathological_answers"]
+               for r in doc["reports"])
+    assert code == (0 if doc["passed"] else 1)
+    for dataset in ("leg_counting", "basic_arithmetic"):  # a row: the dataset, a status per probe, the time
+        assert re.search(rf"│ {dataset}\s+│\s+(pass|FAIL|n/a)\s+│\s+(pass|FAIL|n/a)\s+│\s+[\d.]+ s │", out), out
+    assert "pathological_answers" in out and "audited 2 ReasoningGym-v0 datasets (stacked)" in out
+
+
+def test_all_datasets_defaults_to_the_grader_probes_and_refuses_other_ids(capsys, monkeypatch):
+    from gym_integrity.audit import cli as audit_cli
+    from gym_integrity.audit.grader_probes import GRADER_PROBES
+
+    assert main(["audit", "FinQA-v0", "--all-datasets", "--no-progress"]) == 2
+    assert "--all-datasets sweeps ReasoningGym-v0" in capsys.readouterr().out
+    seen = {}
+
+    def fake_run_isolated(targets, probes, settings, **kwargs):
+        seen["targets"], seen["probes"] = [t.kwargs for t in targets], list(probes)
+        return []
+
+    monkeypatch.setattr(audit_cli, "_reasoning_gym_datasets", lambda: ["leg_counting", "countdown"])
+    monkeypatch.setattr("gym_integrity.audit.isolate.run_isolated", fake_run_isolated)
+    assert main(["audit", "--all-datasets", "--no-progress"]) == 0
+    assert seen == {"targets": [{"dataset": "leg_counting"}, {"dataset": "countdown"}], "probes": list(GRADER_PROBES)}

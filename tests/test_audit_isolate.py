@@ -26,6 +26,7 @@ def test_a_hang_holding_the_gil_is_killed_and_reported_while_other_targets_finis
     elapsed = time.perf_counter() - start
     garbage = stuck.result("garbage_actions")
     assert garbage.failed and garbage.summary.startswith("hang") and "killed" in garbage.summary
+    assert "last call: step(control characters" in garbage.summary  # the parent names the call it hung in
     assert stuck.status_of("rescore_after_end") is Status.PASSED  # finished before the hang
     assert stuck.status_of("reward_self_dealing") is Status.NOT_APPLICABLE
     assert correct.passed and correct.notes == ["a note"] and correct.env_id == "CorrectToy"
@@ -41,3 +42,21 @@ def test_a_target_that_cannot_be_built_is_a_report_not_a_crash():
                             ["seeded_reset", "garbage_actions"], AuditSettings(), workers=1)
     assert report.result("seeded_reset").failed
     assert "no_such_task" in report.result("seeded_reset").summary
+
+
+def test_an_env_class_from_a_file_may_use_dataclasses(tmp_path):
+    """A file loaded by path is registered as a module first: dataclasses look their module up by name."""
+    env_file = tmp_path / "my_env.py"
+    env_file.write_text(
+        "import dataclasses, importlib.util, pathlib, sys\n"
+        f"spec = importlib.util.spec_from_file_location('toys_for_file', {str(TOYS)!r})\n"
+        "toys = importlib.util.module_from_spec(spec); spec.loader.exec_module(toys)\n"
+        "@dataclasses.dataclass\n"
+        "class Settings:\n"
+        "    bonus: int = 0\n"
+        "class FileEnv(toys.CorrectToy):\n"
+        "    settings = Settings()\n"
+    )
+    [report] = run_isolated([IsolatedTarget(f"{env_file}:FileEnv", {}, False, "FileEnv")], ["seeded_reset"],
+                            AuditSettings(), workers=1)
+    assert report.passed, report.results

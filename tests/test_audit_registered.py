@@ -1,4 +1,9 @@
-"""The audit on every registered id: through the stack everything passes; raw, the exploit probes fail."""
+"""The audit on every registered id: through the stack everything passes; raw, the exploit probes fail.
+
+"Everything" includes the grader probes (constant answers, code injection,
+pathological answers, cross-env isolation): they test the graders, which the
+stack does not change, so they pass on the raw classes too.
+"""
 
 from __future__ import annotations
 
@@ -95,3 +100,20 @@ def test_raw_failures_carry_evidence_of_the_exploit(reports):
         assert any(line.startswith("info@reset:privileged.") for line in leak.evidence), (name, leak.evidence)
     finqa = reports[("FinQA-v0", True)].result("step_budget")
     assert "no end after 52 steps" in finqa.evidence[0]
+
+
+def test_the_grader_probes_ran_on_real_grading(reports):
+    """Chance was measured against gold answers, the bound came from the env's declaration, and B was answered
+    while slow answers were being graded on other instances."""
+    for name in _names(reports, raw=False):
+        if name == FOOLED:
+            continue
+        report = reports[(name, False)]
+        constants = report.result("constant_answers")
+        assert "episodes with a gold answer" in constants.summary, (name, constants.summary)
+        pathological = report.result("pathological_answers")
+        assert "declared grading_time_bound_s=" in pathological.evidence[-1], (name, pathological.evidence)
+        cross = report.result("cross_env_isolation")
+        assert any(line.startswith("B's gold during the slow answers") for line in cross.evidence), (name, cross.evidence)
+        injection = report.result("code_injection")
+        assert "canary actions" in injection.summary, (name, injection.summary)

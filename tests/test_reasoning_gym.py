@@ -1,8 +1,10 @@
-"""ReasoningGym-v0: grading, reproducibility, bad input, and the exploit the stack closes (raw vs stacked)."""
+"""ReasoningGym-v0: grading, reproducibility, bad input, the exploit the stack closes (raw vs stacked), strict and
+sandboxed scoring (the sweeps over every dataset are tests/test_rg_canaries.py and tests/test_rg_constants.py)."""
 
 import re
 import subprocess
 import sys
+import textwrap
 
 import gymnasium as gym
 import numpy as np
@@ -64,10 +66,15 @@ def test_correct_answer_scores_one_and_wrong_scores_zero():
     assert env.step("I give up")[4]["verdict"] == "no_answer"
 
 
-def test_partial_credit_is_kept():
+def test_containing_the_gold_is_not_paid_unless_opted_in():
+    """reasoning-gym's base scorer pays len(gold)/len(answer) for any answer containing the gold; strict does not."""
     env = gym.make("ReasoningGym-v0", dataset="leg_counting")
     env.reset(seed=2)
     _, reward, _, _, info = env.step(f"<answer>{answer_of(env)} legs</answer>")
+    assert (reward, info["verdict"]) == (0.0, "incorrect")
+    lenient = gym.make("ReasoningGym-v0", dataset="leg_counting", scoring="reasoning_gym")
+    lenient.reset(seed=2)
+    _, reward, _, _, info = lenient.step(f"<answer>{answer_of(lenient)} legs</answer>")
     assert 0.0 < reward < 1.0 and info["verdict"] == "partial"
 
 
@@ -165,6 +172,9 @@ def test_composite_with_weights():
     ({"size": 0}, "size"),
     ({"dataset": [{"name": "gcd", "weight": 0}]}, "weight"),
     ({"dataset": [{"name": "gcd"}, {"name": "gcd"}]}, "twice"),
+    ({"scoring": "lenient"}, "scoring must be one of"),
+    ({"score_timeout_s": 0}, "score_timeout_s"),
+    ({"score_timeout_s": float("nan")}, "score_timeout_s"),
 ])
 def test_bad_config_fails_at_make(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -176,6 +186,10 @@ def test_bad_types_fail_at_make_and_step():
         gym.make("ReasoningGym-v0", datset="gcd")
     with pytest.raises(TypeError, match="size must be an int"):
         gym.make("ReasoningGym-v0", size="10")
+    with pytest.raises(TypeError, match="ReasoningGymConfig.scoring must be a str"):
+        gym.make("ReasoningGym-v0", scoring=None)
+    with pytest.raises(TypeError, match="ReasoningGymConfig.score_timeout_s must be a number"):
+        gym.make("ReasoningGym-v0", score_timeout_s=True)
     env = gym.make("ReasoningGym-v0")
     env.reset(seed=0)
     with pytest.raises(TypeError, match="action must be a str"):
@@ -217,3 +231,152 @@ def test_import_is_light_and_module_prefix_works():
             "heavy = [m for m in ('reasoning_gym', 'datasets', 'math_verify', 'openai') if m in sys.modules]\n"
             "assert not heavy, heavy\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --------------------------------------------------------------------------- strict and sandboxed scoring
+
+
+def test_sandbox_pool_is_acquired_only_when_needed_and_released_on_close():
+    """In a fresh process, so no other test's env holds the shared pool."""
+    code = textwrap.dedent("""
+        import gymnasium as gym, gym_integrity
+        from gym_integrity.envs.reasoning_gym import sandbox
+        from gym_integrity.services.pool import get_pool
+
+        pool = get_pool(sandbox.HANDLER, sandbox.POOL_CONFIG)
+        assert not gym.make("ReasoningGym-v0", dataset="leg_counting").unwrapped._grader.sandboxed
+        # binary_matrix's own scorer eval()s: sandboxed only where it runs (the opt-in); strict is an exact match
+        assert not gym.make("ReasoningGym-v0", dataset="binary_matrix").unwrapped._grader.sandboxed
+        assert not pool.running
+        lenient = gym.make("ReasoningGym-v0", dataset="binary_matrix", scoring="reasoning_gym")
+        composite = gym.make("ReasoningGym-v0", dataset={"leg_counting": 1, "countdown": 1})
+        assert lenient.unwrapped._grader.sandboxed and composite.unwrapped._grader.sandboxed and pool.running
+        lenient.close()
+        assert pool.running  # the composite still uses it
+        composite.close()
+        composite.close()  # idempotent
+        assert not pool.running
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_composite_routes_each_item_to_its_members_scorer():
+    env = gym.make("ReasoningGym-v0", dataset={"leg_counting": 1, "countdown": 1}, size=64, seed=3)
+    seen = {}
+    for seed in range(30):
+        _, info = env.reset(seed=seed)
+        text = f"<answer>{answer_of(env)}</answer>" if seed % 2 else "<answer>1+__import__('os')</answer>"
+        _, reward, _, _, step_info = env.step(text)
+        seen.setdefault(info["dataset"], set()).add((reward, step_info["verdict"]))
+        if len(seen) == 2 and all(len(v) == 2 for v in seen.values()):
+            break
+    assert seen["countdown"] == {(1.0, "correct"), (0.0, "unparsable")}  # refused by the arithmetic language
+    assert seen["leg_counting"] == {(1.0, "correct"), (0.0, "incorrect")}  # in process, exact match
+    env.close()
+
+
+def test_an_answer_that_runs_past_its_budget_is_graded_timeout_against_itself():
+    """A grammatical answer sympy cannot finish: the worker is killed at the budget; a graded verdict, not a no-verdict."""
+    import time
+
+    env = gym.make("ReasoningGym-v0", dataset="simple_integration", score_timeout_s=1.0, size=4, seed=1)
+    env.reset(options={"index": 0})
+    env.step(f"<answer>{answer_of(env)}</answer>")  # the pool is warm
+    env.reset(options={"index": 0})
+    start = time.perf_counter()
+    _, reward, terminated, _, info = env.step("<answer>(x+1)**999*(x-1)**999</answer>")
+    assert time.perf_counter() - start < 1.0 + 15.0
+    assert (reward, terminated, info["verdict"], info["no_verdict"]) == (0.0, True, "timeout", False)
+    assert "budget" in info["cause"]
+    env.reset(options={"index": 0})  # the next answer is served by a fresh worker
+    assert env.step(f"<answer>{answer_of(env)}</answer>")[1] == 1.0
+    env.close()
+
+
+def test_a_scorer_that_raises_on_a_malformed_answer_grades_it():
+    """prime_factorization's int() lets a ValueError escape: the answer's fault (graded), since the gold scores fine;
+    a scorer that raises with nothing to compare against is a no-verdict."""
+    from gym_integrity.envs.reasoning_gym.datasets import own_score
+
+    env = gym.make("ReasoningGym-v0", dataset="prime_factorization")
+    env.reset(seed=0)
+    _, reward, _, _, info = env.step("<answer>two times three</answer>")
+    assert (reward, info["verdict"], info["no_verdict"]) == (0.0, "unparsable", False)
+    assert info["cause"] == "prime_factorization.score_answer raised ValueError on this answer"
+    raw = env.unwrapped
+    broken = dict(raw._item, answer=None)  # no reference answer: the exception is the scorer's
+    with pytest.raises(ValueError):
+        own_score(raw._dataset, "two times three", broken)
+
+
+def test_the_worker_handler_runs_in_process_too():
+    """sandbox.score is a plain function: the same refusals and scores a worker gives."""
+    from gym_integrity.envs.reasoning_gym import sandbox
+
+    env = ReasoningGymEnv(dataset="countdown", size=4, seed=1)
+    env.reset(options={"index": 0})
+    item, key = env._item, env._key
+    assert sandbox.score((key, "countdown", item, answer_of(env), "arithmetic")) == ("score", 1.0)
+    assert sandbox.score((key, "countdown", item, "1+__import__('os')", "arithmetic"))[0] == "refused"
+    assert sandbox.score((key, "countdown", item, "1 + 2", "arithmetic")) == ("score", 0.05)  # strict drops it
+    env.close()
+
+
+@pytest.mark.parametrize("status, verdict, no_verdict", [
+    ("timeout", "timeout", False), ("crashed", "unparsable", False), ("infra_error", "grader_error", True),
+    ("overloaded", "grader_error", True), ("error", "grader_error", True)])
+def test_pool_outcomes_map_to_grades(status, verdict, no_verdict):
+    from gym_integrity.envs.reasoning_gym.sandbox import outcome_grade
+    from gym_integrity.services.pool import PoolStatus
+
+    grade = outcome_grade(PoolStatus(status), "ZeroDivisionError", "countdown", 5.0)
+    assert (grade.verdict.value, grade.no_verdict, grade.score) == (verdict, no_verdict, 0.0)
+    assert grade.cause
+    memory = outcome_grade(PoolStatus.ERROR, "MemoryError", "countdown", 5.0)
+    assert (memory.verdict.value, memory.no_verdict) == ("unparsable", False)
+
+
+@pytest.mark.parametrize("language, good, bad", [
+    ("arithmetic", ["94*4 - 61 - 6", "10*(8 - 5) - 6"], ["9**9", "2^3", "1.5", "x", "(1)(2)", "1,2", "((((((((((1))))))))))"]),
+    ("algebra", ["-4*(-2*x - 8)**(3/2)/3 + C", "x**-1 + sqrt(x) + pi*E", "exp(x)*sin(2*x)"],
+     ["x.real", "x**x**2", "(x**2)**3", "N(x)", "x(2)", "sin", "x**1234", "1e999", "lambda: 1", "x[0]", "y"]),
+    ("matrix", ["1 0 1\n0 1 0", "[[1, 0], [0, 1]]", "4 6 -7 3"], ["[1][0]", "1.0", "[[[[[1]]]]]", "x"]),
+    ("letters", ["EACADDDDB", "[A, B]"], ["abc", "A(B)", "A1"]),
+    ("queens", ["_ Q _ _\n_ _ _ Q", "[[_, Q], [Q, _]]"], ["__", "_Q", "q", "Q1"]),
+    ("logic", ["(P \u2228 \u00acQ) \u2192 P", "P \u2227 Q"], ["R", "P and Q", "P(Q)", "\u00ac" * 300 + "P"]),
+    ("probability", ["0.3125", "5/16", "3.051757812e-05", "1,000"], ["1e999", "1/2/3x", "9" * 30, "(1)"]),
+    ("cube_moves", ["R U' F2 D'", "U U R'"], ["R999", "R.U", "R;U"]),
+    ("car_moves", ["F+1 K+1 M-1", "A+12"], ["A+999", "A*2", "A=1"]),
+    ("unreviewed", ['["fill C", "pour C->A"]', "Move disk 1 from Peg 2 to Peg 3", "(4.05, -5.48)", '{"a": 1}'],
+     ["open ('x')", "x.y", 'f"{x}"', "lambda: 1", "a\\b", "x" + " " * 100 + "(1)", "a#b", "__x"]),
+])
+def test_answer_languages(language, good, bad):
+    from gym_integrity.envs.reasoning_gym.grammar import check
+
+    entry = {"metadata": {"variable": "x", "variables": ["P", "Q"]}}
+    assert [check(language, text, entry) for text in good] == [None] * len(good)
+    assert all(check(language, text, entry) for text in bad), [(t, check(language, t, entry)) for t in bad]
+
+
+def test_every_dataset_has_a_reviewed_policy():
+    """The policy table was read against these scorers: a dataset added or a scorer changed by an upgrade fails here
+    (until reviewed, an added dataset gets the cautious default: full credit only, sandboxed, no Python shapes)."""
+    from reasoning_gym.dataset import ProceduralDataset
+    from reasoning_gym.factory import DATASETS
+
+    from gym_integrity.envs.reasoning_gym import available_datasets
+    from gym_integrity.envs.reasoning_gym.policy import _SUBSTRING, POLICIES, UNREVIEWED, policy_for
+
+    assert sorted(POLICIES) == available_datasets()
+    on_base = {n for n in POLICIES if DATASETS[n][0].score_answer is ProceduralDataset.score_answer}
+    assert on_base == {n for n, p in POLICIES.items() if p.why == _SUBSTRING}
+    saved = dict(POLICIES)
+    try:
+        del POLICIES["countdown"]
+        assert policy_for("countdown") == UNREVIEWED
+        del POLICIES["leg_counting"]
+        assert policy_for("leg_counting").strict == "exact"
+    finally:
+        POLICIES.update(saved)

@@ -17,7 +17,9 @@ The auditor learns gold answers through the privileged hook
 agent channel), else from what the env reveals at the end.
 """
 
-from gym_integrity.audit.adapters import answer_action, non_answer_action, privileged_gold, revealed_answers
+from gym_integrity.audit.adapters import (answer_action, answer_wrappings, non_answer_action, privileged_gold,
+                                          revealed_answers)
+from gym_integrity.audit.grader_probes import GRADER_PROBES
 from gym_integrity.audit.probes import PROBES, Probe, probe_names
 from gym_integrity.audit.report import AuditReport, ProbeResult, Status, render_reports, reports_to_json
 from gym_integrity.audit.runner import check_integrity
@@ -30,9 +32,11 @@ __all__ = [
     "Status",
     "AuditSettings",
     "PROBES",
+    "GRADER_PROBES",
     "Probe",
     "probe_names",
     "answer_action",
+    "answer_wrappings",
     "non_answer_action",
     "privileged_gold",
     "revealed_answers",

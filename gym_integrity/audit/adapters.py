@@ -37,6 +37,7 @@ __all__ = [
     "SUBMIT_TOOL",
     "tool_names",
     "answer_action",
+    "answer_wrappings",
     "non_answer_action",
     "privileged_gold",
     "revealed_answers",
@@ -109,6 +110,30 @@ def answer_action(env: gym.Env, answer: str) -> Any:
     if getattr(config, "answer_format", None) == "raw":
         return answer
     return f"<answer>{answer}</answer>\n\\boxed{{{answer}}}"
+
+
+def answer_wrappings(env: gym.Env, answer: str, answer_fn: "AnswerFn | None" = None) -> list[tuple[str, Any]]:
+    r"""Every way the adapter can submit ``answer``: ``(label, action)``, the adapter's own choice first.
+
+    An env with its own hook or a submit tool, or an audit given a custom
+    ``answer_fn``, has one way. A plain text env also gets the answer in
+    ``<answer>`` alone, in ``\boxed{}`` alone and bare (its extractor may take
+    any of them), so that a grader is tried on every path text can reach it by.
+
+    >>> import gym_integrity, gymnasium as gym
+    >>> [label for label, _ in answer_wrappings(gym.make("ReasoningGym-v0"), "42")]
+    ['adapter', 'answer tag', 'boxed', 'bare']
+    """
+    first = (answer_fn or answer_action)(env, answer)
+    out: list[tuple[str, Any]] = [("adapter", first)]
+    custom = answer_fn is not None and answer_fn is not answer_action
+    if custom or callable(getattr(env.unwrapped, "audit_answer_action", None)) or SUBMIT_TOOL in tool_names(env):
+        return out
+    for label, action in (("answer tag", f"<answer>{answer}</answer>"), ("boxed", f"\\boxed{{{answer}}}"),
+                          ("bare", answer)):
+        if all(action != seen for _, seen in out):
+            out.append((label, action))
+    return out
 
 
 def non_answer_action(env: gym.Env) -> Any:

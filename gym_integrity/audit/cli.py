@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["HELP", "add_arguments", "run", "AuditTarget", "audit_targets", "start_judge_stub"]
+__all__ = ["HELP", "add_arguments", "run", "AuditTarget", "audit_targets", "dataset_targets", "start_judge_stub"]
 
 HELP = "audit env ids for reward exploits (all registered ids by default); exit 1 on any failure"
 
@@ -18,6 +18,7 @@ examples:
   gym-integrity audit --raw                the raw task classes: shows what the stack prevents
   gym-integrity audit --compare            both, side by side
   gym-integrity audit ReasoningGym-v0 --json audit.json --seeds 0 1 2 3
+  gym-integrity audit ReasoningGym-v0 --all-datasets   every reasoning-gym dataset, the grader probes, a row each
 
 Proof-mode grading is audited offline against a judge stub this command starts
 on 127.0.0.1 (labelled in the output); no network and no key are needed.
@@ -124,6 +125,23 @@ def audit_targets(ids: list[str], *, raw: bool, compare: bool, judge: JudgeStub 
     return targets
 
 
+#: The id whose datasets --all-datasets sweeps, and the config field that picks one.
+SWEPT_ID, SWEPT_FIELD = "ReasoningGym-v0", "dataset"
+
+
+def _reasoning_gym_datasets() -> list[str]:
+    from gym_integrity.envs.reasoning_gym import available_datasets
+
+    return available_datasets()
+
+
+def dataset_targets(*, raw: bool, compare: bool, datasets: list[str] | None = None) -> list[AuditTarget]:
+    """One target per reasoning-gym dataset (``ReasoningGym-v0`` with ``dataset=name``), stacked, raw or both."""
+    modes = [False, True] if compare else [raw]
+    return [AuditTarget(SWEPT_ID, mode, {SWEPT_FIELD: name}, name)
+            for name in (datasets if datasets is not None else _reasoning_gym_datasets()) for mode in modes]
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = HELP
     parser.epilog = _EPILOG
@@ -135,8 +153,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mode.add_argument("--compare", action="store_true",
                       help="audit stacked and raw side by side; exit status follows the stacked envs only")
     parser.add_argument("--json", metavar="FILE", default=None, help="also write the full report as JSON to FILE")
+    parser.add_argument("--all-datasets", action="store_true",
+                        help=f"with {SWEPT_ID} (or no id): audit every reasoning-gym dataset, one row each; "
+                             "default probes: the grader probes")
     parser.add_argument("--probe", action="append", default=None, metavar="NAME",
-                        help="run only this probe (repeatable); default: all")
+                        help="run only this probe (repeatable); default: all (with --all-datasets: the grader probes)")
     parser.add_argument("--seeds", type=int, nargs="+", default=None, help="reset seeds the probes play (default 0 1 2)")
     parser.add_argument("--probe-timeout", type=float, default=None,
                         help="seconds before a probe counts as hung (default 30)")
@@ -155,20 +176,24 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     import gym_integrity  # noqa: F401  (registers the ids)
+    from gym_integrity.audit.grader_probes import GRADER_PROBES
     from gym_integrity.audit.probes import PROBES
-    from gym_integrity.audit.report import render_reports, reports_to_json
+    from gym_integrity.audit.report import render_reports, render_sweep, reports_to_json
     from gym_integrity.audit.session import AuditSettings
     from gym_integrity.registration import REGISTERED
 
     console = Console()
     if not console.is_terminal:  # logs and files: wide enough that evidence lines stay whole
         console = Console(width=140)
-    ids = list(args.ids) or [entry.id for entry in REGISTERED]
+    ids = list(args.ids) or ([SWEPT_ID] if args.all_datasets else [entry.id for entry in REGISTERED])
     unknown = [i for i in ids if i not in gym.registry]
     if unknown:
         console.print(f"[red]unknown id(s) {unknown}[/]; registered: {[e.id for e in REGISTERED]}")
         return 2
-    probes = args.probe or list(PROBES)
+    if args.all_datasets and ids != [SWEPT_ID]:
+        console.print(f"[red]--all-datasets sweeps {SWEPT_ID}'s datasets; got id(s) {ids}[/]")
+        return 2
+    probes = args.probe or (list(GRADER_PROBES) if args.all_datasets else list(PROBES))
     bad_probes = [p for p in probes if p not in PROBES]
     if bad_probes:
         console.print(f"[red]unknown probe(s) {bad_probes}[/]; valid: {list(PROBES)}")
@@ -184,7 +209,10 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     judge = start_judge_stub() if any(i.startswith("QEDMath") for i in ids) else None
     notes = [judge.label] if judge else []
-    targets = audit_targets(ids, raw=args.raw, compare=args.compare, judge=judge)
+    if args.all_datasets:
+        targets = dataset_targets(raw=args.raw, compare=args.compare)
+    else:
+        targets = audit_targets(ids, raw=args.raw, compare=args.compare, judge=judge)
     try:
         with Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), console=Console(stderr=True), transient=True,
@@ -210,9 +238,15 @@ def run(args: argparse.Namespace) -> int:
             judge.stop()
     total = time.perf_counter() - start
 
-    render_reports(reports, console, max_evidence=args.evidence)
     mode = "stacked and raw" if args.compare else "raw, without the integrity stack" if args.raw else "stacked"
-    console.print(f"audited {len(ids)} id(s) ({mode}), {len(probes)} probes each, in [bold]{total:.1f} s[/]")
+    if args.all_datasets:
+        render_sweep(reports, console, max_evidence=args.evidence)
+        failed = sum(1 for r in reports if not r.passed)
+        console.print(f"audited {len({t.variant for t in targets})} {SWEPT_ID} datasets ({mode}), {len(probes)} probes "
+                      f"each, in [bold]{total:.1f} s[/]; {failed} failed")
+    else:
+        render_reports(reports, console, max_evidence=args.evidence)
+        console.print(f"audited {len(ids)} id(s) ({mode}), {len(probes)} probes each, in [bold]{total:.1f} s[/]")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             fh.write(reports_to_json(reports, total_s=total, notes=notes))

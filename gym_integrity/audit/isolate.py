@@ -7,7 +7,10 @@ regular expression in a scorer, say): the watcher itself never gets to run.
 probe by probe over a pipe of its own. (Not a shared queue: a queue's writers
 share a lock that a child killed mid-write would hold forever, silencing every
 other child.) A child silent for longer than a probe's bound plus a grace
-period is killed, and its report says which probe hung. Children fork from a
+period is killed, and so is one stuck in a single ``reset``/``step`` for longer
+than the step bound plus grace (the call has failed its bound either way; the
+first probe gets ``STARTUP_S`` more, its first calls start shared services);
+its report says which probe hung, in which call. Children fork from a
 forkserver that has imported the package once, so they start fast and inherit
 no threads.
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.connection
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -55,6 +59,7 @@ class IsolatedTarget:
 def _load_class(spec: str) -> Any:
     import importlib
     import importlib.util
+    import sys
 
     where, _, name = spec.rpartition(":")
     if where.endswith(".py"):
@@ -62,6 +67,7 @@ def _load_class(spec: str) -> Any:
         if module_spec is None or module_spec.loader is None:
             raise ImportError(f"cannot load {where}")
         module = importlib.util.module_from_spec(module_spec)
+        sys.modules[module_spec.name] = module  # dataclasses (and pickling) look the module up by name
         module_spec.loader.exec_module(module)
     else:
         module = importlib.import_module(where)
@@ -80,19 +86,28 @@ def _child(index: int, target: IsolatedTarget, probes: list[str], settings: Audi
         env = gym.make(target.env_id, **target.kwargs)
         return env.unwrapped if target.raw else env
 
-    # Sent from this (main) thread, synchronously: no feeder thread that a GIL-holding probe could stall.
+    # Sent synchronously (no feeder thread that a GIL-holding probe could stall), from the main thread and,
+    # for calls, from the probe's thread: a lock keeps two messages from interleaving on the pipe.
+    lock = threading.Lock()
+
+    def send(message: tuple) -> None:
+        with lock:
+            out.send(message)
+
     try:
         report = check_integrity(
             make, probes=list(target.probes or probes), settings=settings, raw=target.raw, env_id=target.name,
-            on_probe_start=lambda name: out.send(("start", index, name)),
-            on_probe_done=lambda result: out.send(("done", index, result.to_dict())),
+            on_probe_start=lambda name: send(("start", index, name)),
+            on_probe_done=lambda result: send(("done", index, result.to_dict())),
+            on_call=lambda what: send(("call", index, what)),
         )
         report.notes.extend(target.notes)
-        out.send(("report", index, report.to_dict()))
+        send(("report", index, report.to_dict()))
     except BaseException as exc:  # building the env failed: the parent reports it on the probes not run
-        out.send(("crash", index, f"{type(exc).__name__}: {exc}"))
+        send(("crash", index, f"{type(exc).__name__}: {exc}"))
     finally:
-        out.close()
+        with lock:
+            out.close()
 
 
 @dataclass
@@ -103,6 +118,7 @@ class _Running:
     started: float
     last_event: float
     current: str | None = None
+    call: str | None = None  # the reset/step the current probe is in, if it said
     results: list[ProbeResult] = field(default_factory=list)
     closed: bool = False
 
@@ -124,8 +140,9 @@ def _partial_report(run: _Running, probes: Sequence[str], cause: str, hang: bool
         if name in done:
             continue
         if name == run.current or (run.current is None and not report.results and name == probes[0]):
-            summary = f"hang: {cause}" if hang else cause
-            report.results.append(ProbeResult(name, Status.FAILED, summary, [cause]))
+            where = f"; last call: {run.call}" if run.call and name == run.current else ""
+            summary = f"hang: {cause}{where}" if hang else cause + where
+            report.results.append(ProbeResult(name, Status.FAILED, summary, [cause + where]))
         else:
             report.results.append(ProbeResult(name, Status.NOT_APPLICABLE, "not run", reason=f"not run: {cause}"))
     return report
@@ -150,6 +167,7 @@ def run_isolated(
     running: dict[int, _Running] = {}
     reports: dict[int, AuditReport] = {}
     deadline = settings.probe_timeout_s + grace_s
+    call_deadline = min(deadline, settings.step_timeout_s + grace_s)
 
     def handle(kind: str, index: int, payload: Any) -> None:
         run = running.get(index)
@@ -157,13 +175,15 @@ def run_isolated(
             return
         run.last_event = time.perf_counter()
         if kind == "start":
-            run.current = payload
+            run.current, run.call = payload, None
             if on_probe_start:
                 on_probe_start(run.target, payload)
+        elif kind == "call":
+            run.call = payload
         elif kind == "done":
             result = ProbeResult.from_dict(payload)
             run.results.append(result)
-            run.current = None
+            run.current, run.call = None, None
             if on_probe_done:
                 on_probe_done(run.target, result)
         elif kind == "report":
@@ -218,7 +238,8 @@ def run_isolated(
                         finish(index, _partial_report(run, run.target.probes or probes, cause, hang=False))
                     else:
                         finish(index, reports.pop(index))
-                elif now - run.last_event > deadline + (0.0 if run.results or run.current else STARTUP_S):
+                elif now - run.last_event > (call_deadline if run.call else deadline) + (
+                        0.0 if run.results else STARTUP_S):  # the first probe's calls start shared services
                     run.process.kill()
                     run.process.join(timeout=5)
                     where = f"in probe {run.current}" if run.current else "while starting or building the env"

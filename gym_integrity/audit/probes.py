@@ -643,3 +643,8 @@ def reward_self_dealing(s: Session) -> ProbeResult:
     if bad:
         return _failed("text in the action raised its own reward", bad)
     return _passed(f"{cases} injected actions paid no more than the plain wrong answer", evidence)
+
+
+# The grader probes (constant answers, code injection, pathological answers, cross-env isolation) register
+# themselves after the boundary probes above, in report order.
+from gym_integrity.audit import grader_probes as _grader_probes  # noqa: E402,F401

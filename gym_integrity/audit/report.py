@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-__all__ = ["Status", "ProbeResult", "AuditReport", "reports_to_json", "render_reports"]
+__all__ = ["Status", "ProbeResult", "AuditReport", "reports_to_json", "render_reports", "render_sweep"]
 
 
 class Status(str, enum.Enum):
@@ -163,11 +163,7 @@ def render_reports(reports: Sequence[AuditReport], console: Any = None, *, max_e
     from rich.table import Table
 
     console = console or Console()
-    probes: list[str] = []
-    for report in reports:
-        for r in report.results:
-            if r.probe not in probes:
-                probes.append(r.probe)
+    probes = _probe_order(reports)
     table = Table(title="gym-integrity audit", title_style="bold", show_lines=False)
     table.add_column("probe", style="bold cyan", no_wrap=True)
     for report in reports:
@@ -184,6 +180,52 @@ def render_reports(reports: Sequence[AuditReport], console: Any = None, *, max_e
     table.add_row("[bold]time[/]", *[f"{r.duration_s:.1f} s" for r in reports])
     table.add_row("[bold]verdict[/]", *["[bold green]PASS[/]" if r.passed else "[bold red]FAIL[/]" for r in reports])
     console.print(table)
+    _render_details(reports, console, max_evidence)
+
+
+def _probe_order(reports: Sequence[AuditReport]) -> list[str]:
+    """Every probe that ran on any report, in first-seen order."""
+    probes: list[str] = []
+    for report in reports:
+        for r in report.results:
+            if r.probe not in probes:
+                probes.append(r.probe)
+    return probes
+
+
+def render_sweep(reports: Sequence[AuditReport], console: Any = None, *, max_evidence: int = 3) -> None:
+    """Print one row per report (a dataset of a sweep) with the probes as columns, then failures and n/a reasons.
+
+    The row is the report's mode in brackets (``ReasoningGym-v0 [countdown]`` -> ``countdown``).
+    """
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = console or Console()
+    probes = _probe_order(reports)
+    table = Table(title="gym-integrity audit", title_style="bold")
+    table.add_column("dataset", style="bold cyan", no_wrap=True)
+    for probe in probes:
+        table.add_column(probe, justify="center", no_wrap=True)
+    table.add_column("time", justify="right", no_wrap=True)
+    for report in reports:
+        env_id, _, variant = report.env_id.partition(" [")
+        row = (variant.rstrip("]") or env_id) + (" (raw)" if report.raw else "")
+        cells = []
+        for probe in probes:
+            try:
+                cells.append(_MARK[report.status_of(probe)])
+            except KeyError:
+                cells.append("[dim]·[/]")
+        table.add_row(escape(row), *cells, f"{report.duration_s:.1f} s")
+    console.print(table)
+    _render_details(reports, console, max_evidence)
+
+
+def _render_details(reports: Sequence[AuditReport], console: Any, max_evidence: int) -> None:
+    """Notes, then each failure's first evidence lines and each n/a reason."""
+    from rich.markup import escape
 
     notes: dict[str, None] = {}
     for report in reports:

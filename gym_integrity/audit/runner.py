@@ -13,7 +13,7 @@ import gymnasium as gym
 from gym_integrity.audit.adapters import AnswerFn, GoldFn, answer_action, privileged_gold
 from gym_integrity.audit.probes import PROBES, Probe
 from gym_integrity.audit.report import AuditReport, ProbeResult, Status
-from gym_integrity.audit.session import AuditSettings, Session
+from gym_integrity.audit.session import WRONG_ANSWER, AuditSettings, Session
 
 __all__ = ["check_integrity", "EnvSource"]
 
@@ -71,6 +71,7 @@ def check_integrity(
     env_id: str | None = None,
     on_probe_start: Callable[[str], None] | None = None,
     on_probe_done: Callable[[ProbeResult], None] | None = None,
+    on_call: Callable[[str], None] | None = None,
 ) -> AuditReport:
     """Play adversarial episodes on ``env`` and report, probe by probe, whether its rewards can be gamed.
 
@@ -89,6 +90,8 @@ def check_integrity(
             integrity stack (or the checkers gym.make adds).
         env_id: The name shown in the report.
         on_probe_start, on_probe_done: Progress callbacks.
+        on_call: Told the name of every ``reset``/``step`` before it is made (from the
+            probe's thread), so that a watcher outside the process can name a hang.
 
     Returns:
         An :class:`AuditReport`: one row per probe.
@@ -115,10 +118,12 @@ def check_integrity(
     answer_fn = answer_action_fn or answer_action
     gold_fn = gold_answers_fn or privileged_gold
     hung_in: str | None = None
+    unbuildable: str | None = None
     # With a factory, probes share one env (building one per probe would restart
     # shared services, e.g. a verifier pool, every time); a probe that hangs or
     # raises leaves its env behind and the next probe gets a fresh one.
     current = shared
+    warmed: set[int] = set()
     start = time.perf_counter()
     try:
         with warnings.catch_warnings():
@@ -131,8 +136,15 @@ def check_integrity(
                 if hung_in is not None:
                     result = ProbeResult(name, Status.NOT_APPLICABLE, reason=f"not run: the env is still stuck in a "
                                          f"call from probe {hung_in}", summary="not run (env hung earlier)")
+                elif unbuildable is not None:
+                    result = ProbeResult(name, Status.NOT_APPLICABLE, reason=f"not run: the env could not be built "
+                                         f"({unbuildable})", summary="not run (the env could not be built)")
                 else:
-                    result, outcome, current = _run_probe(probe, make, current, settings, answer_fn, gold_fn)
+                    result, outcome, current = _run_probe(probe, make, current, settings, answer_fn, gold_fn, on_call,
+                                                          warmed)
+                    if outcome != "ok" and current is None and make is not None:
+                        # Building failed or hung: it would again for every probe (a sweep would pay it each time).
+                        unbuildable = f"probe {name}: {result.summary}"
                     if outcome == "hang" and shared is not None:
                         hung_in = name
                     elif outcome != "ok" and make is not None:
@@ -164,16 +176,46 @@ def _close_quietly(env: gym.Env) -> None:
         pass
 
 
+def _warm_up(make: Callable[[], gym.Env], settings: AuditSettings, answer_fn: AnswerFn) -> None:
+    """One untimed step on a throwaway instance, so the probes' step bounds measure grading, not start-up.
+
+    The first step of a fresh env may start shared services (a verifier's
+    worker processes importing math_verify): a training run pays that once, and
+    it is not what the step bound is for. The probes' own env is built first and
+    left untouched, and keeps the services up once the throwaway is closed. A
+    hang here is still caught by the probe's wall clock; an error is left for the
+    probes to find and report.
+    """
+    try:
+        env = make()
+    except Exception:
+        return
+    try:
+        env.reset(seed=settings.seeds[0])
+        if _takes_text(env):
+            env.step(answer_fn(env, WRONG_ANSWER))
+    except Exception:
+        pass
+    finally:
+        _close_quietly(env)
+
+
 def _run_probe(probe: Probe, make: Callable[[], gym.Env] | None, env: gym.Env | None, settings: AuditSettings,
-               answer_fn: AnswerFn, gold_fn: GoldFn) -> tuple[ProbeResult, str, gym.Env | None]:
+               answer_fn: AnswerFn, gold_fn: GoldFn,
+               on_call: Callable[[str], None] | None = None,
+               warmed: set[int] | None = None) -> tuple[ProbeResult, str, gym.Env | None]:
     """Run one probe in a bounded thread: ``(result, outcome, env)``, outcome ``ok``, ``error`` or ``hang``."""
     started = time.perf_counter()
     holder: dict[str, Any] = {"env": env}
+    warmed = set() if warmed is None else warmed
 
     def body() -> ProbeResult:
         if holder["env"] is None:
             holder["env"] = make()  # type: ignore[misc]
-        session = Session(holder["env"], settings, answer_fn, gold_fn, new_env=make)
+            if not warmed:
+                warmed.add(id(holder["env"]))
+                _warm_up(make, settings, answer_fn)  # type: ignore[arg-type]
+        session = Session(holder["env"], settings, answer_fn, gold_fn, new_env=make, on_call=on_call)
         holder["session"] = session
         if not _takes_text(holder["env"]):
             space = holder["env"].action_space

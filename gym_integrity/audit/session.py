@@ -10,7 +10,8 @@ from typing import Any, Callable, Mapping
 import gymnasium as gym
 
 from gym_integrity.checks import is_int, is_number
-from gym_integrity.audit.adapters import AnswerFn, GoldFn, non_answer_action, privileged_gold, revealed_answers
+from gym_integrity.audit.adapters import (AnswerFn, GoldFn, answer_wrappings, non_answer_action, privileged_gold,
+                                          revealed_answers)
 
 __all__ = ["AuditSettings", "Transition", "Session", "short", "WRONG_ANSWER"]
 
@@ -28,19 +29,23 @@ class AuditSettings:
         step_timeout_s: A single ``reset``/``step`` slower than this fails its probe.
         max_steps: Steps the auditor takes before calling an episode endless, for an
             env that declares no ``step_budget`` (one that does gets budget + 2).
+        grading_slack_s: Least slack over an env's declared ``grading_time_bound_s``
+            before a grading step counts as too slow (the slack is the larger of
+            this and half the bound: a loaded machine is slower than a quiet one).
     """
 
     seeds: tuple[int, ...] = (0, 1, 2)
     probe_timeout_s: float = 30.0
     step_timeout_s: float = 10.0
     max_steps: int = 64
+    grading_slack_s: float = 1.0
 
     def validate(self) -> None:
         if not isinstance(self.seeds, tuple) or not self.seeds or not all(
             isinstance(s, int) and not isinstance(s, bool) for s in self.seeds
         ):
             raise TypeError(f"AuditSettings.seeds must be a non-empty tuple of int, got {self.seeds!r}")
-        for name in ("probe_timeout_s", "step_timeout_s"):
+        for name in ("probe_timeout_s", "step_timeout_s", "grading_slack_s"):
             value = getattr(self, name)
             if not is_number(value) or not value > 0:
                 raise ValueError(f"AuditSettings.{name} must be a number > 0, got {value!r}")
@@ -94,6 +99,7 @@ class Session:
     answer_fn: AnswerFn
     gold_fn: GoldFn
     new_env: Callable[[], gym.Env] | None = None
+    on_call: Callable[[str], None] | None = None  # told the name of every call before it is made (hang reports)
     current: str = "(not started)"
     episodes: int = 0
     steps: int = 0
@@ -103,12 +109,20 @@ class Session:
     # -- calls ---------------------------------------------------------------------------------------------------
     def _timed(self, what: str, fn: Callable[[], Any]) -> tuple[Any, float]:
         self.current = what
+        if self.on_call is not None:
+            self.on_call(what)
         start = time.perf_counter()
         out = fn()
         duration = time.perf_counter() - start
         if duration > self.settings.step_timeout_s:
             self.slow_calls.append(f"{what} took {duration:.1f} s (bound {self.settings.step_timeout_s:g} s)")
         return out, duration
+
+    def waiting(self, what: str) -> None:
+        """Name a wait that is not a call (threads joined, say), for hang reports; bound it by ``step_timeout_s``."""
+        self.current = what
+        if self.on_call is not None:
+            self.on_call(what)
 
     def reset(self, seed: int | None = None, env: gym.Env | None = None) -> tuple[Any, dict[str, Any]]:
         env = env or self.env
@@ -133,6 +147,10 @@ class Session:
     def answer(self, text: str) -> Any:
         return self.answer_fn(self.env, text)
 
+    def answer_wrappings(self, text: str) -> list[tuple[str, Any]]:
+        """Every way the adapter can submit ``text``: ``(label, action)``, the adapter's own first."""
+        return answer_wrappings(self.env, text, self.answer_fn)
+
     def non_answer(self) -> Any:
         return non_answer_action(self.env)
 
@@ -154,6 +172,22 @@ class Session:
         if isinstance(budget, int) and not isinstance(budget, bool) and budget >= 1:
             return budget
         return None
+
+    def grading_bound(self) -> tuple[float, str]:
+        """How long one grading step may take, and where that came from.
+
+        The env's declared ``env.unwrapped.grading_time_bound_s`` (the longest one
+        grading step takes on a quiet machine) plus slack, else the session's
+        ``step_timeout_s``.
+        """
+        declared = getattr(self.env.unwrapped, "grading_time_bound_s", None)
+        if is_number(declared) and math.isfinite(declared) and declared > 0:
+            slack = max(self.settings.grading_slack_s, 0.5 * declared)
+            return float(declared) + slack, f"declared grading_time_bound_s={declared:g} s + {slack:g} s slack"
+        if declared is not None:
+            self.notes.append(f"grading_time_bound_s={declared!r} is not a positive number; "
+                              f"used step_timeout_s={self.settings.step_timeout_s:g} s")
+        return self.settings.step_timeout_s, f"no declared grading_time_bound_s: step_timeout_s={self.settings.step_timeout_s:g} s"
 
     def step_bound(self, budget: int | None) -> int:
         """How many steps the auditor takes before calling an episode endless."""

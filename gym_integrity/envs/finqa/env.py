@@ -161,6 +161,9 @@ class FinQAEnv(gym.Env[str, Any]):
         self.observation_space = UnicodeText(_MAX_OBS)
         self.action_space = UnicodeText(self.config.max_action_chars, min_length=0)
         self.step_budget = self.config.step_budget
+        # The longest one step takes on a quiet machine: a SQL query's wall clock (sqlite's progress handler
+        # stops it) plus a margin for connecting and scoring (both pure Python, milliseconds). Read by the audit.
+        self.grading_time_bound_s: float = float(self.config.sql_timeout_s) + 0.5
         self._question: Question | None = None
         self._index = -1
         self._last_obs = ""

@@ -1,0 +1,106 @@
+"""reasoning-gym generators shared per process: built once per config key, slow items cached (no gymnasium import)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+import time
+from typing import Any
+
+from gym_integrity.infotree import copy_tree
+
+__all__ = ["dataset_key", "load_dataset", "member", "own_score", "ItemCache"]
+
+_REFERENCE_KEYS = ("example_answer", "example_correct_answer")  # where items without one gold keep a valid answer
+
+
+def dataset_key(dataset: Any, dataset_config: Any, composite: Any, size: int, seed: int) -> str:
+    """The canonical text of a generator's configuration: the env's, and the sandbox worker's, cache key."""
+    return json.dumps({"dataset": dataset if isinstance(dataset, str) else None,
+                       "dataset_config": dict(dataset_config), "composite": composite,
+                       "size": size, "seed": seed}, sort_keys=True)
+
+
+@functools.lru_cache(maxsize=64)
+def load_dataset(key: str) -> Any:
+    """One generator per distinct config per process, shared by every env instance."""
+    import reasoning_gym
+    from reasoning_gym.composite import CompositeConfig, CompositeDataset, DatasetSpec
+
+    spec = json.loads(key)
+    if spec["composite"] is None:
+        return reasoning_gym.create_dataset(spec["dataset"], **{**spec["dataset_config"], "size": spec["size"],
+                                                                "seed": spec["seed"]})
+    datasets = [DatasetSpec(name=s["name"], weight=float(s["weight"]), config=s["config"]) for s in spec["composite"]]
+    return CompositeDataset(CompositeConfig(size=spec["size"], seed=spec["seed"], datasets=datasets))
+
+
+def member(dataset: Any, source: str) -> Any:
+    """The generator that made an item of ``source``: a composite's member, else the dataset itself."""
+    members = getattr(dataset, "datasets", None)
+    return members[source] if isinstance(members, dict) and source in members else dataset
+
+
+def _reference_answer(entry: Any, fallback: str | None) -> str | None:
+    """A well-formed answer for this item: its gold, else an example its metadata keeps, else ``fallback``."""
+    if entry.get("answer") is not None:
+        return str(entry["answer"])
+    metadata = entry.get("metadata") or {}
+    return next((metadata[k] for k in _REFERENCE_KEYS if isinstance(metadata.get(k), str)), fallback)
+
+
+def own_score(scorer: Any, answer: str, entry: Any, reference: str | None = None) -> tuple[str, Any]:
+    """The task's own ``score_answer``: ``("score", float)``, or ``("malformed", exception name)``.
+
+    Some scorers let a parse error escape (prime_factorization's ``int()``,
+    boxnet on JSON that is not a list). When the scorer raises on this answer
+    but scores the item's reference answer (its gold, an example kept in its
+    metadata, else the policy's ``reference``) without raising, the answer is
+    at fault and is graded; a scorer that raises on its reference answer (or
+    an item that has none) is broken, and the exception propagates.
+    """
+    try:
+        return "score", float(scorer.score_answer(answer, entry=entry))
+    except Exception as exc:
+        reference = _reference_answer(entry, reference)
+        if reference is None or reference == answer:
+            raise
+        try:
+            scorer.score_answer(reference, entry=copy_tree(entry))
+        except Exception:
+            raise exc from None
+        return "malformed", type(exc).__name__
+
+
+class ItemCache:
+    """Items that are slow to generate (some take a second), kept per process and handed out as copies.
+
+    GRPO groups and sweeps reset to the same index many times; regenerating a
+    slow item each time would dominate. Fast items are never stored, so the
+    common path costs one dict lookup. Every hit is a deep copy: scorers may
+    write into the entry they are given, and one env's episode must not see
+    another's writes.
+    """
+
+    def __init__(self, slow_s: float = 0.002, max_items: int = 512) -> None:
+        self.slow_s = slow_s
+        self.max_items = max_items
+        self._items: dict[tuple[str, int], dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str, dataset: Any, index: int) -> dict[str, Any]:
+        cached = self._items.get((key, index))
+        if cached is not None:
+            return copy_tree(cached)
+        start = time.perf_counter()
+        item = dataset[index]
+        if time.perf_counter() - start > self.slow_s:
+            self._store((key, index), copy_tree(item))
+        return item
+
+    def _store(self, cache_key: tuple[str, int], item: dict[str, Any]) -> None:
+        with self._lock:
+            while len(self._items) >= self.max_items:  # oldest first: dicts keep insertion order
+                self._items.pop(next(iter(self._items)))
+            self._items[cache_key] = item

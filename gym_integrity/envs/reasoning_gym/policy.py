@@ -1,0 +1,226 @@
+"""The per-dataset scoring policy: how strict scoring grades each task, and which own scorers must run sandboxed.
+
+Each entry says why, from reading the task's ``score_answer`` (reasoning-gym
+0.1.25); ``tests/test_rg_constants.py`` and ``tests/test_rg_canaries.py``
+check the table against the real scorers, so a wrong entry fails a test.
+
+Strict kinds:
+
+* ``own``: the task's scorer, unchanged: it pays only for content.
+* ``own_full``: the task's scorer, full credit only: it accepts many valid
+  answers (so it is needed) but pays consolation for wrong ones.
+* ``own_no_consolation``: the task's scorer with its format-only consolation
+  values zeroed; its remaining partial credit is earned by content.
+* ``exact``: equality after the task's normalisation (strip each line;
+  ``fold``: case-insensitive; ``no_spaces``; ``numeric``: numbers as numbers).
+* ``numeric`` / ``number_list`` / ``complex``: numbers within
+  ``max(rel_tol * |gold|, abs_tol)`` (``strict.py``).
+
+``language`` marks an own scorer that is unsafe in the env's process (it
+evaluates the answer, or loops as often as the answer says): whenever that
+scorer runs, it runs in the sandbox's workers after the answer passed that
+language (``grammar.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Policy", "POLICIES", "OWN_KINDS", "policy_for", "uses_own_scorer", "sandbox_language"]
+
+OWN_KINDS = frozenset({"own", "own_full", "own_no_consolation"})
+STRICT_KINDS = OWN_KINDS | {"exact", "numeric", "number_list", "complex"}
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How one dataset is scored under ``scoring="strict"``, and where its own scorer may run."""
+
+    strict: str
+    why: str
+    language: str | None = None
+    fold: bool = False
+    no_spaces: bool = False
+    numeric: bool = False
+    rel_tol: float = 0.0
+    abs_tol: float = 0.0
+    commas: bool = False
+    consolation: tuple[float, ...] = ()
+    reference: str | None = None  # a well-formed answer for items without a gold (see datasets.own_score)
+
+    def __post_init__(self) -> None:
+        if self.strict not in STRICT_KINDS:
+            raise ValueError(f"Policy.strict must be one of {sorted(STRICT_KINDS)}, got {self.strict!r}")
+
+
+_SUBSTRING = "reasoning-gym's base scorer: substring credit len(gold)/len(answer) for any answer containing the gold"
+
+
+def _base(why: str = _SUBSTRING) -> Policy:
+    return Policy("exact", why)
+
+
+POLICIES: dict[str, Policy] = {
+    "ab": Policy("own", "1.0 for the exact answer, else 0"),
+    "acre": _base(),
+    "advanced_geometry": Policy("own_no_consolation", "0.05 / 0.01 for any non-empty or unparsable answer; "
+                                "0.5 for the incircle radius to 2 decimals is content", consolation=(0.01, 0.05)),
+    "aiw": _base(),
+    "arc_1d": _base(),
+    "arc_agi": Policy("own_full", "0.05 for any parseable board"),
+    "base_conversion": _base(),
+    "basic_arithmetic": _base(),
+    "bf": _base(),
+    "binary_alternation": _base(),
+    "binary_matrix": Policy("exact", "exact match, or 0.1 for the matrix as a Python list via eval(answer)",
+                            language="matrix"),
+    "bitwise_arithmetic": Policy("own", "int(answer, 0) against eval of the generated problem; the answer is never "
+                                 "evaluated"),
+    "boxnet": Policy("own_no_consolation", "max(0.05, boxes lifted): 0.05 for any JSON; the lifted fraction is content",
+                     consolation=(0.05,), reference="[]"),
+    "caesar_cipher": _base(),
+    "calendar_arithmetic": Policy("exact", "0.1 / 0.05 for any weekday name, exp(-5 rel. error) for any number",
+                                  fold=True, numeric=True),
+    "chain_sum": Policy("numeric", "Decimal equality, else substring credit", commas=True),
+    "circuit_logic": Policy("own", "1.0 for the exact 0/1 answer"),
+    "codeio": Policy("own_full", "0.01 for any JSON, JSON-similarity and substring credit"),
+    "coin_flip": Policy("numeric", "|answer - gold| <= 1e-4 absolute (a constant 0 matches every small probability) "
+                        "plus credit for a matching digit prefix; own scorer: Fraction(answer) with an unbounded "
+                        "exponent", language="probability", rel_tol=1e-3),
+    "color_cube_rotation": Policy("own_full", "0.01 for any wrong answer"),
+    "complex_arithmetic": Policy("complex", "exp(-distance): every answer earns something", rel_tol=1e-6, abs_tol=1e-9),
+    "count_bits": _base(),
+    "count_primes": _base(),
+    "countdown": Policy("own_full", "0.01 for anything, 0.05 for the right numbers with the wrong value; many valid "
+                        "expressions; sympy.parse_expr(answer)", language="arithmetic"),
+    "course_schedule": _base(),
+    "cryptarithm": Policy("own_full", "0.01 for any parseable mapping; any valid mapping scores 1.0"),
+    "decimal_arithmetic": Policy("own", "Decimal within 10^-precision"),
+    "decimal_chain_sum": Policy("own", "Decimal equality"),
+    "dice": Policy("own", "exact match, case-insensitive"),
+    "emoji_mystery": Policy("own_full", "0.01 for any answer; per-character credit for any guess of the right length"),
+    "family_relationships": Policy("own", "exact match, case-insensitive"),
+    "figlet_font": Policy("exact", "0.1 per letter in place, capped at 1.0: a wrong 10-letter guess earns 1.0",
+                          fold=True, no_spaces=True),
+    "fraction_simplification": Policy("own_full", "0.1 for copying the question's numerator or denominator, "
+                                      "0.05 / 0.01 for any answer"),
+    "futoshiki": Policy("own_full", "per-cell credit: a constant grid earns about 1/n"),
+    "game_of_life": Policy("own_full", "per-cell credit: an all-dead grid earns most cells"),
+    "game_of_life_halting": Policy("exact", "bool(answer) == bool(gold): any non-empty answer scores 1.0", fold=True),
+    "gcd": _base(),
+    "graph_color": Policy("own_full", "0.01 for any JSON; any valid colouring scores 1.0", reference="{}"),
+    "group_anagrams": Policy("own_full", "0.01 for any JSON"),
+    "gsm_symbolic": Policy("numeric", "the first number anywhere in the answer (a spray starts with one), 0.01 "
+                           "otherwise", commas=True),
+    "intermediate_integration": Policy("own", "1.0 when d/dx(answer) simplifies to the integrand; "
+                                       "sympy.parse_expr(answer)", language="algebra"),
+    "isomorphic_strings": _base(),
+    "jugs": Policy("own_full", "0.01 for any JSON; any valid plan scores 1.0"),
+    "kakurasu": Policy("own", "1.0 for a grid meeting every sum, else 0"),
+    "knight_swap": Policy("own_no_consolation", "0.05 for legal moves that do not solve; a longer solution's "
+                          "optimal/len credit is content", consolation=(0.05,)),
+    "knights_knaves": Policy("own_full", "0.3 + 0.7 x matches for any full assignment: a uniform guess earns ~0.6"),
+    "largest_island": _base(),
+    "lcm": _base(),
+    "leg_counting": _base(),
+    "letter_counting": _base(),
+    "letter_jumble": Policy("own_full", "word-in-place credit: the question's unscrambled short words earn it"),
+    "list_functions": _base(),
+    "mahjong_puzzle": _base(),
+    "manipulate_matrix": Policy("own_full", "substring credit"),
+    "maze": _base(),
+    "mini_sudoku": Policy("own_full", "per-cell credit: a constant grid earns about 1/n"),
+    "modulo_grid": _base(),
+    "n_queens": Policy("own_full", "any valid board scores 1.0; 0.5 for a board as a Python list via eval(answer)",
+                       language="queens"),
+    "needle_haystack": Policy("own", "exact match, case-insensitive"),
+    "number_filtering": _base(),
+    "number_format": Policy("own", "a number within 0.01"),
+    "number_sequence": _base(),
+    "number_sorting": Policy("own", "the sorted list, each number within 1; json.loads, no eval of the answer"),
+    "palindrome_generation": Policy("own_full", "0.02 / 0.05 for any (palindromic) string; any valid palindrome "
+                                    "scores 1.0"),
+    "palindrome_partitioning": Policy("own", "the set of partitions, else 0"),
+    "path_star": Policy("own", "exact path, whitespace collapsed"),
+    "polynomial_equations": Policy("number_list", "exp-decay credit per root minus penalties: '0' earns ~0.4; "
+                                   "roots are asked to 4 decimals", abs_tol=1e-4, rel_tol=1e-6),
+    "polynomial_multiplication": Policy("own", "structural equality of sympy expressions; sympy.parse_expr(answer)",
+                                        language="algebra"),
+    "pool_matrix": Policy("own_full", "0.1 for any matrix of the right shape"),
+    "power_function": Policy("own_full", "0.01 for any wrong answer"),
+    "prime_factorization": Policy("own_full", "0.5 for factors whose product is n (n itself), 0.01 otherwise"),
+    "products": Policy("numeric", "Decimal equality, else substring credit", commas=True),
+    "propositional_logic": Policy("own_full", "0.25 for a tautology, 0.05 for any formula; any valid conclusion "
+                                  "scores 1.0; recursive parser", language="logic"),
+    "puzzle24": Policy("own_full", "0.01 for anything wrong; many valid expressions; sympy.parse_expr(answer)",
+                       language="arithmetic"),
+    "quantum_lock": Policy("own", "the exact sequence; 0.5 for a longer sequence that reaches the target (content)"),
+    "ransom_note": _base(),
+    "rearc": Policy("own_full", "0.05 for any parseable board"),
+    "rectangle_count": Policy("numeric", "linear credit for any nearby count: '1' earns ~0.2"),
+    "rotate_matrix": _base(),
+    "rotten_oranges": _base(),
+    "rubiks_cube": Policy("own_full", "max(0.05, solved stickers): the scrambled cube alone earns it; repeats a "
+                          "move as often as its count says", language="cube_moves"),
+    "rush_hour": Policy("own_full", "0.01 for any moves; any solving sequence scores 1.0; steps a car as far as the "
+                        "answer says", language="car_moves", reference="A+1"),
+    "self_reference": Policy("own", "exact match"),
+    "sentence_reordering": Policy("own_full", "word-in-place credit (the shuffled sentence earns some), 0.05 for any "
+                                  "other length"),
+    "shortest_path": Policy("own", "exact path, or any valid path (0.5 if longer): content"),
+    "simple_equations": _base(),
+    "simple_geometry": _base(),
+    "simple_integration": Policy("own", "1.0 when d/dx(answer) simplifies to the integrand; "
+                                 "sympy.parse_expr(answer)", language="algebra"),
+    "sokoban": Policy("own", "1.0 when the moves solve the level, else 0"),
+    "spell_backward": Policy("own_full", "per-letter prefix credit"),
+    "spiral_matrix": Policy("exact", "exact match, or 0.1 for the list via eval(answer)", language="matrix"),
+    "string_insertion": Policy("exact", "exact match, or 0.1 for a list of characters via eval(answer)",
+                               language="letters"),
+    "string_manipulation": _base(),
+    "string_splitting": _base(),
+    "string_synthesis": _base(),
+    "sudoku": Policy("own_full", "per-cell credit: a constant grid earns about 1/n"),
+    "survo": Policy("own", "1.0 for the solution grid, else 0"),
+    "syllogism": _base(),
+    "time_intervals": Policy("own_full", "linear credit by distance: '1' earns some on every item"),
+    "tower_of_hanoi": Policy("own_no_consolation", "0.05 for legal moves that do not solve; optimal/len for a "
+                             "longer solution is content", consolation=(0.05,)),
+    "tsumego": Policy("exact", "substring credit, 0.05 for any coordinate, 0.01 for anything", fold=True),
+    "word_ladder": Policy("own_full", "0.5 per made-up word: a ladder of non-words is paid; any valid ladder "
+                          "scores 1.0"),
+    "word_sequence_reversal": _base(),
+    "word_sorting": Policy("own_full", "0.2 for the words in any order, per-position credit"),
+    "zebra_puzzles": Policy("own", "exact match, case-insensitive"),
+}
+
+#: A dataset added by a reasoning-gym upgrade, not reviewed yet: its own scorer,
+#: full credit only, sandboxed behind the "no Python shapes" language.
+UNREVIEWED = Policy("own_full", "not reviewed: full credit only, sandboxed", language="unreviewed")
+
+
+def policy_for(name: str) -> Policy:
+    """The dataset's policy; unreviewed datasets get the most cautious one."""
+    policy = POLICIES.get(name)
+    if policy is not None:
+        return policy
+    return _base() if _uses_base_scorer(name) else UNREVIEWED
+
+
+def _uses_base_scorer(name: str) -> bool:
+    from reasoning_gym.dataset import ProceduralDataset
+    from reasoning_gym.factory import DATASETS
+
+    entry: Any = DATASETS.get(name)
+    return entry is not None and entry[0].score_answer is ProceduralDataset.score_answer
+
+
+def uses_own_scorer(policy: Policy, scoring: str) -> bool:
+    """Whether grading calls the task's own ``score_answer`` under this scoring mode."""
+    return scoring == "reasoning_gym" or policy.strict in OWN_KINDS
+
+
+def sandbox_language(policy: Policy, scoring: str) -> str | None:
+    """The language an answer must pass before the own scorer runs in a worker; None when scoring stays in process."""
+    return policy.language if uses_own_scorer(policy, scoring) else None

@@ -1,0 +1,108 @@
+"""Strict scorers: exact match after a task's own normalisation, numbers within a tolerance relative to the gold.
+
+Total functions over ``str``: no exception, no eval, bounded work (numbers
+with at most 3 exponent digits, so ``1e999999999`` is not a number here).
+
+>>> exact("  Friday ", "friday", fold=True)
+1.0
+>>> numeric("0", "0.0009765625", rel_tol=1e-3), numeric("9.766e-4", "0.0009765625", rel_tol=1e-3)
+(0.0, 1.0)
+>>> number_list("0.0, -3.625", "-3.625, 0.0", abs_tol=1e-4), number_list("0", "-3.625, 0.0", abs_tol=1e-4)
+(1.0, 0.0)
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+__all__ = ["normalise", "parse_number", "exact", "numeric", "number_list", "complex_number"]
+
+_DECIMAL = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?"
+_NUMBER = re.compile(rf"({_DECIMAL})(?:\s*/\s*({_DECIMAL}))?")
+_MAX_NUMBER_CHARS = 400
+
+
+def normalise(text: str, *, fold: bool = False, no_spaces: bool = False) -> str:
+    """Strip the text and each of its lines; optionally drop every space and case-fold."""
+    text = text.strip()
+    if "\n" in text or "\r" in text:
+        text = "\n".join(line.strip() for line in text.splitlines())
+    if no_spaces:
+        text = "".join(text.split())
+    return text.casefold() if fold else text
+
+
+def parse_number(text: str, *, commas: bool = False) -> Fraction | None:
+    """An exact number from a decimal, scientific or ``a/b`` literal, or None.
+
+    >>> parse_number("-1,234.5", commas=True), parse_number("3/8"), parse_number("1e999999999")
+    (Fraction(-2469, 2), Fraction(3, 8), None)
+    """
+    text = text.strip()
+    if commas:
+        text = text.replace(",", "")
+    if len(text) > _MAX_NUMBER_CHARS:
+        return None
+    match = _NUMBER.fullmatch(text)
+    if match is None:
+        return None
+    value = Fraction(match.group(1))
+    if match.group(2) is not None:
+        denominator = Fraction(match.group(2))
+        if denominator == 0:
+            return None
+        value /= denominator
+    return value
+
+
+def _close(answer: Fraction, gold: Fraction, rel_tol: float, abs_tol: float) -> bool:
+    bound = max(Fraction(rel_tol) * abs(gold), Fraction(abs_tol))
+    return abs(answer - gold) <= bound
+
+
+def exact(answer: str, gold: str, *, fold: bool = False, no_spaces: bool = False, numeric: bool = False) -> float:
+    """1.0 when the answer equals the gold after normalisation (and, with ``numeric``, as numbers), else 0.0."""
+    if answer == gold:
+        return 1.0
+    if numeric:
+        value, target = parse_number(answer), parse_number(gold)
+        if value is not None and target is not None:
+            return 1.0 if value == target else 0.0
+    same = normalise(answer, fold=fold, no_spaces=no_spaces) == normalise(gold, fold=fold, no_spaces=no_spaces)
+    return 1.0 if same else 0.0
+
+
+def numeric(answer: str, gold: str, *, rel_tol: float = 0.0, abs_tol: float = 0.0, commas: bool = False) -> float:
+    """1.0 when the answer is one number within ``max(rel_tol * |gold|, abs_tol)`` of the gold, else 0.0.
+
+    A gold that is not a number is matched exactly instead.
+    """
+    target = parse_number(gold, commas=commas)
+    if target is None:
+        return exact(answer, gold)
+    value = parse_number(answer, commas=commas)
+    return 1.0 if value is not None and _close(value, target, rel_tol, abs_tol) else 0.0
+
+
+def _number_list(text: str) -> list[Fraction] | None:
+    text = text.strip()
+    if text in ("", '""', "''"):  # the tasks' spelling of "no solution"
+        return []
+    values = [parse_number(part) for part in text.split(",")]
+    return None if any(v is None for v in values) else sorted(values)  # type: ignore[type-var]
+
+
+def number_list(answer: str, gold: str, *, rel_tol: float = 0.0, abs_tol: float = 0.0) -> float:
+    """1.0 when the comma-separated numbers match the gold's one to one (any order), each within tolerance."""
+    values, targets = _number_list(answer), _number_list(gold)
+    if values is None or targets is None or len(values) != len(targets):
+        return 0.0
+    return 1.0 if all(_close(v, t, rel_tol, abs_tol) for v, t in zip(values, targets)) else 0.0
+
+
+def complex_number(value: complex | None, target: complex, *, rel_tol: float = 1e-6, abs_tol: float = 1e-9) -> float:
+    """1.0 when a parsed complex answer is within ``max(rel_tol * |gold|, abs_tol)`` of the gold, else 0.0."""
+    if value is None or value != value:  # unparsable or NaN
+        return 0.0
+    return 1.0 if abs(value - target) <= max(rel_tol * abs(target), abs_tol) else 0.0
