@@ -105,15 +105,33 @@ def test_max_in_flight_refuses_at_once():
         pool.close()
 
 
-def test_queue_timeout_is_overloaded_not_timeout():
-    pool = _started(PoolConfig(num_workers=1, queue_timeout_s=0.5, run_timeout_s=5.0))
+def test_queue_timeout_is_overloaded_not_timeout(monkeypatch):
+    # The request behind may wait for the budget ahead, a worker start and 0.5 s; the killed worker's
+    # successor takes 8 s to start (far beyond any start the pool has seen), so nothing serves it in time.
+    pool = _started(PoolConfig(num_workers=1, spare_workers=0, queue_timeout_s=0.5, run_timeout_s=0.5))
     try:
-        held = pool.submit(("sleep", 3.0))
+        monkeypatch.setenv("GYM_INTEGRITY_TEST_WARM_S", "8")   # read by workers spawned from now on
+        held = pool.submit(("sleep", 30.0))
         _busy_pid(pool)
         waiting = pool.run(("echo", 1))
-        assert waiting.status is PoolStatus.OVERLOADED and "no worker was free within 0.5 s" in waiting.detail
-        assert waiting.queued_s >= 0.5 and waiting.attempts == 0
-        assert held.result(timeout=GENEROUS).status is PoolStatus.OK
+        assert held.result(timeout=GENEROUS).status is PoolStatus.TIMEOUT
+        assert waiting.status is PoolStatus.OVERLOADED and "no worker was free within" in waiting.detail
+        assert waiting.attempts == 0 and not waiting.answer_fault
+    finally:
+        pool.close()
+
+
+def test_a_burst_that_runs_to_its_budgets_delays_but_never_overloads_the_requests_behind_it():
+    # Red-team finding: 14 towers ahead of 2 correct answers on 2 workers outlasted a fixed 30 s queue
+    # timeout, so the correct answers (and the last towers) came back OVERLOADED no-verdicts. The allowance
+    # now includes the budgets ahead: every sleeper is the input's TIMEOUT and the echo behind them is OK.
+    pool = _started(PoolConfig(num_workers=1, queue_timeout_s=0.5, run_timeout_s=0.6))
+    try:
+        sleepers = [pool.submit(("sleep", 30.0)) for _ in range(4)]
+        behind = pool.run(("echo", 7))
+        assert [f.result(timeout=GENEROUS).status for f in sleepers] == [PoolStatus.TIMEOUT] * 4
+        assert behind.status is PoolStatus.OK and behind.value == 7
+        assert behind.queued_s > 4 * 0.6 > pool.config.queue_timeout_s   # a fixed queue bound would have refused it
     finally:
         pool.close()
 

@@ -239,16 +239,17 @@ def test_bounded_in_flight_refuses_with_a_clear_no_verdict():
         svc.close()
 
 
-def test_queue_timeout_is_an_overload_no_verdict_never_a_timeout():
+def test_a_wait_behind_hostile_budgets_is_allowed_for_not_an_overload():
+    # queue_timeout_s bounds the wait beyond the budgets queued ahead (a stalled pool is an overload no-verdict:
+    # tests/test_pool.py); a correct answer behind a tower waits out the tower's budget and is graded.
     svc = VerifierService(VerifierConfig(num_workers=1, deadline_s=3.0, queue_timeout_s=0.5))
     try:
         svc.start()
         assert svc.wait_ready(60)
         hung = svc.submit("9^{9^{9^{9}}}", "3", problem_id="queue")
-        waiting = svc.submit("3", "3", problem_id="queue").result(timeout=10)
-        assert waiting.verdict is Verdict.GRADER_ERROR and waiting.no_verdict
-        assert "no worker was free within 0.5 s" in waiting.cause and "timeout" not in waiting.cause
-        assert hung.result(timeout=10).verdict is Verdict.TIMEOUT
+        waiting = svc.submit("3", "3", problem_id="queue").result(timeout=30)
+        assert waiting.verdict is Verdict.CORRECT and not waiting.no_verdict
+        assert hung.result(timeout=10).verdict is Verdict.TIMEOUT and not hung.result().no_verdict
     finally:
         svc.close()
 

@@ -96,6 +96,31 @@ def test_gold_answers_still_score_one(name):
     assert all(reward == 1.0 for _, reward, _ in scored), f"{name}: {scored}"
 
 
+def _non_numbers_shaped_like(gold: str) -> list[str]:
+    """The gold with every number replaced by a non-finite or non-number token: right shape, no content."""
+    return [_NUMBER.sub(token, gold) for token in ("NaN", "nan", "inf", "-Infinity", "None")]
+
+
+@pytest.mark.parametrize("name", available_datasets())
+def test_answers_shaped_like_the_gold_without_its_numbers_earn_nothing(name):
+    """number_sorting's own scorer paid 1.0 for ``[NaN, NaN, ...]`` (json.loads reads NaN; NaN lists compare
+    equal by identity): a content-free answer that only counts the question's numbers."""
+    env = gym.make("ReasoningGym-v0", dataset=name, size=max(item_count(name), 16), seed=SEED)
+    raw = env.unwrapped
+    paid = []
+    for index in range(item_count(name)):
+        raw.reset(options={"index": index})
+        gold = raw._item["answer"]
+        if gold is None or not _NUMBER.search(str(gold)):
+            continue
+        for answer in _non_numbers_shaped_like(str(gold)):
+            reward = raw.step(f"<answer>{answer}</answer>")[1]
+            if reward > 0.0:
+                paid.append((index, answer[:40], reward))
+    env.close()
+    assert not paid, f"{name}: {paid}"
+
+
 # The known lenient scorers: each pays a constant far above chance under the opt-in mode, and nothing under strict.
 KNOWN_CASES = [
     ("game_of_life_halting", "yes", 0.99),  # bool(answer) == bool(gold): any non-empty answer

@@ -25,7 +25,9 @@ parent can SIGKILL, and the parent alone keeps time:
 * one dispatcher thread hands queued requests to idle workers (at most
   ``num_workers`` busy) and waits on their pipes. A request's run budget
   starts when a worker takes it: time spent queued is never charged to it.
-  Queueing is bounded on its own: past ``queue_timeout_s``, or beyond
+  Queueing is bounded on its own: a request may wait for the run budgets of
+  the requests ahead of it and a worker start-up each (shared by the workers)
+  plus ``queue_timeout_s``; past that, or beyond
   ``max_in_flight`` requests at once, a request is ``OVERLOADED``;
 * what is killed when: a worker still busy at its request's run deadline is
   SIGKILLed and replaced (``TIMEOUT``, the input's fault); a worker that never
@@ -101,7 +103,11 @@ class PoolConfig:
         num_workers: Requests run at once. ``None``: ``max(1, min(2, os.cpu_count()))``.
         spare_workers: Idle processes kept started so a killed worker is replaced at once.
         run_timeout_s: A request's budget, counted from the moment a worker starts it (queue time excluded).
-        queue_timeout_s: Longest wait for a free worker; past it the request is ``OVERLOADED``.
+        queue_timeout_s: How long a request may wait for a free worker beyond the run budgets
+            of the requests queued or running ahead of it (divided among the workers); past
+            it the request is ``OVERLOADED``. The budgets ahead are allowed for, so a burst of
+            answers that each run to their budget (the policy's own doing) delays the others
+            but never turns them into no-verdicts; a pool whose workers stop serving does.
         max_in_flight: Requests queued or running; one more is ``OVERLOADED`` at once.
         max_retries: Re-runs on another worker after the worker died under the request.
         memory_limit_mb: ``RLIMIT_AS`` of each worker, or ``None`` for none.
@@ -312,6 +318,7 @@ class _Request:
     attempts: int = 0
     deaths: list[str] = field(default_factory=list)
     from_outside: bool = False
+    queue_allowance: float = 0.0  # queue_timeout_s plus the budgets ahead of it, per worker
     finished: bool = False
 
 
@@ -336,6 +343,7 @@ class WorkerPool:
         self._done: list[tuple[concurrent.futures.Future, TaskOutcome]] = []  # resolved outside the lock
         self._run_s_sum = self._run_s_max = self._queued_s_max = 0.0
         self._ready_since: float | None = None  # queue clocks start once the pool first served
+        self._worker_start_s = 0.0  # the slowest recent start-up of a worker, spawn to ready
         self._respawn_at = 0.0
         self._startup_error = ""
         _live_pools.add(self)
@@ -436,7 +444,13 @@ class WorkerPool:
                 self._finish(request, PoolStatus.OVERLOADED, detail=(
                     f"{self._in_flight - 1} requests in flight (max_in_flight={self.config.max_in_flight})"))
             else:
+                # Each request ahead may run to its budget and then wait for its killed worker's successor.
+                running = [w.request for w in self._workers if w.request is not None]
+                ahead = sum(r.budget for r in self._queue) + sum(r.budget for r in running)
+                ahead += (len(self._queue) + len(running)) * self._worker_start_s
+                request.queue_allowance = self.config.queue_timeout_s + ahead / self.config.workers
                 self._queue.append(request)
+        request.future.queue_allowance = request.queue_allowance  # type: ignore[attr-defined]  (read by run)
         self._flush()
         self._wake()
         return request.future
@@ -444,7 +458,8 @@ class WorkerPool:
     def run(self, payload: Any, *, run_timeout_s: float | None = None) -> TaskOutcome:
         """Run ``payload`` on a worker and wait: never raises (but for a bad argument), never hangs."""
         future = self.submit(payload, run_timeout_s=run_timeout_s)
-        worst = ((self.config.max_retries + 1) * (self.config.queue_timeout_s + self._budget(run_timeout_s))
+        allowance = getattr(future, "queue_allowance", 0.0) or self.config.queue_timeout_s
+        worst = ((self.config.max_retries + 1) * (allowance + self._budget(run_timeout_s))
                  + _STARTUP_TIMEOUT_S + _CALLER_GRACE_S)
         try:
             return future.result(timeout=worst)
@@ -600,10 +615,10 @@ class WorkerPool:
             self._queue.remove(request)
             request.queued_s += now - max(request.enqueued, self._ready_since)
             self._finish(request, PoolStatus.OVERLOADED,
-                         detail=f"no worker was free within {self.config.queue_timeout_s:g} s")
+                         detail=f"no worker was free within {request.queue_allowance:g} s")
 
     def _queue_deadline(self, request: _Request) -> float:
-        return max(request.enqueued, self._ready_since or request.enqueued) + self.config.queue_timeout_s
+        return max(request.enqueued, self._ready_since or request.enqueued) + request.queue_allowance
 
     def _assign(self) -> None:
         busy = sum(w.request is not None for w in self._workers)
@@ -661,6 +676,8 @@ class WorkerPool:
         if message[0] == "ready":
             worker.ready = True
             self._startup_failures = 0
+            # Decays so one start on a loaded machine does not stretch every later allowance.
+            self._worker_start_s = max(time.monotonic() - worker.started_at, 0.8 * self._worker_start_s)
             if self._ready_since is None:
                 self._ready_since = time.monotonic()
             return

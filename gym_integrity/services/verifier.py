@@ -72,8 +72,11 @@ class VerifierConfig:
             moment a worker starts it (time spent queued is not charged). A
             worker still busy at the deadline is killed, and the answer is
             graded ``timeout`` (its own fault: a graded verdict, not a no-verdict).
-        queue_timeout_s: Longest wait for a free worker; past it the request is
-            a ``grader_error`` no-verdict (overloaded), never a ``timeout``.
+        queue_timeout_s: How long a request may wait for a free worker beyond
+            the budgets of the requests ahead of it (shared by the workers);
+            past it the request is a ``grader_error`` no-verdict (overloaded),
+            never a ``timeout``. A burst of answers that each run to their
+            budget delays the others but never drops them.
         max_in_flight: Requests queued or running at once; one more is refused
             with a ``grader_error`` no-verdict.
         max_retries: Re-runs, each on another worker, of a request whose worker

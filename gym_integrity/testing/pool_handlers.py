@@ -17,8 +17,13 @@ WARMED = False
 
 
 def warm() -> None:
-    """Called once per worker before it says ready: proves the pool calls it."""
+    """Called once per worker before it says ready: proves the pool calls it.
+
+    ``GYM_INTEGRITY_TEST_WARM_S`` (inherited from the parent at spawn) makes it
+    take that long: a worker whose successor is slow to start.
+    """
     global WARMED
+    time.sleep(float(os.environ.get("GYM_INTEGRITY_TEST_WARM_S", "0")))
     WARMED = True
 
 

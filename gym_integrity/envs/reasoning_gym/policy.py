@@ -13,7 +13,8 @@ Strict kinds:
   values zeroed; its remaining partial credit is earned by content.
 * ``exact``: equality after the task's normalisation (strip each line;
   ``fold``: case-insensitive; ``no_spaces``; ``numeric``: numbers as numbers).
-* ``numeric`` / ``number_list`` / ``complex``: numbers within
+* ``numeric`` / ``number_list`` (any order) / ``ordered_number_list`` (a
+  bracketed list, in order) / ``complex``: finite numbers within
   ``max(rel_tol * |gold|, abs_tol)`` (``strict.py``).
 
 ``language`` marks an own scorer that is unsafe in the env's process (it
@@ -30,7 +31,7 @@ from typing import Any
 __all__ = ["Policy", "POLICIES", "OWN_KINDS", "policy_for", "uses_own_scorer", "sandbox_language"]
 
 OWN_KINDS = frozenset({"own", "own_full", "own_no_consolation"})
-STRICT_KINDS = OWN_KINDS | {"exact", "numeric", "number_list", "complex"}
+STRICT_KINDS = OWN_KINDS | {"exact", "numeric", "number_list", "ordered_number_list", "complex"}
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,9 @@ POLICIES: dict[str, Policy] = {
     "number_filtering": _base(),
     "number_format": Policy("own", "a number within 0.01"),
     "number_sequence": _base(),
-    "number_sorting": Policy("own", "the sorted list, each number within 1; json.loads, no eval of the answer"),
+    "number_sorting": Policy("ordered_number_list", "json.loads accepts NaN, and a list of NaN equals any list "
+                             "(identity), so one NaN per number paid 1.0; and each number passed within an absolute "
+                             "1: the sorted list in order, each number as written", rel_tol=1e-9, abs_tol=1e-9),
     "palindrome_generation": Policy("own_full", "0.02 / 0.05 for any (palindromic) string; any valid palindrome "
                                     "scores 1.0"),
     "palindrome_partitioning": Policy("own", "the set of partitions, else 0"),

@@ -19,7 +19,7 @@ def needs_sandbox(dataset_names: list[str], scoring: str) -> bool:
 
 
 def strict_score(policy: Policy, answer: str, item: Mapping[str, Any], scorer: Any) -> float:
-    """The score of a strict replacement scorer (policy kinds exact / numeric / number_list / complex)."""
+    """The score of a strict replacement scorer (policy kinds exact / numeric / number lists / complex)."""
     gold = item.get("answer")
     if policy.strict == "complex":
         try:  # the task's own parser: float()/complex() on the text, no eval
@@ -35,6 +35,8 @@ def strict_score(policy: Policy, answer: str, item: Mapping[str, Any], scorer: A
         return strict.numeric(answer, gold, rel_tol=policy.rel_tol, abs_tol=policy.abs_tol, commas=policy.commas)
     if policy.strict == "number_list":
         return strict.number_list(answer, gold, rel_tol=policy.rel_tol, abs_tol=policy.abs_tol)
+    if policy.strict == "ordered_number_list":
+        return strict.ordered_number_list(answer, gold, rel_tol=policy.rel_tol, abs_tol=policy.abs_tol)
     return strict.exact(answer, gold, fold=policy.fold, no_spaces=policy.no_spaces, numeric=policy.numeric)
 
 

@@ -101,6 +101,38 @@ def number_list(answer: str, gold: str, *, rel_tol: float = 0.0, abs_tol: float 
     return 1.0 if all(_close(v, t, rel_tol, abs_tol) for v, t in zip(values, targets)) else 0.0
 
 
+def _ordered_numbers(text: str) -> list[Fraction] | None:
+    """The numbers of a bracketed list such as ``['52.2', '-1']`` or ``[52.2, -1]``, in order, or None.
+
+    Every element must be a finite number: ``NaN``/``Infinity`` (which ``json.loads``
+    accepts, and a NaN compares equal to anything by identity in a list) are refused.
+    """
+    text = text.strip()
+    if len(text) < 2 or text[0] != "[" or text[-1] != "]":
+        return None
+    inner = text[1:-1].strip()
+    if not inner:
+        return []
+    values = []
+    for part in inner.split(","):
+        part = part.strip()
+        if len(part) >= 2 and part[0] == part[-1] and part[0] in "'\"":
+            part = part[1:-1]
+        value = parse_number(part)
+        if value is None:
+            return None
+        values.append(value)
+    return values
+
+
+def ordered_number_list(answer: str, gold: str, *, rel_tol: float = 0.0, abs_tol: float = 0.0) -> float:
+    """1.0 when the bracketed list holds the gold's numbers in the gold's order, each within tolerance."""
+    values, targets = _ordered_numbers(answer), _ordered_numbers(gold)
+    if values is None or targets is None or len(values) != len(targets):
+        return 0.0
+    return 1.0 if all(_close(v, t, rel_tol, abs_tol) for v, t in zip(values, targets)) else 0.0
+
+
 def complex_number(value: complex | None, target: complex, *, rel_tol: float = 1e-6, abs_tol: float = 1e-9) -> float:
     """1.0 when a parsed complex answer is within ``max(rel_tol * |gold|, abs_tol)`` of the gold, else 0.0."""
     if value is None or value != value:  # unparsable or NaN
