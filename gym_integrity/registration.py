@@ -26,7 +26,7 @@ REGISTERED: tuple[EnvEntry, ...] = (
     EnvEntry(
         "ReasoningGym-v0",
         "gym_integrity.envs.reasoning_gym:ReasoningGymEnv",
-        "reasoning-gym's procedural tasks (or a weighted composite), scored by each task's own scorer",
+        "reasoning-gym's procedural tasks (or a weighted composite): strict scoring, expression scorers sandboxed",
     ),
     EnvEntry(
         "QEDMath-v0",

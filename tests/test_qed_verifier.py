@@ -132,11 +132,11 @@ def test_hostile_answers_from_threads_do_not_block_normal_ones(service):
         t.join(timeout=60)
     assert len(results) == 6  # nobody hung
     for name in ("h0", "h1"):
-        # Its run is cut at DEADLINE; its latency also holds any wait for a worker (a killed
-        # worker's replacement may still be importing math_verify), which is not charged to it.
-        verdict, latency = results[name]
-        assert verdict is Verdict.TIMEOUT and latency <= GENEROUS
-    assert service.stats()["verifier/run_s_max"] <= GENEROUS
+        # Its run is cut at DEADLINE. Its latency also holds any wait for a worker (a killed worker's
+        # replacement may still be importing math_verify on a loaded machine), which is not charged to
+        # it and is not what this test bounds: the join above bounds the whole exchange.
+        assert results[name][0] is Verdict.TIMEOUT
+    assert service.stats()["verifier/run_s_max"] <= GENEROUS  # runs are cut at their budgets
     # Normal answers were served, at worst once the hostile ones were killed.
     assert all(results[f"n{i}"][0] is Verdict.CORRECT for i in range(4))
 
