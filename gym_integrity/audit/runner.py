@@ -123,7 +123,6 @@ def check_integrity(
     # shared services, e.g. a verifier pool, every time); a probe that hangs or
     # raises leaves its env behind and the next probe gets a fresh one.
     current = shared
-    warmed: set[int] = set()
     start = time.perf_counter()
     try:
         with warnings.catch_warnings():
@@ -141,7 +140,7 @@ def check_integrity(
                                          f"({unbuildable})", summary="not run (the env could not be built)")
                 else:
                     result, outcome, current = _run_probe(probe, make, current, settings, answer_fn, gold_fn, on_call,
-                                                          warmed)
+                                                          warm_up=not report.results)
                     if outcome != "ok" and current is None and make is not None:
                         # Building failed or hung: it would again for every probe (a sweep would pay it each time).
                         unbuildable = f"probe {name}: {result.summary}"
@@ -203,17 +202,15 @@ def _warm_up(make: Callable[[], gym.Env], settings: AuditSettings, answer_fn: An
 def _run_probe(probe: Probe, make: Callable[[], gym.Env] | None, env: gym.Env | None, settings: AuditSettings,
                answer_fn: AnswerFn, gold_fn: GoldFn,
                on_call: Callable[[str], None] | None = None,
-               warmed: set[int] | None = None) -> tuple[ProbeResult, str, gym.Env | None]:
+               warm_up: bool = False) -> tuple[ProbeResult, str, gym.Env | None]:
     """Run one probe in a bounded thread: ``(result, outcome, env)``, outcome ``ok``, ``error`` or ``hang``."""
     started = time.perf_counter()
     holder: dict[str, Any] = {"env": env}
-    warmed = set() if warmed is None else warmed
 
     def body() -> ProbeResult:
         if holder["env"] is None:
             holder["env"] = make()  # type: ignore[misc]
-            if not warmed:
-                warmed.add(id(holder["env"]))
+            if warm_up:  # the first probe's env: services start here
                 _warm_up(make, settings, answer_fn)  # type: ignore[arg-type]
         session = Session(holder["env"], settings, answer_fn, gold_fn, new_env=make, on_call=on_call)
         holder["session"] = session

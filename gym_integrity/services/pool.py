@@ -77,7 +77,11 @@ from typing import Any
 
 from gym_integrity.checks import is_int, is_number
 
-__all__ = ["PoolConfig", "PoolStatus", "TaskOutcome", "WorkerPool", "get_pool", "shutdown_all"]
+__all__ = ["PoolConfig", "PoolStatus", "TaskOutcome", "WorkerPool", "WORKER_START_ALLOWANCE_S", "get_pool", "shutdown_all"]
+
+#: What a step may wait, on a quiet machine, for a killed worker's successor to start (interpreter and
+#: handler imports): envs add it to a worker's run budget when they declare ``grading_time_bound_s``.
+WORKER_START_ALLOWANCE_S = 3.0
 
 _WORKER_CODE = """
 import sys, types

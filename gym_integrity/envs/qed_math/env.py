@@ -10,14 +10,13 @@ from gym_integrity.envs.qed_math.config import QEDMathConfig
 from gym_integrity.envs.qed_math.problems import Problem, load_problems
 from gym_integrity.envs.qed_math.shaping import answer_reward, shape_reward, strip_reasoning
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, Verdict, grade_info, split_trainer_action
+from gym_integrity.services.pool import WORKER_START_ALLOWANCE_S
 from gym_integrity.services.verifier import VerifierService, get_verifier
 from gym_integrity.spaces import UnicodeText
 
 __all__ = ["QEDMathEnv"]
 
 _MAX_TEXT = 1_000_000
-# A hostile answer kills its worker; the next one may wait for the successor's interpreter start.
-_WORKER_START_ALLOWANCE_S = 3.0
 _ANSWER_INSTRUCTION = "Put your final answer within \\boxed{}."
 _PROOF_INSTRUCTION = "Write a complete and rigorous proof."
 
@@ -321,7 +320,7 @@ class QEDMathEnv(gym.Env[str, str]):
         if self._problem is not None and self._problem.grader == "judge":
             judge = self.config.judge_config()
             return judge.timeout_s * (1 + judge.max_retries) + judge.max_backoff_s * judge.max_retries
-        return self.config.verifier_config.deadline_s + _WORKER_START_ALLOWANCE_S
+        return self.config.verifier_config.deadline_s + WORKER_START_ALLOWANCE_S
 
     def gold_answers(self) -> list[str]:
         """The current problem's gold answer and reference solution: the privileged auditor's hook."""

@@ -14,6 +14,7 @@ from gym_integrity.envs.reasoning_gym.scoring import Grader
 from gym_integrity.extract import extract_answer
 from gym_integrity.infotree import copy_tree
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, grade_info, split_trainer_action
+from gym_integrity.services.pool import WORKER_START_ALLOWANCE_S
 from gym_integrity.spaces import UnicodeText
 
 __all__ = ["ReasoningGymEnv"]
@@ -25,8 +26,6 @@ _INSTRUCTIONS = {
     "raw": "Reply with your final answer only.",
 }
 _MAX_TEXT = 1_000_000
-# A hostile answer kills its worker; the next one may wait for the successor's interpreter start.
-_WORKER_START_ALLOWANCE_S = 3.0
 _IN_PROCESS_BOUND_S = 1.0
 _ITEMS = ItemCache()
 
@@ -188,7 +187,7 @@ class ReasoningGymEnv(gym.Env[str, str]):
         on at most ``max_answer_chars`` characters (the canary sweep checks it).
         """
         if self._grader.needs_pool:
-            return self.config.score_timeout_s + _WORKER_START_ALLOWANCE_S
+            return self.config.score_timeout_s + WORKER_START_ALLOWANCE_S
         return _IN_PROCESS_BOUND_S
 
     def gold_answers(self) -> list[str]:
