@@ -36,8 +36,10 @@ def _sweep(settings, workers) -> None:
     targets = dataset_targets(raw=False, compare=False)
     seconds, reports = _isolated(targets, settings, workers, list(GRADER_PROBES))
     _summary(f"sweep of {len(targets)} datasets", seconds, reports)
-    failed = [r for r in reports if not r.passed]
-    print(f"\n{len(failed)} of {len(reports)} datasets failed a probe; probe failures: "
+    failed = [r for r in reports if r.verdict.value == "fail"]
+    inconclusive = [r.env_id for r in reports if r.verdict.value == "inconclusive"]
+    print(f"\n{len(failed)} of {len(reports)} datasets failed a probe, {len(inconclusive)} inconclusive "
+          f"{inconclusive}; probe failures: "
           + ", ".join(f"{p} {sum(1 for r in reports for x in r.results if x.probe == p and x.failed)}"
                       for p in GRADER_PROBES))
     print("slowest datasets:")

@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 from typing import Any, Collection, Iterable, Mapping, TypeVar
@@ -41,8 +42,10 @@ __all__ = [
     "check_str",
     "check_choice",
     "check_type",
+    "check_strs",
     "reject_unknown",
     "nested",
+    "config_from",
 ]
 
 T = TypeVar("T")
@@ -66,12 +69,24 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _clipped(value: Any) -> str:
+    """A repr of at most 80 characters that cannot itself fail.
+
+    A huge int has no repr past Python's int-to-str limit and a user object's
+    ``__repr__`` may raise; the error about the value must still be raised.
+    """
+    if is_int(value) and value.bit_length() > 256:
+        return f"<an int of {value.bit_length()} bits>"
+    try:
+        text = repr(value)
+    except Exception:
+        return f"<a {type(value).__name__} whose repr fails>"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _shown(value: Any) -> str:
     """What was given, short: the type name and a clipped repr."""
-    text = repr(value)
-    if len(text) > 80:
-        text = text[:77] + "..."
-    return f"{type(value).__name__} {text}"
+    return f"{type(value).__name__} {_clipped(value)}"
 
 
 def _range(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
@@ -100,7 +115,7 @@ def check_int(name: str, value: Any, *, low: int | None = None, high: int | None
     if not is_int(value):
         raise TypeError(f"{name} must be {expected}, got {_shown(value)}")
     if (low is not None and value < low) or (high is not None and value > high):
-        raise ValueError(f"{name} must be {expected}, got {value!r}")
+        raise ValueError(f"{name} must be {expected}, got {_clipped(value)}")
     return value
 
 
@@ -118,6 +133,8 @@ def check_number(name: str, value: Any, *, low: float | None = None, high: float
                 f"{' or None' if optional else ''}")
     if not is_number(value):
         raise TypeError(f"{name} must be {expected}, got {_shown(value)}")
+    if is_int(value) and value.bit_length() > 1000:  # float() would overflow
+        raise ValueError(f"{name} must be {expected}, got {_clipped(value)}")
     value = float(value)
     bad = math.isnan(value)
     if low is not None and (value < low or (low_open and value == low)):
@@ -127,7 +144,7 @@ def check_number(name: str, value: Any, *, low: float | None = None, high: float
     if math.isinf(value) and not (high is not None and math.isinf(high)):
         bad = True
     if bad:
-        raise ValueError(f"{name} must be {expected}, got {value!r}")
+        raise ValueError(f"{name} must be {expected}, got {_clipped(value)}")
     return value
 
 
@@ -141,7 +158,7 @@ def check_str(name: str, value: Any, *, non_empty: bool = True, optional: bool =
     if not isinstance(value, str):
         raise TypeError(f"{name} must be {expected}, got {_shown(value)}")
     if non_empty and not value.strip():
-        raise ValueError(f"{name} must be {expected}, got {value!r}")
+        raise ValueError(f"{name} must be {expected}, got {_clipped(value)}")
     return value
 
 
@@ -154,7 +171,7 @@ def check_choice(name: str, value: Any, choices: Collection[T]) -> T:
         close = difflib.get_close_matches(value, [c for c in choices if isinstance(c, str)], n=1) \
             if isinstance(value, str) else []
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}{hint}")
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {_clipped(value)}{hint}")
     return value
 
 
@@ -166,16 +183,71 @@ def check_type(name: str, value: Any, types: type | tuple[type, ...], what: str)
     return value
 
 
-def reject_unknown(owner: str, given: Mapping[str, Any] | Iterable[str], valid: Iterable[str]) -> None:
-    """``TypeError`` naming the first unknown key of ``given`` as ``owner.key``, with a close match if any."""
+def check_strs(name: str, value: Any, *, choices: Collection[str] | None = None, non_empty_items: bool = True,
+               min_items: int = 0) -> tuple[str, ...]:
+    """``value`` as a tuple if it is a collection of str (a list, tuple, set...) whose items pass.
+
+    A single ``str`` is a wrong type (it would be read letter by letter), as are a
+    mapping and a non-str item. An empty item (when ``non_empty_items``), an item
+    outside ``choices`` or fewer than ``min_items`` items are wrong values.
+
+    >>> check_strs("Demo.keys", ["a", "b"])
+    ('a', 'b')
+    >>> check_strs("Demo.keys", "ab")
+    Traceback (most recent call last):
+    ...
+    TypeError: Demo.keys must be a list of str (not a single str), got str 'ab'
+    >>> check_strs("Demo.kinds", ["proof", "essay"], choices=("proof", "answer"))
+    Traceback (most recent call last):
+    ...
+    ValueError: Demo.kinds[1] must be one of ('proof', 'answer'), got 'essay'
+    """
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be a list of str (not a single {type(value).__name__}), got {_shown(value)}")
+    if isinstance(value, Mapping) or not isinstance(value, Iterable):
+        raise TypeError(f"{name} must be a list of str, got {_shown(value)}")
+    items = tuple(value)
+    for index, item in enumerate(items):
+        if choices is not None:
+            check_choice(f"{name}[{index}]", item, tuple(choices))
+        else:
+            check_str(f"{name}[{index}]", item, non_empty=non_empty_items)
+    if len(items) < min_items:
+        raise ValueError(f"{name} must hold at least {min_items} item(s), got {items!r}")
+    return items
+
+
+def reject_unknown(owner: str, given: Mapping[str, Any] | Iterable[str], valid: Iterable[str], *,
+                   hints: Mapping[str, str] | None = None, subscript: bool = False) -> None:
+    """``TypeError`` naming the first unknown key of ``given`` as ``owner.key``, with a close match if any.
+
+    ``hints`` maps keys that are known mistakes to what to do instead; such a key
+    is named first. ``subscript`` names a key as ``owner['key']`` (for a dict
+    argument such as ``reset(options=...)``) instead of ``owner.key``.
+
+    >>> reject_unknown("Demo", {"max_steps": 3}, ["size"], hints={"max_steps": "a wrapper's setting"})
+    Traceback (most recent call last):
+    ...
+    TypeError: Demo.max_steps is not an option (a wrapper's setting); valid options: ['size']
+    >>> reject_unknown("Demo.reset options", {"idx": 3}, ["index"], subscript=True)
+    Traceback (most recent call last):
+    ...
+    TypeError: Demo.reset options['idx'] is not an option (did you mean 'index'?); valid options: ['index']
+    """
     valid = sorted(valid)
-    unknown = sorted(str(k) for k in given if k not in valid)
+    hints = hints or {}
+    unknown = sorted((str(k) for k in given if k not in valid), key=lambda k: (k not in hints, k))
     if not unknown:
         return
-    close = difflib.get_close_matches(unknown[0], valid, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    first = unknown[0]
+    if first in hints:
+        hint = f" ({hints[first]})"
+    else:
+        close = difflib.get_close_matches(first, valid, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
     more = f" (also unknown: {unknown[1:]})" if len(unknown) > 1 else ""
-    raise TypeError(f"{owner}.{unknown[0]} is not an option{hint}{more}; valid options: {valid}")
+    where = f"{owner}[{first!r}]" if subscript else f"{owner}.{first}"
+    raise TypeError(f"{where} is not an option{hint}{more}; valid options: {valid}")
 
 
 def nested(name: str, build: Any, *args: Any, **kwargs: Any) -> Any:
@@ -189,3 +261,32 @@ def nested(name: str, build: Any, *args: Any, **kwargs: Any) -> Any:
         return build(*args, **kwargs)
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"{name}: {exc}") from None
+
+
+def config_from(cls: type[T], value: Any) -> T:
+    """A ``cls`` from ``None`` (its defaults), a ``cls`` (itself) or a mapping of its fields.
+
+    For a config inside a config (``QEDMathConfig.verifier``): a mapping's unknown
+    key is a ``TypeError`` naming ``Cls.key``, as for any unknown option. Validation
+    is the class's own (``__post_init__``); call ``validate()`` after if it has no such hook.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Demo:
+    ...     size: int = 1
+    >>> config_from(Demo, {"size": 3}), config_from(Demo, None)
+    (Demo(size=3), Demo(size=1))
+    >>> config_from(Demo, {"sise": 3})
+    Traceback (most recent call last):
+    ...
+    TypeError: Demo.sise is not an option (did you mean 'size'?); valid options: ['size']
+    """
+    if value is None:
+        return cls()
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, Mapping):
+        reject_unknown(cls.__name__, value, [f.name for f in dataclasses.fields(cls) if f.init])
+        return cls(**value)
+    raise TypeError(f"{cls.__name__} must be given as a {cls.__name__}, a dict of its fields or None, "
+                    f"got {_shown(value)}")

@@ -1,4 +1,4 @@
-"""The `gym-integrity` command: list the ids, play one by hand, audit them."""
+"""The `gym-integrity` command: list the ids, play one by hand, audit them, check a data set before training."""
 
 from __future__ import annotations
 
@@ -79,6 +79,114 @@ def _cmd_play(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         env.close()
 
 
+CHECK_DATA_HELP = ("check a QEDMath or FinQA data set as the loaders will (the shipped sets by default): rows "
+                   "loaded, skipped and why; exit 0 clean, 1 if any row was skipped, 2 for a usage error")
+
+_CHECK_DATA_EPILOG = """\
+examples:
+  gym-integrity check-data                         both shipped sets
+  gym-integrity check-data qed my_problems.jsonl   a .jsonl/.json file, a dataset directory or a hub id
+  gym-integrity check-data qed owner/name --config main --split test
+  gym-integrity check-data finqa /data/finqa       a FinQA-benchmark root, or an original-FinQA JSON file/dir
+  gym-integrity check-data finqa /data/finqa --hub-id owner/questions   hub questions, tables from the root
+  gym-integrity check-data qed my.jsonl --json     machine-readable: every skipped row with its reason
+
+exit status: 0 every row loads; 1 some row was skipped (each is listed); 2 usage
+error or a source that cannot be read at all.
+"""
+
+
+def _check_reports(args: argparse.Namespace) -> list[Any]:
+    """The DataReports the arguments name (raises ValueError/TypeError/OSError for unreadable sources)."""
+    from gym_integrity.envs.finqa.data import check_finqa
+    from gym_integrity.envs.qed_math.problems import check_problems
+
+    if args.kind is None:
+        if args.source is not None:
+            raise ValueError("name the kind before the source: check-data qed SOURCE or check-data finqa SOURCE")
+        return [check_problems(None), check_finqa()]
+    if args.kind == "qed":
+        if args.hub_id is not None or args.questions_file is not None:
+            raise ValueError("--hub-id and --questions-file are FinQA options")
+        source: Any = args.source
+        if source is not None and (args.config is not None or args.split is not None):
+            source = {"path": source, "config": args.config, "split": args.split or "train"}
+        elif args.config is not None or args.split is not None:
+            raise ValueError("--config and --split need a hub id or dataset directory as SOURCE")
+        return [check_problems(source)]
+    if args.config is not None:
+        raise ValueError("--config is a QEDMath option")
+    if args.hub_id is not None and args.source is None:
+        raise ValueError("--hub-id needs SOURCE: the FinQA-benchmark root holding input_companies/")
+    return [check_finqa(args.source, split=args.split or "test", questions_file=args.questions_file or "finqa.csv",
+                        hub_id=args.hub_id)]
+
+
+def _check_table(reports: list[Any], rows_shown: int) -> Any:
+    from rich.table import Table
+
+    from gym_integrity.datacheck import REASONS
+
+    skipped = sum(len(r.skipped) for r in reports)
+    caption = ("clean: every row loads" if not skipped else
+               f"{skipped} row{'s' if skipped != 1 else ''} skipped: they will not be trained on; fix or drop them")
+    table = Table(title="gym-integrity check-data", caption=caption, show_lines=False)
+    table.add_column("data set", style="bold cyan", overflow="fold")
+    table.add_column("rows", no_wrap=True)
+    table.add_column("count", justify="right", no_wrap=True)
+    table.add_column(f"first rows (of {rows_shown})", no_wrap=True)
+    table.add_column("what is wrong (first row's reason)", overflow="fold")
+    for i, report in enumerate(reports):
+        if i:
+            table.add_section()
+        table.add_row(f"{report.kind}: {report.source}", "[green]loaded[/]", str(report.loaded), "", "")
+        colour = "red" if report.skipped else "green"
+        table.add_row("", f"[{colour}]skipped[/]", str(len(report.skipped)), "", "")
+        for reason, rows in report.by_reason().items():
+            first = next(s for s in report.skipped if s.reason == reason)
+            shown = ", ".join(map(str, rows[:rows_shown])) + (", ..." if len(rows) > rows_shown else "")
+            table.add_row("", f"  [red]{reason}[/]", str(len(rows)), shown, first.detail or REASONS[reason])
+        for note, count in report.notes.items():
+            table.add_row("", "  [yellow]note[/]", str(count), "", note)
+    return table
+
+
+def _cmd_check_data(args: argparse.Namespace) -> int:
+    import warnings
+
+    from gym_integrity.datacheck import DataWarning
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataWarning)  # the table says it all, once
+            reports = _check_reports(args)
+    except (ValueError, TypeError, OSError) as exc:
+        args.parser.error(str(exc))  # exits 2
+    except Exception as exc:  # noqa: BLE001  (a hub loader's own errors: the source cannot be read)
+        args.parser.error(f"cannot read the source: {type(exc).__name__}: {exc}")
+    clean = all(report.clean for report in reports)
+    if args.json:
+        print(json.dumps({"clean": clean, "sources": [report.as_dict() for report in reports]}, indent=2))
+    else:
+        from rich.console import Console
+
+        console = Console()
+        if console.width < 120 and not console.is_terminal:
+            console = Console(width=120)  # pipes and logs: do not squeeze the reasons into 80 columns
+        console.print(_check_table(reports, args.rows))
+    return 0 if clean else 1
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an int >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an int >= 1, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gym-integrity", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -97,6 +205,24 @@ def build_parser() -> argparse.ArgumentParser:
     p_audit = sub.add_parser("audit", help=audit_cli.HELP)
     audit_cli.add_arguments(p_audit)
     p_audit.set_defaults(run=audit_cli.run)
+
+    p_check = sub.add_parser("check-data", help=CHECK_DATA_HELP, description=CHECK_DATA_HELP, epilog=_CHECK_DATA_EPILOG,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    p_check.add_argument("kind", nargs="?", choices=("qed", "finqa"),
+                         help="which loader checks SOURCE; omitted: both shipped sets")
+    p_check.add_argument("source", nargs="?", default=None,
+                         help="qed: a .jsonl/.json file, a dataset directory or a hub id; finqa: a FinQA-benchmark "
+                              "root or an original-FinQA JSON file/dir. Omitted: the shipped set")
+    p_check.add_argument("--split", default=None, help="qed: the hub split (default train); finqa: the original-FinQA "
+                                                       "split or hub split (default test)")
+    p_check.add_argument("--config", default=None, help="qed: the hub dataset config")
+    p_check.add_argument("--questions-file", default=None, help="finqa: the CSV under benchmark_questions/ "
+                                                                "(default finqa.csv)")
+    p_check.add_argument("--hub-id", default=None, help="finqa: questions from this hub id (or local dataset "
+                                                        "directory); SOURCE is the root holding the tables")
+    p_check.add_argument("--rows", type=_positive_int, default=5, help="row numbers shown per reason (default 5)")
+    p_check.add_argument("--json", action="store_true", help="print JSON (every skipped row) instead of the table")
+    p_check.set_defaults(run=_cmd_check_data, parser=p_check)
     return parser
 
 

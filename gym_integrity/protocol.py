@@ -10,7 +10,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from gym_integrity.checks import is_int
+from gym_integrity.checks import check_int, reject_unknown
 
 __all__ = [
     "Verdict",
@@ -110,6 +110,11 @@ class TrainerAction:
     num_tokens: int | None = None
 
 
+#: Above any real generation length; keeps ``discount ** num_tokens`` and the
+#: overlong penalty in ordinary float range.
+MAX_NUM_TOKENS = 10**9
+
+
 def split_trainer_action(action: Any) -> tuple[str, int | None]:
     """Return ``(text, num_tokens)`` from a str, a TrainerAction or its dict form.
 
@@ -123,7 +128,7 @@ def split_trainer_action(action: Any) -> tuple[str, int | None]:
     elif isinstance(action, Mapping) and "text" in action:
         unknown = set(action) - {"text", "num_tokens"}
         if unknown:
-            raise TypeError(f"trainer action dict accepts keys 'text' and 'num_tokens', got extra {sorted(unknown)}")
+            reject_unknown("TrainerAction", action, ("text", "num_tokens"))
         text, tokens = action["text"], action.get("num_tokens")
     else:
         raise TypeError(
@@ -131,9 +136,10 @@ def split_trainer_action(action: Any) -> tuple[str, int | None]:
             f"{{'text': str, 'num_tokens': int}}; got {type(action).__name__}"
         )
     if not isinstance(text, str):
-        raise TypeError(f"action text must be a str, got {type(text).__name__}")
-    if tokens is not None and (not is_int(tokens) or tokens < 0):
-        raise TypeError(f"num_tokens must be a non-negative int or None, got {tokens!r}")
+        raise TypeError(f"TrainerAction.text must be a str, got {type(text).__name__}")
+    # The trainer, not the model, writes num_tokens, so a bad one is a programming
+    # error; the upper bound keeps length shaping's float arithmetic finite.
+    check_int("TrainerAction.num_tokens", tokens, low=0, high=MAX_NUM_TOKENS, optional=True)
     return text, tokens
 
 

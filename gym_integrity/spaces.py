@@ -14,6 +14,8 @@ import numpy as np
 from gymnasium.spaces import Space
 from gymnasium.vector.utils import create_shared_memory
 
+from gym_integrity.checks import check_int, check_type
+
 __all__ = ["UnicodeText"]
 
 # What ``sample()`` draws from: printable ASCII, whitespace that models emit,
@@ -57,19 +59,11 @@ class UnicodeText(Space[str]):
         min_length: int = 1,
         seed: int | np.random.Generator | None = None,
     ) -> None:
-        if isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)):
-            raise TypeError(f"UnicodeText max_length must be an int, got {type(max_length).__name__}")
-        if isinstance(min_length, bool) or not isinstance(min_length, (int, np.integer)):
-            raise TypeError(f"UnicodeText min_length must be an int, got {type(min_length).__name__}")
-        if min_length < 0:
-            raise ValueError(f"UnicodeText min_length must be >= 0, got {min_length}")
-        if max_length < max(min_length, 1):
-            raise ValueError(
-                f"UnicodeText max_length must be >= max(min_length, 1), got max_length={max_length}, "
-                f"min_length={min_length}"
-            )
-        self.min_length = int(min_length)
-        self.max_length = int(max_length)
+        # numpy ints are ints here (lengths often come from arrays); bools are not
+        check_type("UnicodeText.max_length", max_length, (int, np.integer), "an int >= max(min_length, 1)")
+        check_type("UnicodeText.min_length", min_length, (int, np.integer), "an int >= 0")
+        self.min_length = check_int("UnicodeText.min_length", int(min_length), low=0)
+        self.max_length = check_int("UnicodeText.max_length", int(max_length), low=max(self.min_length, 1))
         super().__init__(dtype=str, seed=seed)
 
     def sample(self, mask: Any = None, probability: Any = None) -> str:
@@ -79,7 +73,7 @@ class UnicodeText(Space[str]):
         to exercise code, and a megabyte of noise per sample would only slow it.
         """
         if mask is not None or probability is not None:
-            raise ValueError("UnicodeText.sample does not support mask or probability")
+            raise ValueError("UnicodeText.sample: mask and probability are not supported (pass None)")
         upper = min(self.max_length, self.min_length + 64)
         length = int(self.np_random.integers(self.min_length, upper + 1))
         picks = self.np_random.integers(0, len(_SAMPLE_ALPHABET), size=length)

@@ -51,7 +51,7 @@ from gymnasium.envs.registration import EnvSpec
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.vector.utils import concatenate, iterate
 
-from gym_integrity.checks import is_int
+from gym_integrity.checks import check_int
 
 __all__ = ["ASYNC_VECTOR_KWARGS", "ThreadedVectorEnv", "make_threaded_vec", "subenv_worker", "zero_frozen_rewards"]
 
@@ -136,9 +136,7 @@ class ThreadedVectorEnv(SyncVectorEnv):
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
         max_workers: int | None = None,
     ) -> None:
-        if max_workers is not None and (not is_int(max_workers)
-                                        or max_workers < 1):
-            raise ValueError(f"max_workers must be a positive int or None, got {max_workers!r}")
+        check_int("ThreadedVectorEnv.max_workers", max_workers, low=1, optional=True)
         super().__init__(env_fns, copy=copy, observation_mode=observation_mode, autoreset_mode=autoreset_mode)
         for env in self.envs:
             zero_frozen_rewards(env)
@@ -167,16 +165,21 @@ class ThreadedVectorEnv(SyncVectorEnv):
             seed = [seed + i for i in range(self.num_envs)]
         if len(seed) != self.num_envs:
             raise ValueError(
-                f"If seeds are passed as a list the length must match num_envs={self.num_envs} but got length={len(seed)}."
+                f"ThreadedVectorEnv.reset seed: a list of seeds must have num_envs={self.num_envs} items, "
+                f"got {len(seed)}"
             )
         mask = np.ones((self.num_envs,), dtype=np.bool_)
         if options is not None and "reset_mask" in options:
             options = dict(options)
             mask = options.pop("reset_mask")
-            if not isinstance(mask, np.ndarray) or mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
-                raise TypeError(f"options['reset_mask'] must be a bool numpy array of shape ({self.num_envs},)")
+            where = "ThreadedVectorEnv.reset options['reset_mask']"
+            if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
+                raise TypeError(f"{where} must be a bool numpy array of shape ({self.num_envs},), "
+                                f"got {type(mask).__name__} of dtype {getattr(mask, 'dtype', None)}")
+            if mask.shape != (self.num_envs,):
+                raise ValueError(f"{where} must have shape ({self.num_envs},), got {mask.shape}")
             if not np.any(mask):
-                raise ValueError("options['reset_mask'] must contain at least one True value")
+                raise ValueError(f"{where} must contain at least one True value")
         self._terminations[mask] = False
         self._truncations[mask] = False
         self._autoreset_envs[mask] = False
@@ -214,7 +217,7 @@ class ThreadedVectorEnv(SyncVectorEnv):
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         action_list = list(iterate(self.action_space, actions))
         if len(action_list) != self.num_envs:
-            raise ValueError(f"expected {self.num_envs} actions, got {len(action_list)}")
+            raise ValueError(f"ThreadedVectorEnv.step actions: expected {self.num_envs}, got {len(action_list)}")
         results = self._all([lambda i=i, a=a: self._step_one(i, a) for i, a in enumerate(action_list)])
         infos: dict[str, Any] = {}
         for i, (obs, reward, terminated, truncated, info, final) in enumerate(results):
@@ -263,8 +266,7 @@ def make_threaded_vec(
     Pass an ``EnvSpec`` (e.g. from ``gym_integrity.make(...).spec``) to change
     the stack's own settings.
     """
-    if not is_int(num_envs) or num_envs < 1:
-        raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+    check_int("make_threaded_vec.num_envs", num_envs, low=1)
     return ThreadedVectorEnv(
         [lambda: gym.make(id, **kwargs) for _ in range(num_envs)],
         copy=copy,

@@ -185,6 +185,50 @@ class NoHook(CorrectToy):
         return self._final
 
 
+class RescoresQuietly(CorrectToy):
+    """Grades every step, even after the end, keeping no state and reporting only a reward (GEM's pattern).
+
+    Nothing after the end moves a counter or a verdict the auditor could see,
+    and anything but the right answer is paid 0 again: only the gold answer
+    after the end shows the exploit. With the hook the audit fails it; without
+    one (below) it cannot tell, and must say so.
+    """
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if not isinstance(action, str):
+            raise TypeError(f"action must be a str, got {type(action).__name__}")
+        answer = self._parse(action)
+        return "Graded.", 0.0 if answer is None else self._score(answer), True, False, {}
+
+
+class RescoresQuietlyNoHook(RescoresQuietly):
+    """RescoresQuietly without the privileged hook, revealing nothing: the audit has no gold answer."""
+
+    gold_answers = None  # type: ignore[assignment]
+
+
+class SilentNoHook(CorrectToy):
+    """A correct env without the hook that reveals nothing at the end: nothing fails, and nothing gold-based ran."""
+
+    gold_answers = None  # type: ignore[assignment]
+
+
+class ResetRaises(CorrectToy):
+    """Cannot reset at all (a data file it needs is missing): the env never runs, so nothing can be audited."""
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict[str, Any]]:
+        raise FileNotFoundError("problems.jsonl not found")
+
+
+class DiesWhenBuilt(CorrectToy):
+    """Takes its process down while being built (a native library that aborts on import, say)."""
+
+    def __init__(self) -> None:
+        import os
+
+        os._exit(3)
+
+
 # -- graders that can be gamed (the grader probes) ----------------------------------------------------------------
 class SubstringCredit(CorrectToy):
     """reasoning-gym's old default scorer: ``len(gold) / len(answer)`` when the gold occurs anywhere in the answer.
@@ -295,6 +339,8 @@ class SharedGradingQueue(CorrectToy):
 #: Each broken toy and the probes that must catch it (and no others).
 BROKEN_TOYS: dict[type, set[str]] = {
     RescoresAfterEnd: {"rescore_after_end", "inert_after_end"},
+    # Caught only by answering the gold after the end (the hook gives it): re-scoring and the inert check.
+    RescoresQuietly: {"rescore_after_end", "inert_after_end"},
     LeaksInInfo: {"reference_leakage"},
     LeaksInObs: {"reference_leakage"},
     NeverEnds: {"step_budget"},

@@ -1,13 +1,22 @@
-"""`gym-integrity audit`: exit codes, the JSON report, the table, the judge stub label."""
+"""`gym-integrity audit`: exit codes (0 pass, 1 fail, 2 inconclusive or usage), the JSON report, the table, the judge
+stub label, what could not run and how to run it."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import pathlib
 import re
 import subprocess
 import sys
 
+import gymnasium as gym
+import pytest
+
+from gym_integrity.audit.adapters import GOLD_HINT
 from gym_integrity.cli import main
+
+TOYS = pathlib.Path(__file__).with_name("audit_toys.py")
 
 
 def test_audit_one_id_writes_json_and_exits_zero(tmp_path, capsys):
@@ -17,9 +26,10 @@ def test_audit_one_id_writes_json_and_exits_zero(tmp_path, capsys):
     assert code == 0
     assert "gym-integrity audit" in out and "rescore_after_end" in out and "PASS" in out
     doc = json.loads(path.read_text())
-    assert doc["passed"] is True and doc["total_s"] > 0
+    assert doc["passed"] is True and doc["verdict"] == "pass" and doc["total_s"] > 0
     [report] = doc["reports"]
     assert report["env_id"] == "ReasoningGym-v0" and report["raw"] is False
+    assert report["verdict"] == "pass" and report["missing"] == [] and report["error"] is None
     assert {r["status"] for r in report["results"]} == {"passed"}
 
 
@@ -67,8 +77,10 @@ def test_all_datasets_prints_one_row_per_dataset_and_exits_by_the_failures(tmp_p
     assert all([x["probe"] for x in r["results"]] == ["gold_answer_scored", "pathological_answers"]
                for r in doc["reports"])
     assert code == (0 if doc["passed"] else 1)
-    for dataset in ("leg_counting", "basic_arithmetic"):  # a row: the dataset, a status per probe, the time
-        assert re.search(rf"│ {dataset}\s+│\s+(pass|FAIL|n/a)\s+│\s+(pass|FAIL|n/a)\s+│\s+[\d.]+ s │", out), out
+    status, verdict = r"(pass|FAIL|n/a|not run)", r"(PASS|FAIL|INCONCLUSIVE)"
+    for dataset in ("leg_counting", "basic_arithmetic"):  # a row: the dataset, a status per probe, time, verdict
+        row = rf"│ {dataset}\s+│\s+{status}\s+│\s+{status}\s+│\s+[\d.]+ s │\s+{verdict}\s+│"
+        assert re.search(row, out), out
     assert "pathological_answers" in out and "audited 2 ReasoningGym-v0 datasets (stacked)" in out
 
 
@@ -86,5 +98,57 @@ def test_all_datasets_defaults_to_the_grader_probes_and_refuses_other_ids(capsys
 
     monkeypatch.setattr(audit_cli, "_reasoning_gym_datasets", lambda: ["leg_counting", "countdown"])
     monkeypatch.setattr("gym_integrity.audit.isolate.run_isolated", fake_run_isolated)
-    assert main(["audit", "--all-datasets", "--no-progress"]) == 0
+    assert main(["audit", "--all-datasets", "--no-progress"]) == 2  # no report came back: nothing was audited
     assert seen == {"targets": [{"dataset": "leg_counting"}, {"dataset": "countdown"}], "probes": list(GRADER_PROBES)}
+
+
+# -- the verdict on envs that are not ours: toys registered for this process (so audited --in-process) -----------
+@pytest.fixture()
+def toy_ids():
+    """Register toys under ids for the length of a test: the CLI audits ids."""
+    spec = importlib.util.spec_from_file_location("audit_toys_for_cli", TOYS)
+    toys = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(toys)
+    ids = {"SilentNoHook": "AuditToySilent-v0", "RescoresQuietly": "AuditToyQuiet-v0",
+           "ResetRaises": "AuditToyResetRaises-v0"}
+    for name, env_id in ids.items():
+        gym.register(env_id, entry_point=getattr(toys, name))
+    yield ids
+    for env_id in ids.values():
+        gym.registry.pop(env_id, None)
+
+
+def test_an_env_without_a_gold_answer_exits_two_and_says_what_would_run_the_missing_probes(toy_ids, tmp_path, capsys):
+    path = tmp_path / "silent.json"
+    code = main(["audit", toy_ids["SilentNoHook"], "--in-process", "--no-progress", "--seeds", "0", "1",
+                 "--json", str(path)])
+    out = " ".join(capsys.readouterr().out.split())  # rich wraps long lines: compare words
+    assert code == 2
+    assert "INCONCLUSIVE" in out and "FAIL" not in out and "not run" in out
+    assert ("not run: gold_answer_scored, rescore_after_end, reference_leakage, constant_answers, "
+            "cross_env_isolation: no gold answer") in out
+    assert f"to run them: {GOLD_HINT}" in out
+    assert re.search(r"audited 1 id\(s\) \(stacked\), 13 probes each, in [\d.]+ s; 1 inconclusive", out)
+    doc = json.loads(path.read_text())
+    assert doc["verdict"] == "inconclusive" and doc["passed"] is False
+    [report] = doc["reports"]
+    assert report["verdict"] == "inconclusive"
+    assert [m["probe"] for m in report["missing"]] == ["gold_answer_scored", "rescore_after_end", "reference_leakage",
+                                                       "constant_answers", "cross_env_isolation"]
+    assert {m["how_to_enable"] for m in report["missing"]} == {GOLD_HINT}
+
+
+def test_an_env_whose_reset_raises_exits_two_with_the_cause_printed_once(toy_ids, capsys):
+    code = main(["audit", toy_ids["ResetRaises"], "--in-process", "--no-progress", "--seeds", "0"])
+    out = capsys.readouterr().out
+    assert code == 2
+    assert out.count("problems.jsonl not found") == 1
+    assert "the audit could not run: reset(seed=0) raised FileNotFoundError: problems.jsonl not found" in out
+
+
+def test_a_failure_outranks_an_inconclusive_env_in_the_exit_status(toy_ids, capsys):
+    code = main(["audit", toy_ids["RescoresQuietly"], toy_ids["SilentNoHook"], "--in-process", "--no-progress",
+                 "--seeds", "0", "1", "--probe", "gold_answer_scored", "--probe", "rescore_after_end"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert re.search(r"│ verdict\s+│\s+FAIL\s+│\s+INCONCLUSIVE\s+│", out), out

@@ -1,20 +1,24 @@
-"""The auditor against toy envs: each broken toy is caught by the right probe, the correct ones pass everything."""
+"""The auditor against toy envs: each broken toy is caught by the right probe, the correct ones pass everything,
+and an audit that could not run what an env needs says so (inconclusive) instead of passing."""
 
 from __future__ import annotations
 
 import builtins
 import importlib.util
+import json
 import math
 import os
 import pathlib
 import sys
 import tempfile
+import threading
 import time
 
 import gymnasium as gym
 import pytest
 
-from gym_integrity.audit import AuditSettings, Status, check_integrity, probe_names
+from gym_integrity.audit import AuditSettings, Status, Verdict, check_integrity, probe_names
+from gym_integrity.audit.adapters import EMPTY_GOLD_HINT, GOLD_HINT, INSTANCES_HINT
 from gym_integrity.audit.canaries import CanaryTrap
 from gym_integrity.audit.grader_probes import same_answer
 from gym_integrity.wrappers import integrity_stack
@@ -53,6 +57,7 @@ def test_correct_toys_pass_every_probe(toy):
     assert [r.probe for r in report.results] == probe_names()
     assert report.passed, [(r.probe, r.summary, r.evidence) for r in report.failures]
     assert all(r.status is Status.PASSED for r in report.results)
+    assert report.verdict is Verdict.PASS and report.to_dict()["verdict"] == "pass" and report.missing == []
 
 
 def test_without_the_hook_the_auditor_uses_what_the_env_reveals():
@@ -121,7 +126,8 @@ def test_a_hang_in_a_shared_env_skips_the_rest_with_a_reason():
         env.release.set()
     assert report.result("garbage_actions").failed
     rest = report.result("reward_self_dealing")
-    assert rest.status is Status.NOT_APPLICABLE and "stuck" in rest.reason
+    assert rest.status is Status.NOT_RUN and "stuck" in rest.reason
+    assert report.verdict is Verdict.FAIL  # a failure outranks what it kept from running
 
 
 def test_bad_arguments_fail_clearly():
@@ -135,19 +141,26 @@ def test_bad_arguments_fail_clearly():
         check_integrity(CorrectToy, settings=AuditSettings(probe_timeout_s=0))
 
 
-def test_an_env_instance_is_audited_in_place():
+def test_an_env_instance_is_audited_in_place_and_isolation_needs_a_factory():
     env = CorrectToy()
     report = check_integrity(env)
-    assert report.passed and report.env_id == "CorrectToy"
+    assert report.env_id == "CorrectToy"
     assert env.graded > 0  # the probes really played this instance
     assert isinstance(env, gym.Env) and "step" not in vars(env)  # the step counter was removed
+    # One instance cannot show that another's answers leave it alone: every other probe passed, and the
+    # verdict says what was not tested and how to test it.
+    assert [r.probe for r in report.missing] == ["cross_env_isolation"] and report.failures == []
+    assert report.verdict is Verdict.INCONCLUSIVE and not report.passed
+    assert report.result("cross_env_isolation").how_to_enable == INSTANCES_HINT
+    assert check_integrity(CorrectToy).verdict is Verdict.PASS  # the same env as a factory
 
 
-def test_a_non_text_env_is_not_applicable_with_the_reason():
+def test_a_non_text_env_is_inconclusive_with_the_reason():
+    """No probe applies to an env that takes no text: nothing was tested, so it cannot pass."""
     report = check_integrity(lambda: gym.make("CartPole-v1"))
-    assert report.passed
     assert {r.status for r in report.results} == {Status.NOT_APPLICABLE}
     assert "not a text env" in report.results[0].reason
+    assert report.verdict is Verdict.INCONCLUSIVE and not report.passed
 
 
 # -- the grader probes --------------------------------------------------------------------------------------------
@@ -183,8 +196,10 @@ def test_without_any_gold_source_the_grader_probes_say_why():
 
     report = check_integrity(Silent, probes=["constant_answers", "cross_env_isolation"])
     for probe in ("constant_answers", "cross_env_isolation"):
-        assert report.status_of(probe) is Status.NOT_APPLICABLE, report.result(probe)
-    assert "no gold answer" in report.result("constant_answers").reason
+        assert report.status_of(probe) is Status.NOT_RUN, report.result(probe)
+        assert report.result(probe).reason.startswith("no gold answer")
+        assert report.result(probe).how_to_enable == GOLD_HINT
+    assert report.verdict is Verdict.INCONCLUSIVE
 
 
 def _canary_traces() -> list[str]:
@@ -260,7 +275,8 @@ def test_a_setting_one_env_can_change_from_its_answer_changes_another_envs_rewar
 
 def test_cross_env_isolation_needs_a_second_instance():
     result = check_integrity(toys.CorrectToy(), probes=["cross_env_isolation"]).result("cross_env_isolation")
-    assert result.status is Status.NOT_APPLICABLE and "second instance" in result.reason
+    assert result.status is Status.NOT_RUN and "second instance" in result.reason
+    assert "factory" in result.how_to_enable
 
 
 def test_a_bad_grading_slack_fails_clearly():
@@ -268,7 +284,7 @@ def test_a_bad_grading_slack_fails_clearly():
         check_integrity(CorrectToy, settings=AuditSettings(grading_slack_s=-1.0))
 
 
-def test_an_env_that_cannot_be_built_fails_once_and_the_rest_say_why():
+def test_an_env_that_cannot_be_built_is_inconclusive_with_the_cause_once():
     built = []
 
     def make():
@@ -276,8 +292,106 @@ def test_an_env_that_cannot_be_built_fails_once_and_the_rest_say_why():
         raise RuntimeError("no such data set")
 
     report = check_integrity(make, probes=["gold_answer_scored", "constant_answers", "code_injection"])
-    assert report.result("gold_answer_scored").failed and "no such data set" in report.result("gold_answer_scored").summary
-    for probe in ("constant_answers", "code_injection"):
-        assert report.status_of(probe) is Status.NOT_APPLICABLE
-        assert report.result(probe).reason.startswith("not run: the env could not be built (probe gold_answer_scored")
+    assert report.error == "building the env raised RuntimeError: no such data set"
+    assert report.failures == [] and report.verdict is Verdict.INCONCLUSIVE
+    assert {r.status for r in report.results} == {Status.NOT_RUN}
+    assert all(r.reason == "the env could not run (see the report's error)" for r in report.results)
     assert len(built) == 1  # not rebuilt (and failed again) for every probe
+
+
+# -- the verdict: pass, fail or inconclusive ----------------------------------------------------------------------
+#: The probes that answer with the gold answer or search for it: without one, they cannot run.
+GOLD_PROBES = ["gold_answer_scored", "rescore_after_end", "reference_leakage", "constant_answers",
+               "cross_env_isolation"]
+
+
+def test_without_a_gold_answer_the_verdict_is_inconclusive_not_pass():
+    """A correct env without the hook that reveals nothing: nothing fails, and the gold probes never ran."""
+    report = check_integrity(toys.SilentNoHook)
+    assert report.failures == []
+    assert [r.probe for r in report.missing] == GOLD_PROBES
+    assert report.verdict is Verdict.INCONCLUSIVE and not report.passed
+    assert {r.how_to_enable for r in report.missing} == {GOLD_HINT} and "gold_answers()" in GOLD_HINT
+    # the re-scoring probe says what it did send, and that it was not the exploit
+    assert report.result("rescore_after_end").evidence[0].startswith("only wrong answers were sent after the end")
+    # the probes every text env gets still ran
+    assert {r.probe for r in report.results if r.passed} == set(probe_names()) - set(GOLD_PROBES)
+    doc = report.to_dict()
+    assert doc["verdict"] == "inconclusive" and doc["passed"] is False and doc["error"] is None
+    assert [m["probe"] for m in doc["missing"]] == GOLD_PROBES and doc["missing"][0]["how_to_enable"] == GOLD_HINT
+
+
+def test_the_gold_hook_turns_inconclusive_into_the_failure_it_hid():
+    """An env that re-scores after the end, visibly only to the gold answer (GEM's pattern): without a gold
+    source the audit cannot see it and says so; given one, by the hook or by gold_answers_fn, it fails."""
+    blind = check_integrity(toys.RescoresQuietlyNoHook)
+    assert blind.failures == [] and blind.verdict is Verdict.INCONCLUSIVE
+    assert "rescore_after_end" in [r.probe for r in blind.missing]
+    hooked = check_integrity(toys.RescoresQuietly)
+    assert hooked.verdict is Verdict.FAIL and _failed(hooked) == {"rescore_after_end", "inert_after_end"}
+    rescore = hooked.result("rescore_after_end")
+    assert any("gold" in line and "re-scored: reward 0 -> 1" in line for line in rescore.evidence), rescore.evidence
+    told = check_integrity(toys.RescoresQuietlyNoHook, gold_answers_fn=lambda env: [env.unwrapped._gold()])
+    assert told.verdict is Verdict.FAIL and _failed(told) == {"rescore_after_end", "inert_after_end"}
+    # and a correct env given its gold the same way passes
+    assert check_integrity(toys.SilentNoHook, gold_answers_fn=lambda env: [env.unwrapped._gold()]).passed
+
+
+def test_a_hook_that_gives_no_answer_is_told_to_give_one():
+    """reasoning-gym items with no single answer have the hook and return []: a different remedy from adding it."""
+
+    class NoSingleAnswer(toys.CorrectToy):
+        def gold_answers(self) -> list[str]:
+            return []
+
+    report = check_integrity(NoSingleAnswer, probes=["gold_answer_scored", "constant_answers", "seeded_reset"])
+    assert [r.probe for r in report.missing] == ["gold_answer_scored", "constant_answers"]
+    assert report.verdict is Verdict.INCONCLUSIVE
+    for r in report.missing:
+        assert r.how_to_enable == EMPTY_GOLD_HINT and r.reason == ("no gold answer (gold_answers() returned none "
+                                                                   "for the audited episodes)")
+
+
+def test_rescoring_is_not_passed_on_an_env_that_never_ends():
+    """No end, nothing to re-score: n/a (step_budget fails such an env), and alone it leaves nothing tested."""
+    report = check_integrity(toys.NeverEnds, probes=["rescore_after_end"])
+    assert report.status_of("rescore_after_end") is Status.NOT_APPLICABLE
+    assert report.verdict is Verdict.INCONCLUSIVE
+
+
+@pytest.mark.parametrize("how", ["factory", "instance"])
+def test_an_env_whose_reset_raises_is_inconclusive_with_the_exception_named_once(how):
+    report = check_integrity(toys.ResetRaises if how == "factory" else toys.ResetRaises())
+    assert report.error == "reset(seed=0) raised FileNotFoundError: problems.jsonl not found"
+    assert report.failures == [] and {r.status for r in report.results} == {Status.NOT_RUN}
+    assert report.verdict is Verdict.INCONCLUSIVE and not report.passed
+    assert report.to_json().count("problems.jsonl not found") == 1
+
+
+def test_an_env_that_hangs_while_building_is_inconclusive_with_the_call_named():
+    release = threading.Event()
+
+    def make():
+        release.wait(30)
+        return CorrectToy()
+
+    start = time.perf_counter()
+    try:
+        report = check_integrity(make, probes=["seeded_reset", "garbage_actions"],
+                                 settings=AuditSettings(probe_timeout_s=0.5))
+    finally:
+        release.set()
+    assert report.error == "building the env did not return within 0.5 s"
+    assert report.verdict is Verdict.INCONCLUSIVE and report.failures == []
+    assert time.perf_counter() - start < 10  # one bound, not one per probe
+
+
+def test_a_report_survives_json_with_its_verdict():
+    from gym_integrity.audit import AuditReport
+
+    for report in (check_integrity(toys.SilentNoHook, probes=["gold_answer_scored", "seeded_reset"]),
+                   check_integrity(toys.ResetRaises, probes=["seeded_reset"])):
+        back = AuditReport.from_dict(json.loads(report.to_json()))
+        assert back.verdict is report.verdict is Verdict.INCONCLUSIVE
+        assert back.error == report.error and [r.how_to_enable for r in back.results] == [
+            r.how_to_enable for r in report.results]

@@ -1,10 +1,11 @@
-"""FinQA data: both layouts, data paths from config and FINQA_DATA_PATH, hub ids through `datasets` (local only), caching."""
+"""FinQA data: both layouts, data paths from config and FINQA_DATA_PATH, hub ids via `datasets`, caching, load checks."""
 
 from __future__ import annotations
 
 import csv
 import json
 import shutil
+import warnings
 from pathlib import Path
 
 import gymnasium as gym
@@ -151,3 +152,90 @@ def test_import_stays_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+# --------------------------------------------------------------------------- rows checked at load (issue 10)
+
+
+def _append_questions(root: Path, rows: list[list[str]]) -> int:
+    """Append CSV rows to the questions file; returns the line number of the first one."""
+    path = root / "benchmark_questions" / "finqa.csv"
+    first = len(path.read_text(encoding="utf-8").splitlines()) + 1
+    with open(path, "a", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    return first
+
+
+#: Broken rows, each with the reason it must be skipped for.
+BROKEN_ROWS = [
+    (["b-empty", "What was Northwind's revenue in 2024?", "northwind_foods", "revenue 2024", "", "lookup", ""],
+     "empty_answer"),
+    (["b-bare", "What was Empty Co's revenue?", "empty_co", "revenue", "655", "lookup", ""], "no_tables"),
+    (["b-unknown", "What was Nobody Inc's revenue?", "nobody_inc", "revenue", "655", "lookup", ""], "no_tables"),
+    (["b-hollow", "What was Hollow Co's revenue?", "hollow_co", "revenue", "655", "lookup", ""], "no_tables"),
+    (["b-noq", "", "northwind_foods", "", "655", "lookup", ""], "missing_question"),
+    (["b-sign", "What was the margin?", "northwind_foods", "margin", "%", "percentage", ""], "unparsable_gold"),
+    (["fq001", "A second fq001?", "northwind_foods", "again", "12,480", "lookup", ""], "duplicate_id"),
+]
+
+
+def test_broken_benchmark_rows_are_skipped_with_a_warning_naming_file_and_row(benchmark_copy: Path):
+    """Issue 10: an empty answer cell loaded (every submission, the correct one included, scored incorrect), and
+    so did a company without tables. Each broken row is now skipped, with one warning naming file, row and reason."""
+    (benchmark_copy / "input_companies" / "empty_co").mkdir()   # a company directory holding no table
+    (benchmark_copy / "input_companies" / "hollow_co").mkdir()  # and one whose only table has no column
+    (benchmark_copy / "input_companies" / "hollow_co" / "hc_RevenueTableTextBlock.json").write_text("{}")
+    first = _append_questions(benchmark_copy, [row for row, _ in BROKEN_ROWS])
+    with pytest.warns(UserWarning) as record:
+        env = gym.make("FinQA-v0", data_path=str(benchmark_copy))
+    messages = [str(w.message) for w in record]
+    csv_path = benchmark_copy / "benchmark_questions" / "finqa.csv"
+    for offset, (_, reason) in enumerate(BROKEN_ROWS):
+        assert any(f"{csv_path} row {first + offset}:" in m and f"[{reason}]" in m for m in messages), \
+            (first + offset, reason, messages)
+    assert len(messages) == len(BROKEN_ROWS)
+    questions = env.unwrapped.dataset.question_index
+    assert not {"b-empty", "b-bare", "b-unknown", "b-hollow", "b-noq", "b-sign"} & set(questions)
+    assert len(questions) == len(load_dataset_cached(None).questions) + 1   # the fixture's good zp1 stays
+    env.reset(options={"question_id": "fq001"})
+    assert env.step(submit("12,480"))[1] == 1.0   # the first fq001 is kept, not the duplicate
+
+
+def test_original_finqa_records_without_answer_or_content_are_skipped(tmp_path: Path):
+    records = json.loads(ORIGINAL_SAMPLE.read_text())
+    empty_answer = dict(records[0], id="EMPTY/2019/page_1.pdf-1", qa=dict(records[0]["qa"], exe_ans=None, answer=""))
+    bare = dict(records[1], id="BARE/2019/page_2.pdf-1", table=[], pre_text=[], post_text=[])
+    no_question = dict(records[1], id="NOQ/2019/page_3.pdf-1", qa=dict(records[1]["qa"], question=""))
+    (tmp_path / "test.json").write_text(json.dumps([*records, empty_answer, bare, no_question]))
+    with pytest.warns(UserWarning) as record:
+        env = FinQAEnv(data_path=str(tmp_path))
+    messages = [str(w.message) for w in record]
+    for row, reason in ((4, "empty_answer"), (5, "no_tables"), (6, "missing_question")):
+        assert any(f"{tmp_path / 'test.json'} row {row}:" in m and f"[{reason}]" in m for m in messages), messages
+    assert [q.id for q in env.dataset.questions] == [r["id"] for r in records]
+    assert not any(c.startswith(("empty_", "bare_", "noq_")) for c in env.dataset.company_tables)
+
+
+def test_a_root_without_a_usable_question_fails_at_make_saying_why(benchmark_copy: Path):
+    path = benchmark_copy / "benchmark_questions" / "finqa.csv"
+    path.write_text("id,user_query,company,question,answer,question_type,explanation\n", encoding="utf-8")
+    _append_questions(benchmark_copy, [BROKEN_ROWS[0][0], BROKEN_ROWS[2][0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=r"FinQAConfig.data_path: .*finqa.csv has no usable question "
+                                             r"\(0 loaded, 2 skipped \(empty_answer: 1 \(row 2\); "
+                                             r"no_tables: 1 \(row 3\)\)\)"):
+            gym.make("FinQA-v0", data_path=str(benchmark_copy))
+
+
+def test_every_embedded_gold_scores_itself():
+    """The load check's rule on the shipped set: submitting each gold verbatim scores 1 (nothing skipped)."""
+    from gym_integrity.envs.finqa.data import check_finqa
+    from gym_integrity.envs.finqa.scoring import score_answer
+
+    assert check_finqa().clean and check_finqa(ORIGINAL_SAMPLE).clean
+    assert all(score_answer(q.answers[0], q.answers).score == 1.0 for q in load_dataset_cached(None).questions)
+    # The check's shortcut for plain numbers (fast 10k-question loads) agrees with the scorer.
+    from gym_integrity.envs.finqa.data import _PLAIN_NUMBER
+    for text in ("0", "-0", "007", "12,480", "1234.5", "-3.5%", "$1,000,000", "99%"):
+        assert _PLAIN_NUMBER.fullmatch(text) and score_answer(text, text).score == 1.0, text

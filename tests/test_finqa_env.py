@@ -121,6 +121,85 @@ def test_malformed_actions_are_error_steps_not_crashes(action):
     assert (reward, terminated) == (1.0, True)
 
 
+class _Unprintable:
+    def __str__(self):
+        raise RuntimeError("no str")
+
+    __repr__ = __format__ = __str__
+
+
+class _UnprintableInt(int):
+    def __str__(self):
+        raise RuntimeError("no str")
+
+    __repr__ = __str__
+
+
+class _BrokenMapping(dict):
+    def items(self):
+        raise RuntimeError("no items")
+
+    def __iter__(self):
+        raise RuntimeError("no iter")
+
+
+def _nested(depth: int):
+    value: object = RIGHT
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def _self_containing():
+    loop: list = []
+    loop.append(loop)
+    looped: dict = {}
+    looped["answer"] = looped
+    return loop, looped
+
+
+_LOOP, _LOOPED = _self_containing()
+
+
+@pytest.mark.parametrize("arguments", [
+    {"answer": 10 ** 5000}, {"answer": -(10 ** 100_000)}, {"answer": float("nan")}, {"answer": float("-inf")},
+    {"answer": b"38.2%"}, {"answer": bytearray(b"1")}, {"answer": {1, 2}}, {"answer": frozenset()},
+    {"answer": _Unprintable()}, {"answer": object()}, {"answer": _nested(5000)}, {"answer": [0] * 1_000_000},
+    {"answer": _LOOP}, _LOOPED, {"answer": 1j}, {1: "x"}, {("a",): "x"}, {"answer": "x" * 10_000_000},
+    {"answer": [[[[[[]]]]]] * 50_000},
+])
+def test_structured_actions_with_unexpected_values_are_error_steps_never_exceptions(arguments):
+    # Before issue 10, a 5,000-digit int raised ValueError out of step() (Python's int-to-str limit).
+    env = stacked()
+    for action in ({"tool": "submit_answer", "arguments": arguments},
+                   {"tool": "sql_query", "arguments": {"company_name": COMPANY, "table_name": INCOME, "query": arguments}},
+                   {"type": "function", "function": {"name": "submit_answer", "arguments": arguments}}):
+        obs, reward, terminated, truncated, info = env.step(action)
+        assert obs.startswith("Error") and (reward, terminated, truncated) == (0.0, False, False), obs
+        assert info["tool_ok"] is False and env.observation_space.contains(obs)
+    _, reward, terminated, _, _ = env.step(submit(RIGHT))   # the episode goes on
+    assert (reward, terminated) == (1.0, True)
+
+
+@pytest.mark.parametrize("action", [
+    {"tool": 10 ** 5000}, {"name": _Unprintable()}, _BrokenMapping(tool="submit_answer"), {"tool": b"submit_answer"},
+    {"function": {"name": "submit_answer", "arguments": '{"answer": 1' + "0" * 5000 + "}"}},
+    '{"name": "submit_answer", "arguments": {"answer": NaN}}', '{"name": "submit_answer", "arguments": {"answer": -Infinity}}',
+    {"text": 10 ** 5000}, {"tool": "submit_answer", "arguments": _LOOPED},
+])
+def test_odd_tool_call_envelopes_are_error_steps_never_exceptions(action):
+    env = stacked()
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert obs.startswith("Error") and (reward, terminated, truncated) == (0.0, False, False), obs
+    assert info["tool_ok"] is False and info["verdict"] == "pending"
+
+
+def test_subclassed_values_are_read_as_their_builtin_value_without_calling_their_methods():
+    env = stacked()
+    _, reward, terminated, _, info = env.step(call("submit_answer", answer=_UnprintableInt(12)))
+    assert (reward, terminated, info["verdict"]) == (0.0, True, "incorrect")   # graded as "12", not a crash
+
+
 def test_too_long_action_is_an_error_step():
     env = stacked(max_action_chars=1000)
     obs, reward, terminated, _, _ = env.step("x" * 1001)
@@ -172,9 +251,28 @@ def test_submit_after_the_step_budget_ended_the_episode_through_the_stack():
     assert (reward, terminated, truncated, info["integrity"]["steps"]) == (0.0, False, True, 3)
     obs, reward, terminated, truncated, info = env.step(submit(RIGHT))
     assert (reward, terminated, truncated) == (0.0, False, True)
-    assert info["integrity"]["frozen"] and info["verdict"] == "pending"
+    assert info["integrity"]["frozen"] and info["verdict"] == "no_answer"
     assert INCOME in obs   # the final observation replayed, nothing graded
     assert env.unwrapped._counts["finqa/tool_calls"] == 3.0
+
+
+@pytest.mark.parametrize("make", [lambda: stacked(step_budget=2), lambda: _with_max_steps(2)])
+def test_an_episode_truncated_without_a_submission_ends_no_answer_not_pending(make):
+    # A new user's finding (issue 10): the final info said "pending", a grade that never comes.
+    env = make()
+    _, reward, terminated, truncated, info = env.step(call("get_descriptions", company_name=COMPANY))
+    assert (truncated, info["verdict"]) == (False, "pending")
+    _, reward, terminated, truncated, info = env.step("no tool call here")
+    assert (reward, terminated, truncated) == (0.0, False, True)
+    assert (info["verdict"], info["no_verdict"], info["score"]) == ("no_answer", False, 0.0)
+    assert "cause" not in info and info["metrics"]["finqa/score"] == 0.0
+    assert env.step(submit(RIGHT))[4]["verdict"] == "no_answer"   # frozen: the end state stays honest
+
+
+def _with_max_steps(n):
+    env = gym_integrity.make("FinQA-v0", max_steps=n)
+    env.reset(options={"question_id": QID})
+    return env
 
 
 def test_raw_env_does_not_enforce_the_budget_the_exploit():
@@ -279,8 +377,11 @@ def test_reset_is_reproducible_and_options_pick_questions():
     ids_b = [b.reset(seed=s)[1]["problem_id"] for s in range(20)]
     assert ids_a == ids_b and len(set(ids_a)) > 5
     assert a.reset(options={"index": 0})[1]["problem_id"] == "fq001"
-    for bad in ({"question_id": "nope"}, {"question_id": 3}, {"index": -1}, {"index": 10_000}, {"index": True}):
-        with pytest.raises(ValueError, match="options"):
+    for bad in ({"question_id": "nope"}, {"index": -1}, {"index": 10_000}):
+        with pytest.raises(ValueError, match=r"^FinQAEnv.reset options\['(question_id|index)'\]"):
+            a.reset(options=bad)
+    for bad in ({"question_id": 3}, {"index": True}, {"problem_id": "fq001"}):
+        with pytest.raises(TypeError, match=r"^FinQAEnv.reset options\["):
             a.reset(options=bad)
 
 
@@ -291,7 +392,7 @@ def test_step_before_reset_raises():
 
 @pytest.mark.parametrize("kwargs, error, field", [
     ({"step_budget": 0}, ValueError, "step_budget"),
-    ({"step_budget": True}, ValueError, "step_budget"),
+    ({"step_budget": True}, TypeError, "step_budget"),
     ({"scoring": "fuzzy"}, ValueError, "scoring"),
     ({"rel_tol": -1}, ValueError, "rel_tol"),
     ({"sql_timeout_s": 0}, ValueError, "sql_timeout_s"),
@@ -301,7 +402,7 @@ def test_step_before_reset_raises():
     ({"no_such_option": 1}, TypeError, "no_such_option"),
 ])
 def test_bad_config_fails_at_make_naming_the_field(kwargs, error, field):
-    with pytest.raises(error, match=field):
+    with pytest.raises(error, match=f"^FinQAConfig.{field}"):
         gym.make("FinQA-v0", **kwargs)
 
 
@@ -330,3 +431,10 @@ def test_integrity_audit_passes_through_the_stack_and_fails_on_the_raw_env():
     assert env.step(env.audit_answer_action(env.gold_answers()[0]))[1] == 1.0
     env.reset(options={"question_id": QID})
     assert env.step(env.audit_non_answer_action())[1:3] == (0.0, False)
+
+
+def test_a_trainer_dict_at_the_action_limit_is_read_like_its_text():
+    env = stacked(max_action_chars=1000)
+    text = submit(RIGHT).ljust(1000)
+    _, reward, terminated, _, _ = env.step({"text": text, "num_tokens": 7})   # keys do not count against the limit
+    assert (reward, terminated) == (1.0, True)

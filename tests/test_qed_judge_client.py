@@ -18,12 +18,25 @@ from gym_integrity.services.judge import (
     neutralise_tags,
     parse_score,
 )
-from gym_integrity.testing.judge_server import JudgeServer
+from gym_integrity.envs.qed_math.problems import BUILTIN_PATH, load_problems
+from gym_integrity.testing.judge_server import HARMLESS_ERROR, LEAK_KINDS, JudgeServer, quoted_secrets
 
 REFERENCE = "REFSECRET the key lemma is that every zorblax of the kernel is bounded by the quux invariant"
 PROBLEM = "Prove that the quux invariant is preserved."
 GUIDELINES = "2 points: define the invariant. 5 points: complete the induction."
 PROOF = "We argue by induction on n. The base case is clear; the step follows from the invariant."
+#: Every variable the judge's endpoint could be read from: the judge's own, and the policy's (never used).
+ENV_VARS = ("JUDGE_BASE_URL", "JUDGE_API_KEY", "JUDGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_ORG_ID",
+            "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS")
+#: The built-in problems graded by the judge (proofs, and multi-step problems with a rubric).
+JUDGED = [p for p in load_problems(BUILTIN_PATH).problems if p.grader == "judge"]
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for name in ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
 
 
 @pytest.fixture(scope="module")
@@ -125,10 +138,18 @@ def test_forced_responses_api_does_not_fall_back_and_does_not_retry_a_404():
         assert [r.path for r in srv.requests] == ["/v1/responses"]
 
 
-def test_model_is_discovered_from_the_endpoint_when_unset(server, judge_for):
-    result = grade(judge_for(model=None))
-    assert result.points == 5 and server.requests[-1].body["model"] == "test-judge"
-    assert result.fingerprint["model"] == "test-judge"
+def test_an_endpoint_without_a_model_is_a_no_verdict_and_nothing_is_sent(server, judge_for, clean_env):
+    """No model is ever taken from the endpoint's /models list: its first model may be the policy itself."""
+    for judge in (judge_for(model=None), judge_for(model="")):
+        result = grade(judge)
+        assert result.grade.verdict is Verdict.GRADER_ERROR and result.no_verdict and result.points is None
+        assert "JUDGE_MODEL" in result.grade.cause and f"127.0.0.1:{server.port}" in result.grade.cause
+        assert failures(result) == {"not_configured": 1.0}
+        assert result.fingerprint["model"] == ""
+    clean_env.setenv("JUDGE_BASE_URL", server.url)
+    result = grade(get_judge(JudgeConfig(max_retries=0)))
+    assert result.no_verdict and "JUDGE_MODEL" in result.grade.cause
+    assert list(server.requests) == []  # not even GET /models
 
 
 # ------------------------------------------------------------------ injection defence
@@ -280,27 +301,55 @@ def test_v2_accepts_only_0_1_6_7(server, judge_for):
 # ------------------------------------------------------------------ configuration
 
 
-def test_no_endpoint_is_a_no_verdict_that_says_how_to_configure(monkeypatch):
-    for name in ("JUDGE_BASE_URL", "JUDGE_API_KEY", "JUDGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    result = grade(get_judge(JudgeConfig()))
+@pytest.mark.parametrize("given", [{}, {"model": "m"}, {"api_key": "sk-judge", "model": "m"}])
+def test_no_endpoint_is_a_no_verdict_that_says_how_to_configure(clean_env, given):
+    result = grade(get_judge(JudgeConfig(**given)))
     assert result.grade.verdict is Verdict.GRADER_ERROR and result.no_verdict
-    assert "JUDGE_BASE_URL" in result.grade.cause and "judge=" in result.grade.cause
+    for name in ("judge=", "JUDGE_BASE_URL", "JUDGE_MODEL", "JUDGE_API_KEY"):
+        assert name in result.grade.cause
     assert result.metrics["verifier/failures/not_configured"] == 1.0
     assert result.metrics["verifier/runtime/requests"] == 0.0
+    assert result.fingerprint["endpoint_host"] == ""  # a key alone no longer means api.openai.com
 
 
-@pytest.mark.parametrize("url_var,model_var", [("JUDGE_BASE_URL", "JUDGE_MODEL"), ("OPENAI_BASE_URL", None)])
-def test_endpoint_from_environment_variables(server, monkeypatch, url_var, model_var):
-    for name in ("JUDGE_BASE_URL", "JUDGE_API_KEY", "JUDGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv(url_var, server.url)
-    if model_var:
-        monkeypatch.setenv(model_var, "from-env")
+def test_endpoint_model_and_key_from_the_judge_variables(server, clean_env):
+    clean_env.setenv("JUDGE_BASE_URL", server.url)
+    clean_env.setenv("JUDGE_MODEL", "from-env")
+    clean_env.setenv("JUDGE_API_KEY", "sk-judge-key")
     server.reset("score:4")
     result = grade(get_judge(JudgeConfig(max_retries=0)))
     assert result.points == 4
-    assert server.requests[-1].body["model"] == ("from-env" if model_var else "test-judge")
+    assert server.requests[-1].body["model"] == "from-env"
+    assert server.requests[-1].headers["authorization"] == "Bearer sk-judge-key"
+
+
+def test_the_policy_openai_variables_never_configure_the_judge(clean_env):
+    """OPENAI_BASE_URL is the policy's server in RL setups: it must never grade (it would grade itself)."""
+    with JudgeServer("score:7") as policy:
+        clean_env.setenv("OPENAI_BASE_URL", policy.url)
+        clean_env.setenv("OPENAI_API_KEY", "sk-policy-key")
+        for judge in (get_judge(JudgeConfig(max_retries=0)), get_judge(JudgeConfig(model="m", max_retries=0))):
+            result = grade(judge)
+            assert result.grade.verdict is Verdict.GRADER_ERROR and result.no_verdict and result.points is None
+            assert "JUDGE_BASE_URL" in result.grade.cause and "OPENAI_BASE_URL" in result.grade.cause
+            assert result.fingerprint["endpoint_host"] == ""
+        assert list(policy.requests) == []  # the policy's server received nothing at all
+
+
+def test_judge_requests_carry_none_of_the_policy_credentials_or_headers(server, clean_env):
+    clean_env.setenv("JUDGE_BASE_URL", server.url)
+    clean_env.setenv("JUDGE_MODEL", "judge-model")
+    policy = {"OPENAI_API_KEY": "sk-policy-key", "OPENAI_ORG_ID": "org-policy", "OPENAI_PROJECT_ID": "proj-policy",
+              "OPENAI_CUSTOM_HEADERS": "X-Policy-Route: route-policy\nAuthorization: Bearer sk-policy-custom"}
+    for name, value in policy.items():
+        clean_env.setenv(name, value)
+    server.reset("score:4")
+    assert grade(get_judge(JudgeConfig(max_retries=0))).points == 4
+    headers = server.requests[-1].headers
+    assert headers["authorization"] == "Bearer EMPTY"  # the placeholder, never the policy's key
+    for marker in ("sk-policy", "org-policy", "proj-policy", "route-policy"):
+        assert marker not in json.dumps(headers)
+    assert not {"openai-organization", "openai-project", "x-policy-route"} & set(headers)
 
 
 def test_one_client_per_config_and_process(server):
@@ -316,24 +365,52 @@ def test_api_key_stays_out_of_reprs_and_fingerprint(server):
     assert "SECRETKEY" not in repr(cfg) + repr(judge) + json.dumps(judge.fingerprint)
 
 
-@pytest.mark.parametrize(
-    "bad,field",
-    [
-        ({"api": "grpc"}, "judge.api"),
-        ({"prompt": "v9"}, "judge.prompt"),
-        ({"timeout_s": 0}, "judge.timeout_s"),
-        ({"max_retries": -1}, "judge.max_retries"),
-        ({"max_retries": 1.5}, "judge.max_retries"),
-        ({"success_threshold": 8}, "judge.success_threshold"),
-        ({"temperature": "hot"}, "judge.temperature"),
-        ({"base_url": "localhost:8000"}, "judge.base_url"),
-        ({"allowed_scores": [0, 9]}, "judge.allowed_scores"),
-        ({"colour": "blue"}, "unknown keys"),
-    ],
-)
-def test_bad_config_names_the_field(bad, field):
-    with pytest.raises((TypeError, ValueError), match=field.replace(".", r"\.")):
+BAD_CONFIGS = [
+    # the one error rule: a wrong type is a TypeError, a wrong value a ValueError, an unknown option a TypeError
+    ({"base_url": 8000}, TypeError, "base_url"),
+    ({"base_url": "localhost:8000"}, ValueError, "base_url"),
+    ({"api_key": b"sk"}, TypeError, "api_key"),
+    ({"model": 3}, TypeError, "model"),
+    ({"api": 3}, TypeError, "api"),
+    ({"api": "grpc"}, ValueError, "api"),
+    ({"prompt": None}, TypeError, "prompt"),
+    ({"prompt": "v9"}, ValueError, "prompt"),
+    ({"temperature": "hot"}, TypeError, "temperature"),
+    ({"temperature": 2.5}, ValueError, "temperature"),
+    ({"max_output_tokens": 0}, ValueError, "max_output_tokens"),
+    ({"timeout_s": "5"}, TypeError, "timeout_s"),
+    ({"timeout_s": True}, TypeError, "timeout_s"),
+    ({"timeout_s": 0}, ValueError, "timeout_s"),
+    ({"timeout_s": float("nan")}, ValueError, "timeout_s"),
+    ({"max_retries": 1.5}, TypeError, "max_retries"),
+    ({"max_retries": -1}, ValueError, "max_retries"),
+    ({"backoff_s": -0.1}, ValueError, "backoff_s"),
+    ({"max_backoff_s": None}, TypeError, "max_backoff_s"),
+    ({"success_threshold": 8}, ValueError, "success_threshold"),
+    ({"allowed_scores": "0167"}, TypeError, "allowed_scores"),
+    ({"allowed_scores": []}, ValueError, "allowed_scores"),
+    ({"allowed_scores": [0, 6.0]}, TypeError, "allowed_scores"),
+    ({"allowed_scores": [0, 9]}, ValueError, "allowed_scores"),
+    ({"max_concurrency": 0}, ValueError, "max_concurrency"),
+    ({"max_proof_chars": "1e5"}, TypeError, "max_proof_chars"),
+    ({"colour": "blue"}, TypeError, "colour"),
+]
+
+
+@pytest.mark.parametrize("bad,error,name", BAD_CONFIGS, ids=[f"{c[2]}={next(iter(c[0].values()))!r}" for c in BAD_CONFIGS])
+def test_bad_config_follows_the_error_rule(bad, error, name):
+    with pytest.raises(Exception) as raised:
         JudgeConfig.from_value(bad)
+    assert type(raised.value) is error
+    assert str(raised.value).startswith(f"JudgeConfig.{name}"), str(raised.value)
+    if name != "colour":  # checked at construction too, not only through from_value
+        with pytest.raises(error, match=rf"^JudgeConfig\.{name}"):
+            JudgeConfig(**bad)
+
+
+def test_unknown_option_suggests_the_close_one_and_a_non_dict_is_a_type_error():
+    with pytest.raises(TypeError, match=r"^JudgeConfig\.timeout is not an option \(did you mean 'timeout_s'\?\)"):
+        JudgeConfig.from_value({"timeout": 5})
     with pytest.raises(TypeError, match="JudgeConfig"):
         JudgeConfig.from_value("v1")
 
@@ -386,6 +463,36 @@ def test_feedback_redacts_hidden_texts_too(server, judge_for):
     server.reset("leak")
     result = grade(judge_for(prompt="v0"), hidden_texts=[GUIDELINES])
     assert "REFSECRET" not in result.feedback
+
+
+@pytest.mark.parametrize("kind", LEAK_KINDS)
+@pytest.mark.parametrize("problem", JUDGED, ids=[p.problem_id for p in JUDGED])
+def test_feedback_never_repeats_a_piece_of_the_reference_or_rubric(server, judge_for, problem, kind):
+    """A v0 judge that quotes the reference and the marking scheme whole, by sentence, by 3-word run, by formula."""
+    server.reset(f"leak:{kind}")
+    result = judge_for(prompt="v0").grade(problem=problem.problem, proof=PROOF,
+                                          reference_solution=problem.reference_solution,
+                                          grading_guidelines=problem.grading_guidelines,
+                                          hidden_texts=[problem.grading_guidelines])
+    assert result.points == 3 and problem.reference_solution.strip() in server.requests[0].prompt
+    hidden = [problem.reference_solution, problem.grading_guidelines]
+    assert quoted_secrets(result.judge_output, hidden, problem.problem)  # the judge did leak (privileged text)
+    assert quoted_secrets(result.feedback, hidden, problem.problem) == []
+    assert HARMLESS_ERROR in result.feedback and "[redacted]" in result.feedback  # redacts the quotes, not all
+
+
+@pytest.mark.parametrize("problem", JUDGED, ids=[p.problem_id for p in JUDGED])
+def test_feedback_never_repeats_a_hidden_rubric_under_v1(server, judge_for, problem):
+    server.reset("leak")
+    result = judge_for(prompt="v1").grade(problem=problem.problem, proof=PROOF,
+                                          reference_solution=problem.reference_solution,
+                                          grading_guidelines=problem.grading_guidelines,
+                                          hidden_texts=[problem.grading_guidelines])
+    assert problem.reference_solution.strip() not in server.requests[0].prompt
+    assert quoted_secrets(result.judge_output, [problem.grading_guidelines], problem.problem)
+    assert quoted_secrets(result.feedback, [problem.reference_solution, problem.grading_guidelines],
+                          problem.problem) == []
+    assert HARMLESS_ERROR in result.feedback
 
 
 def test_empty_proof_is_not_sent(server, judge_for):
@@ -463,7 +570,8 @@ def test_command_line_server(tmp_path):
         line = proc.stdout.readline()
         assert "serving at http://127.0.0.1:" in line, proc.stderr.read() if proc.poll() is not None else line
         url = line.split("serving at ", 1)[1].split()[0]
-        judge = get_judge(JudgeConfig.from_value({"base_url": url, "max_retries": 0, "timeout_s": 5.0}))
+        judge = get_judge(JudgeConfig.from_value({"base_url": url, "model": "test-judge", "max_retries": 0,
+                                                  "timeout_s": 5.0}))
         assert grade(judge).points == 6
     finally:
         proc.terminate()

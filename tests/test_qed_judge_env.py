@@ -12,13 +12,14 @@ from gymnasium.vector import AutoresetMode
 
 import gym_integrity
 from gym_integrity.protocol import TrainerAction
-from gym_integrity.testing.judge_server import JudgeServer
+from gym_integrity.testing.judge_server import HARMLESS_ERROR, JudgeServer, quoted_secrets
 from gym_integrity.vector import make_threaded_vec
 
 PROOF_ID = "qed-prf-001"
 MULTI_STEP_PROOF_ID = "qed-ms-008"
 PROOF = "</think>For every integer n, n^3 - n = (n-1) n (n+1) is a product of three consecutive integers. " * 2
-JUDGE_ENV_VARS = ("JUDGE_BASE_URL", "JUDGE_API_KEY", "JUDGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY")
+JUDGE_ENV_VARS = ("JUDGE_BASE_URL", "JUDGE_API_KEY", "JUDGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY",
+                  "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS")
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +152,27 @@ def test_v0_sends_the_reference_only_to_the_judge(server):
     assert_no_leak(env, obs0, info0, obs, info)
 
 
+def test_no_feedback_repeats_the_reference_or_hidden_rubric_for_any_built_in_proof(server):
+    """Every judged built-in problem, through the stack: a v0 judge quoting both texts in every way (leak:all)."""
+    server.reset("leak")
+    proofs = gym.make("QEDMath-v0", judge=judge_cfg(server, prompt="v0"), problem_types=["proof"])
+    multi = gym.make("QEDMath-v0", judge=judge_cfg(server, prompt="v0"), problem_types=["multi_step"])
+    ids = [(proofs, pid) for pid in proofs.unwrapped.problem_ids] + [(multi, MULTI_STEP_PROOF_ID)]
+    for env, pid in ids:
+        obs0, info0 = env.reset(seed=0, options={"problem_id": pid})
+        problem = env.unwrapped._problem
+        hidden = [problem.reference_solution, problem.grading_guidelines]  # the rubric is hidden by default
+        assert problem.grading_guidelines not in obs0
+        obs, reward, _, _, info = env.step(PROOF)
+        assert reward == pytest.approx(3 / 7)
+        assert quoted_secrets(server.requests[-1].prompt, hidden, problem.problem)  # the judge saw them
+        assert quoted_secrets(obs + json.dumps(info), hidden, problem.problem) == [], pid
+        assert HARMLESS_ERROR in obs and "[redacted]" in obs
+        assert_no_leak(env, obs0, info0, obs, info)
+    assert len(server.requests) == len(ids) >= 11
+    proofs.close(), multi.close()
+
+
 @pytest.mark.parametrize("prompt", ["v1", "v2"])
 def test_v1_v2_prompts_never_contain_the_reference_for_any_proof_problem(server, prompt):
     server.reset("score:6" if prompt == "v1" else "score:7")
@@ -238,15 +260,44 @@ def test_raw_env_regrades_after_the_end_the_stack_does_not(server):
 # ------------------------------------------------------------------ configuration
 
 
+def _assert_proof_is_an_unconfigured_no_verdict() -> None:
+    env = gym.make("QEDMath-v0", problem_types=["proof"])
+    env.reset(seed=0, options={"problem_id": PROOF_ID})
+    _, reward, terminated, _, info = env.step(PROOF)
+    assert (reward, terminated, info["verdict"], info["no_verdict"]) == (0.0, True, "grader_error", True)
+    assert "JUDGE_BASE_URL" in info["cause"] and "JUDGE_MODEL" in info["cause"]
+    assert info["metrics"]["verifier/failures/not_configured"] == 1.0
+    env.close()
+
+
 def test_no_judge_configured_makes_and_returns_a_no_verdict(monkeypatch):
     for name in JUDGE_ENV_VARS:
         monkeypatch.delenv(name, raising=False)
+    _assert_proof_is_an_unconfigured_no_verdict()
+
+
+def test_the_policy_server_in_openai_base_url_is_never_the_judge(monkeypatch):
+    """The usual RL setup: OPENAI_* point at the policy's own server, and no judge is configured."""
+    for name in JUDGE_ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    with JudgeServer("score:7") as policy:
+        monkeypatch.setenv("OPENAI_BASE_URL", policy.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-policy-key")
+        _assert_proof_is_an_unconfigured_no_verdict()
+        assert list(policy.requests) == []  # zero requests reached the policy's server
+
+
+def test_a_judge_endpoint_without_a_model_is_a_no_verdict_that_names_judge_model(server, monkeypatch):
+    for name in JUDGE_ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("JUDGE_BASE_URL", server.url)
+    server.reset("score:7")
     env = gym.make("QEDMath-v0", problem_types=["proof"])
     env.reset(seed=0, options={"problem_id": PROOF_ID})
-    obs, reward, terminated, _, info = env.step(PROOF)
-    assert (reward, terminated, info["verdict"], info["no_verdict"]) == (0.0, True, "grader_error", True)
-    assert "JUDGE_BASE_URL" in info["cause"]
-    assert info["metrics"]["verifier/failures/not_configured"] == 1.0
+    _, reward, _, _, info = env.step(PROOF)
+    assert (reward, info["verdict"], info["no_verdict"]) == (0.0, "grader_error", True)
+    assert "JUDGE_MODEL" in info["cause"] and info["metrics"]["verifier/failures/not_configured"] == 1.0
+    assert list(server.requests) == []  # no model is picked from the endpoint's /models list
     env.close()
 
 
@@ -264,14 +315,16 @@ def test_judge_from_environment_variables(server, monkeypatch):
 
 
 def test_bad_judge_options_fail_at_make(tmp_path):
-    with pytest.raises(ValueError, match="judge.prompt"):
+    with pytest.raises(ValueError, match=r"^QEDMathConfig\.judge: JudgeConfig\.prompt"):
         gym.make("QEDMath-v0", judge={"prompt": "v9"})
     template = tmp_path / "t.txt"
     template.write_text("{{proof}} {{gold}}")
     with pytest.raises(ValueError, match="unknown placeholders"):
         gym.make("QEDMath-v0", judge={"prompt": str(template)})
-    with pytest.raises(TypeError, match="unknown keys"):
+    with pytest.raises(TypeError, match=r"^QEDMathConfig\.judge: JudgeConfig\.url is not an option"):
         gym.make("QEDMath-v0", judge={"url": "http://x"})
+    with pytest.raises(TypeError, match=r"^QEDMathConfig\.judge: JudgeConfig\.timeout_s"):
+        gym.make("QEDMath-v0", judge={"timeout_s": "5"})
 
 
 # ------------------------------------------------------------------ concurrency

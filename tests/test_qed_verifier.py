@@ -297,12 +297,13 @@ def test_fault_table_overload_and_infrastructure_are_no_verdicts(fault_pool):
 
 
 @pytest.mark.parametrize(
-    "kwargs, field",
-    [({"deadline_s": 0}, "deadline_s"), ({"num_workers": 0}, "num_workers"), ({"max_in_flight": "8"}, "max_in_flight"),
-     ({"max_retries": -1}, "max_retries"), ({"strict": 1}, "strict"), ({"queue_timeout_s": 0}, "queue_timeout_s")],
+    "kwargs, error, field",
+    [({"deadline_s": 0}, ValueError, "deadline_s"), ({"num_workers": 0}, ValueError, "num_workers"),
+     ({"max_in_flight": "8"}, TypeError, "max_in_flight"), ({"max_retries": -1}, ValueError, "max_retries"),
+     ({"strict": 1}, TypeError, "strict"), ({"queue_timeout_s": 0}, ValueError, "queue_timeout_s")],
 )
-def test_bad_config_names_the_field(kwargs, field):
-    with pytest.raises(ValueError, match=f"VerifierConfig.{field}"):
+def test_bad_config_names_the_field(kwargs, error, field):
+    with pytest.raises(error, match=f"^VerifierConfig.{field}"):
         VerifierConfig(**kwargs)
 
 

@@ -57,8 +57,10 @@ def test_terminal_freeze_zero_mode_and_isolation_from_caller_mutation():
     info["integrity"]["frozen"] = "tampered"
     _, reward, _, _, info2 = env.step("anything")
     assert reward == 0.0 and info2["score"] == 1.0 and info2["integrity"]["frozen"] is True
-    with pytest.raises(ValueError, match="frozen_reward"):
+    with pytest.raises(ValueError, match="^TerminalFreeze.frozen_reward must be one of"):
         TerminalFreeze(CountingEnv(), frozen_reward="double")
+    with pytest.raises(TypeError, match="^TerminalFreeze.frozen_reward"):
+        TerminalFreeze(CountingEnv(), frozen_reward=0)
 
 
 def test_terminal_freeze_does_not_mutate_inner_info():
@@ -95,9 +97,10 @@ def test_hide_info_keys_allow_mode_and_reveal_on_end():
 
 
 @pytest.mark.parametrize("kwargs, exc", [({"keys": "answer"}, TypeError), ({"keys": (1,)}, TypeError),
-                                         ({"mode": "block"}, ValueError), ({"reveal_on_end": "yes"}, TypeError)])
+                                         ({"keys": ("",)}, ValueError), ({"mode": "block"}, ValueError),
+                                         ({"reveal_on_end": "yes"}, TypeError)])
 def test_hide_info_keys_bad_arguments(kwargs, exc):
-    with pytest.raises(exc, match="HideInfoKeys"):
+    with pytest.raises(exc, match=f"^HideInfoKeys.{next(iter(kwargs))}"):
         HideInfoKeys(CountingEnv(), **kwargs)
 
 
@@ -115,13 +118,15 @@ def test_max_steps_truncation_uses_declared_budget_and_scores_last_step():
 
 
 def test_max_steps_truncation_errors():
-    with pytest.raises(ValueError, match="max_steps"):
+    with pytest.raises(ValueError, match="^MaxStepsTruncation.max_steps"):
         MaxStepsTruncation(CountingEnv(), max_steps=0)
+    with pytest.raises(TypeError, match="^MaxStepsTruncation.max_steps"):
+        MaxStepsTruncation(CountingEnv(), max_steps=True)
 
     class NoBudget(CountingEnv):
         step_budget = None
 
-    with pytest.raises(ValueError, match="step_budget"):
+    with pytest.raises(TypeError, match="^NoBudget.step_budget must be an int >= 1"):
         MaxStepsTruncation(NoBudget()).reset()
 
 

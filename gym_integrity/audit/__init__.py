@@ -4,24 +4,29 @@ Gymnasium's ``check_env`` says whether an env follows the API;
 :func:`check_integrity` says whether its rewards can be gamed. It plays
 adversarial episodes (answers after the end, searches for the gold answer in
 everything the agent sees, never answers, sends garbage, writes score tags)
-and returns an :class:`AuditReport`, one row per probe.
+and returns an :class:`AuditReport`, one row per probe, and a verdict:
+``pass``, ``fail``, or ``inconclusive`` when a probe the env needs could not
+run (``report.missing`` says which, and how to run it) or the env could not
+run at all (``report.error``). ``report.passed`` is true for ``pass`` only.
 
 Audit your own env in three lines::
 
     from gym_integrity.audit import check_integrity
-    report = check_integrity(MyEnv())           # or an id, or a factory: lambda: MyEnv()
+    report = check_integrity(lambda: MyEnv())   # or a registered id (an instance alone cannot be cloned)
     print(report.to_json(indent=2)); assert report.passed
 
 The auditor learns gold answers through the privileged hook
 ``env.unwrapped.gold_answers() -> list[str]`` when the env has it (never an
-agent channel), else from what the env reveals at the end.
+agent channel), else from what the env reveals at the end; without either, the
+probes that answer with the gold do not run and the verdict is inconclusive.
 """
 
 from gym_integrity.audit.adapters import (answer_action, answer_wrappings, non_answer_action, privileged_gold,
                                           revealed_answers)
 from gym_integrity.audit.grader_probes import GRADER_PROBES
 from gym_integrity.audit.probes import PROBES, Probe, probe_names
-from gym_integrity.audit.report import AuditReport, ProbeResult, Status, render_reports, reports_to_json
+from gym_integrity.audit.report import (AuditReport, ProbeResult, Status, Verdict, exit_status, overall_verdict,
+                                        render_reports, reports_to_json)
 from gym_integrity.audit.runner import check_integrity
 from gym_integrity.audit.session import AuditSettings
 
@@ -30,6 +35,9 @@ __all__ = [
     "AuditReport",
     "ProbeResult",
     "Status",
+    "Verdict",
+    "overall_verdict",
+    "exit_status",
     "AuditSettings",
     "PROBES",
     "GRADER_PROBES",

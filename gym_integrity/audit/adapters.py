@@ -42,6 +42,12 @@ __all__ = [
     "privileged_gold",
     "revealed_answers",
     "ANSWER_KEYS",
+    "GOLD_HINT",
+    "EMPTY_GOLD_HINT",
+    "INSTANCES_HINT",
+    "ANSWER_HINT",
+    "no_gold_reason",
+    "no_gold_hint",
 ]
 
 SUBMIT_TOOL = "submit_answer"
@@ -195,5 +201,34 @@ def revealed_answers(info: Mapping[str, Any] | None, obs: Any = None) -> list[st
     return unique
 
 
+# What a "not run" row tells the user to provide: the audit's verdict is inconclusive until these are given.
+#: Probes that answer with the gold (or search for it) need one per episode.
+GOLD_HINT = ("give the env's unwrapped class a gold_answers() -> list[str] method returning an answer the grader "
+             "accepts for the current episode (the privileged auditor hook: never shown to the agent), or pass "
+             "gold_answers_fn=(env -> list[str]) to check_integrity")
+#: The hook is there but gave nothing (reasoning-gym items with no single answer): it must give one accepted answer.
+EMPTY_GOLD_HINT = ("make the env's gold_answers() return, for every episode, at least one answer its grader accepts "
+                   "(any one, for a task with many right answers), or pass gold_answers_fn=(env -> list[str]) to "
+                   "check_integrity")
+#: Probes that compare instances need a way to build more than one.
+INSTANCES_HINT = ("audit a factory (check_integrity(lambda: MyEnv())) or a registered id instead of one env "
+                  "instance: the probe builds instances of its own")
+#: Probes that compare against a graded wrong answer need answers in the env's format.
+ANSWER_HINT = ("if the env takes answers in another format, define audit_answer_action(answer) -> action on its "
+               "unwrapped class, or pass answer_action_fn=(env, answer -> action) to check_integrity")
+
+
+def no_gold_reason(source: str) -> str:
+    """Why there was no gold answer, from where the auditor looked (a Session's gold source)."""
+    if source.startswith("privileged"):
+        return "no gold answer (gold_answers() returned none for the audited episodes)"
+    return "no gold answer (no gold_answers() hook or gold_answers_fn, and the env revealed none at the end)"
+
+
 GoldFn = Callable[[gym.Env], "list[str] | None"]
 AnswerFn = Callable[[gym.Env, str], Any]
+
+
+def no_gold_hint(source: str) -> str:
+    """What would give the auditor a gold answer, from where it looked: a hook to add, or one that must answer."""
+    return EMPTY_GOLD_HINT if source.startswith("privileged") else GOLD_HINT

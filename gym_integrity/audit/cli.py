@@ -10,7 +10,8 @@ from typing import Any, Callable
 
 __all__ = ["HELP", "add_arguments", "run", "AuditTarget", "audit_targets", "dataset_targets", "start_judge_stub"]
 
-HELP = "audit env ids for reward exploits (all registered ids by default); exit 1 on any failure"
+HELP = ("audit env ids for reward exploits (all registered ids by default); exit 0 if every env passed, 1 if any "
+        "failed, 2 if any was inconclusive (a probe it needs could not run) or for a usage error")
 
 _EPILOG = """\
 examples:
@@ -22,6 +23,11 @@ examples:
 
 Proof-mode grading is audited offline against a judge stub this command starts
 on 127.0.0.1 (labelled in the output); no network and no key are needed.
+
+exit status: 0 every env passed; 1 an env failed a probe; 2 no failure, but an
+env is inconclusive: a probe it needs could not run (the output names the
+probes and what would run them, e.g. a gold_answers() hook) or the env could
+not be built or reset. 2 also for a usage error (unknown id or probe).
 """
 
 
@@ -178,13 +184,13 @@ def run(args: argparse.Namespace) -> int:
     import gym_integrity  # noqa: F401  (registers the ids)
     from gym_integrity.audit.grader_probes import GRADER_PROBES
     from gym_integrity.audit.probes import PROBES
-    from gym_integrity.audit.report import render_reports, render_sweep, reports_to_json
+    from gym_integrity.audit.report import Verdict, exit_status, render_reports, render_sweep, reports_to_json
     from gym_integrity.audit.session import AuditSettings
     from gym_integrity.registration import REGISTERED
 
     console = Console()
-    if not console.is_terminal:  # logs and files: wide enough that evidence lines stay whole
-        console = Console(width=140)
+    if not console.is_terminal:  # logs, files: evidence lines (and a sweep's 155-column table) stay whole
+        console = Console(width=160 if args.all_datasets else 140)
     ids = list(args.ids) or ([SWEPT_ID] if args.all_datasets else [entry.id for entry in REGISTERED])
     unknown = [i for i in ids if i not in gym.registry]
     if unknown:
@@ -239,20 +245,23 @@ def run(args: argparse.Namespace) -> int:
     total = time.perf_counter() - start
 
     mode = "stacked and raw" if args.compare else "raw, without the integrity stack" if args.raw else "stacked"
+    failed = sum(1 for r in reports if r.verdict is Verdict.FAIL)
+    inconclusive = sum(1 for r in reports if r.verdict is Verdict.INCONCLUSIVE)
+    # An inconclusive env is named in the last line: unlike a FAIL, it is easy to miss in a wide table.
+    unsure = f"; {inconclusive} inconclusive" if inconclusive else ""
     if args.all_datasets:
         render_sweep(reports, console, max_evidence=args.evidence)
-        failed = sum(1 for r in reports if not r.passed)
         console.print(f"audited {len({t.variant for t in targets})} {SWEPT_ID} datasets ({mode}), {len(probes)} probes "
-                      f"each, in [bold]{total:.1f} s[/]; {failed} failed")
+                      f"each, in [bold]{total:.1f} s[/]; {failed} failed{unsure}")
     else:
         render_reports(reports, console, max_evidence=args.evidence)
-        console.print(f"audited {len(ids)} id(s) ({mode}), {len(probes)} probes each, in [bold]{total:.1f} s[/]")
+        console.print(f"audited {len(ids)} id(s) ({mode}), {len(probes)} probes each, in [bold]{total:.1f} s[/]{unsure}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             fh.write(reports_to_json(reports, total_s=total, notes=notes))
         console.print(f"JSON report written to {args.json}")
     judged = [r for r in reports if not r.raw] if args.compare else reports
-    return 0 if all(r.passed for r in judged) else 1
+    return exit_status(judged)
 
 
 def _shown(target: Any) -> str:

@@ -16,8 +16,9 @@ import gymnasium as gym
 
 from gym_integrity.audit.canaries import (CanaryTrap, SLOW_ANSWER, constant_answers, pathological_answers,
                                           setting_injections)
+from gym_integrity.audit.adapters import ANSWER_HINT, INSTANCES_HINT
 from gym_integrity.audit.leaks import numeric_value, squash, strip_latex
-from gym_integrity.audit.probes import _EPS, _failed, _not_applicable, _passed, _probe, _same_reward
+from gym_integrity.audit.probes import _EPS, _failed, _no_gold, _not_run, _passed, _probe, _same_reward
 from gym_integrity.audit.report import ProbeResult
 from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, short
 
@@ -118,20 +119,22 @@ def _chance_seeds(s: Session) -> list[int]:
     return seeds
 
 
-def _episodes(s: Session) -> tuple[list[_Episode], str]:
-    """The probed episodes that have a gold answer, and where the gold came from."""
-    episodes, sources = [], set()
+def _episodes(s: Session) -> tuple[list[_Episode], str, str, list[str]]:
+    """The probed episodes that have a gold answer, where the gold came from, the last source looked at, and
+    what a wrong answer raised in episodes left out for it."""
+    episodes, sources, source, raised = [], set(), "", []
     for seed in _chance_seeds(s):
         golds, source, _, _ = s.gold_or_revealed(seed)
-        sources.add(source)
         if not golds:
             continue
+        sources.add(source)
         gold = s.step(s.answer(golds[0]), "the gold answer")
         wrong = _play(s, seed, s.answer(WRONG_ANSWER), f"answer {WRONG_ANSWER!r}")
         if isinstance(wrong, _Raised):
+            raised.append(f"seed {seed}: a wrong answer {wrong}")
             continue
         episodes.append(_Episode(seed, golds[0], gold.reward, wrong.reward))
-    return episodes, ", ".join(sorted(sources))
+    return episodes, ", ".join(sorted(sources)), source, raised
 
 
 @_probe("constant_answers", "I7 paid for the answer",
@@ -140,9 +143,12 @@ def _episodes(s: Session) -> tuple[list[_Episode], str]:
         "what a grader paying only the answer would give it (the gold's reward where it is the gold, else a wrong "
         "answer's, capped at 0).")
 def constant_answers_probe(s: Session) -> ProbeResult:
-    episodes, sources = _episodes(s)
+    episodes, sources, last_source, raised = _episodes(s)
+    if not episodes and raised:
+        return _not_run(f"a wrong answer, the baseline of chance, could not be graded ({raised[0]})", ANSWER_HINT,
+                        raised)
     if not episodes:
-        return _not_applicable(f"no gold answer to define chance by: {sources}")
+        return _no_gold(last_source)
     n = len(episodes)
     bad, evidence = [], []
     for label, answer in constant_answers():
@@ -187,7 +193,7 @@ def code_injection(s: Session) -> ProbeResult:
     seed = s.settings.seeds[0]
     wrong = _play(s, seed, s.answer(WRONG_ANSWER), f"answer {WRONG_ANSWER!r}")
     if isinstance(wrong, _Raised):
-        return _not_applicable(f"a wrong answer could not be graded to compare with: it {wrong}")
+        return _not_run(f"a wrong answer, the baseline to compare with, could not be graded: it {wrong}", ANSWER_HINT)
     trap = CanaryTrap()
     bad, sent, seen, ran, paid = [], 0, set(), 0, 0
     try:
@@ -230,7 +236,7 @@ def pathological_answers_probe(s: Session) -> ProbeResult:
     limit, source = s.grading_bound()
     wrong = _play(s, seed, s.answer(WRONG_ANSWER), f"answer {WRONG_ANSWER!r}")
     if isinstance(wrong, _Raised):
-        return _not_applicable(f"a wrong answer could not be graded to compare with: it {wrong}")
+        return _not_run(f"a wrong answer, the baseline to compare with, could not be graded: it {wrong}", ANSWER_HINT)
     bad, timings = [], []
     answers = pathological_answers()
     for i, (label, text) in enumerate(answers):
@@ -317,7 +323,7 @@ class _Envs:
         "baseline: a correct answer never comes back timeout or changed because of another env.")
 def cross_env_isolation(s: Session) -> ProbeResult:
     if s.new_env is None:
-        return _not_applicable("needs a second instance: audit an id or a factory, not an env instance alone")
+        return _not_run("needs a second instance, and the audit was given one env instance", INSTANCES_HINT)
     seed = s.settings.seeds[0]
     golds, source, _, _ = s.gold_or_revealed(seed)
     envs = _Envs(s.new_env)
@@ -339,9 +345,12 @@ def cross_env_isolation(s: Session) -> ProbeResult:
                 return f"raised {type(exc).__name__}: {short(str(exc), 80)}"
 
         base_gold, base_wrong = answer_b(None, "B: the gold answer"), answer_b(WRONG_ANSWER, "B: a wrong answer")
+        if base_gold == "no gold answer":
+            return _no_gold(source)
         if isinstance(base_gold, str) or isinstance(base_wrong, str):
-            return _not_applicable(f"no baseline for env B (gold: {base_gold if isinstance(base_gold, str) else 'ok'}; "
-                                   f"wrong: {base_wrong if isinstance(base_wrong, str) else 'ok'}; gold from {source})")
+            return _not_run(f"no baseline for env B (gold: {base_gold if isinstance(base_gold, str) else 'ok'}; "
+                            f"wrong: {base_wrong if isinstance(base_wrong, str) else 'ok'}; gold from {source})",
+                            ANSWER_HINT)
         evidence = [f"baseline on B, seed {seed}: gold -> {base_gold.describe()}; wrong -> {base_wrong.describe()}"]
         bad: list[str] = []
 

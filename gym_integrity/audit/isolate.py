@@ -132,19 +132,31 @@ def _context() -> Any:
 
 
 def _partial_report(run: _Running, probes: Sequence[str], cause: str, hang: bool) -> AuditReport:
-    """A report for a child that died or was killed: what it finished, the probe it was in, the rest not run."""
+    """A report for a child that died or was killed: what it finished, the probe it was in, the rest not run.
+
+    Before its first probe started the child was building the env and resetting
+    it once (the runner's preflight): then the env could not run, the report's
+    ``error`` says why and no probe failed (the verdict is inconclusive), as
+    in-process.
+    """
     report = AuditReport(run.target.name, results=list(run.results), raw=run.target.raw,
                          duration_s=time.perf_counter() - run.started, notes=list(run.target.notes))
+    if run.current is None and not run.results:
+        where = f"; last call: {run.call}" if run.call else ""
+        report.error = f"{cause}{where}"
+        report.results = [ProbeResult(name, Status.NOT_RUN, "not run (the env could not run)",
+                                      reason="the env could not run (see the report's error)") for name in probes]
+        return report
     done = {r.probe for r in run.results}
     for name in probes:
         if name in done:
             continue
-        if name == run.current or (run.current is None and not report.results and name == probes[0]):
-            where = f"; last call: {run.call}" if run.call and name == run.current else ""
+        if name == run.current:
+            where = f"; last call: {run.call}" if run.call else ""
             summary = f"hang: {cause}{where}" if hang else cause + where
             report.results.append(ProbeResult(name, Status.FAILED, summary, [cause + where]))
         else:
-            report.results.append(ProbeResult(name, Status.NOT_APPLICABLE, "not run", reason=f"not run: {cause}"))
+            report.results.append(ProbeResult(name, Status.NOT_RUN, "not run", reason=cause))
     return report
 
 
@@ -242,7 +254,7 @@ def run_isolated(
                         0.0 if run.results else STARTUP_S):  # the first probe's calls start shared services
                     run.process.kill()
                     run.process.join(timeout=5)
-                    where = f"in probe {run.current}" if run.current else "while starting or building the env"
+                    where = f"in probe {run.current}" if run.current else "while building the env or resetting it"
                     cause = (f"no progress for {now - run.last_event:.0f} s {where}; the process was killed "
                              "(a call that holds the GIL cannot be bounded in-process)")
                     finish(index, _partial_report(run, run.target.probes or probes, cause, hang=True))

@@ -1,8 +1,10 @@
 """The audit's probes: one function per invariant check, each playing adversarial episodes through a Session.
 
 Every probe returns a :class:`~gym_integrity.audit.report.ProbeResult`: passed
-(with what it checked), failed (with the actions and what came back), or not
-applicable (with why). :data:`PROBES` lists them in report order.
+(with what it checked), failed (with the actions and what came back), n/a (the
+probe does not apply to this env, with why), or not run (it applies, but the
+audit lacked what it needs, typically a gold answer: with how to provide it).
+:data:`PROBES` lists them in report order.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import gymnasium as gym
 
-from gym_integrity.audit.adapters import revealed_answers
+from gym_integrity.audit.adapters import no_gold_hint, no_gold_reason, revealed_answers
 from gym_integrity.audit.leaks import LeakMatch, find_in_text, walk_strings
 from gym_integrity.audit.report import ProbeResult, Status
 from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, short
@@ -67,6 +69,16 @@ def _not_applicable(reason: str) -> ProbeResult:
     return ProbeResult("", Status.NOT_APPLICABLE, reason, [], reason=reason)
 
 
+def _not_run(reason: str, how_to_enable: str | None, evidence: Iterable[str] = ()) -> ProbeResult:
+    """The probe applies but could not run: the report cannot pass until ``how_to_enable`` is done."""
+    return ProbeResult("", Status.NOT_RUN, f"not run: {reason}", list(evidence), reason=reason,
+                       how_to_enable=how_to_enable)
+
+
+def _no_gold(source: str, evidence: Iterable[str] = ()) -> ProbeResult:
+    return _not_run(no_gold_reason(source), no_gold_hint(source), evidence)
+
+
 def _seeds(s: Session, n: int) -> tuple[int, ...]:
     return s.settings.seeds[:n]
 
@@ -94,7 +106,7 @@ def gold_answer_scored(s: Session) -> ProbeResult:
     for seed in _seeds(s, 2):
         golds, source, _, info = s.gold_or_revealed(seed)
         if not golds:
-            return _not_applicable(f"no gold answer to submit: {source}")
+            return _no_gold(source)
         taken = s.play_to_end(lambda i: s.answer(golds[0]), 1, f"answer gold {short(golds[0], 40)}")
         t = taken[-1]
         s.reset(seed)
@@ -135,13 +147,16 @@ def _after_end(s: Session, final: Transition, action: Any, label: str) -> tuple[
         "The reward and verdict after the end must not change.")
 def rescore_after_end(s: Session) -> ProbeResult:
     evidence, bad = [], []
+    with_gold, ended, source = 0, 0, ""
     for seed in _seeds(s, 2):
         golds, source, _, info = s.gold_or_revealed(seed)
+        with_gold += bool(golds)
         taken = s.finish_wrong(info)
         final = taken[-1]
         if not final.ended:
             evidence.append(f"seed {seed}: no end after {len(taken)} wrong answers (see step_budget)")
             continue
+        ended += 1
         revealed = [r for r in revealed_answers(final.info, final.obs) if r not in golds]
         # The first gold is the answer (QEDMath's second is its reference solution, which is for the leak search).
         attempts = [(f"gold {short(g, 40)} ({source})", g) for g in golds[:1]]
@@ -157,13 +172,14 @@ def rescore_after_end(s: Session) -> ProbeResult:
             if final.ended:
                 line, ok = _after_end(s, final, s.answer(WRONG_ANSWER), "a wrong answer (the episode ended on the gold)")
                 (evidence if ok else bad).append(f"seed {seed}: {line}")
-    if not golds:
-        s.notes.append("rescore_after_end: no gold available (no privileged hook, nothing revealed); "
-                       "checked with wrong answers only")
     if bad:
         return _failed("steps after the end were scored again", bad)
-    if not evidence:
+    if not ended:  # an end never reached is step_budget's failure; there was nothing here to test
         return _not_applicable("no episode ended, so there was no end to test (see step_budget)")
+    if not with_gold:
+        # Wrong answers after a wrong end prove nothing: re-scoring pays only an answer that is right.
+        return _no_gold(source, ["only wrong answers were sent after the end; the exploit (the gold answer "
+                                 "after a wrong end) was not tried"] + evidence)
     return _passed("answers after the end changed nothing", evidence)
 
 
@@ -266,7 +282,8 @@ def inert_after_end(s: Session) -> ProbeResult:
     tool_call = '<tool_call>{"name": "sql_query", "arguments": {"company_name": "x", "table_name": "y", ' \
                 '"query": "SELECT 1"}}</tool_call>'
     actions = [("a tool call", tool_call), ("a non-answer", s.non_answer()),
-               ("an answer", s.answer(golds[0] if golds else "-1")), ("an empty action", "")]
+               ("the gold answer" if golds else "an answer (no gold available: a wrong one)",
+                s.answer(golds[0] if golds else "-1")), ("an empty action", "")]
     bad, evidence = [], []
     try:
         for label, action in actions:
@@ -390,7 +407,7 @@ def reference_leakage(s: Session) -> ProbeResult:
                 _scan(hits, episode, seed, golds, _surfaces(s, phase, t.obs, t.info) + _static_surfaces(s.env),
                       context)
     if hits.episodes == 0:
-        return _not_applicable("no gold answer to search for (no privileged hook, nothing revealed at the end)")
+        return _no_gold(source)
     leaks, coincidences = hits.verdict()
     checked = (f"{hits.episodes} episodes, {steps_checked} steps; gold from: {', '.join(sorted(sources))}")
     if leaks:

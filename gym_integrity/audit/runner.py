@@ -1,4 +1,4 @@
-"""check_integrity(): run every probe on one env, each in a watched thread with a wall-clock bound."""
+"""check_integrity(): check that the env runs at all, then run every probe on it, each in a watched thread with a wall-clock bound."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def _factory(env: Any, raw: bool) -> tuple[Callable[[], gym.Env] | None, gym.Env
                     f"callable returning an env; got {type(env).__name__}")
 
 
-def _run_bounded(fn: Callable[[], ProbeResult], timeout_s: float, name: str) -> tuple[str, Any]:
+def _run_bounded(fn: Callable[[], Any], timeout_s: float, name: str) -> tuple[str, Any]:
     """Run ``fn`` in a daemon thread; ``("ok", result)``, ``("error", (exc, tb))`` or ``("hang", None)``."""
     box: dict[str, Any] = {}
 
@@ -94,7 +94,12 @@ def check_integrity(
             probe's thread), so that a watcher outside the process can name a hang.
 
     Returns:
-        An :class:`AuditReport`: one row per probe.
+        An :class:`AuditReport`: one row per probe, and a verdict: ``fail`` if a probe
+        failed; ``inconclusive`` if a probe this env needs could not run (its row
+        says how to run it: a gold-answer hook, a factory) or the env could not run
+        at all (built or reset once, before any probe: the cause is the report's
+        ``error`` and every probe is ``not run``); else ``pass``. ``report.passed``
+        is true for ``pass`` only.
 
     Example:
         >>> import gym_integrity
@@ -119,6 +124,7 @@ def check_integrity(
     gold_fn = gold_answers_fn or privileged_gold
     hung_in: str | None = None
     unbuildable: str | None = None
+    error: str | None = None
     # With a factory, probes share one env (building one per probe would restart
     # shared services, e.g. a verifier pool, every time); a probe that hangs or
     # raises leaves its env behind and the next probe gets a fresh one.
@@ -128,21 +134,26 @@ def check_integrity(
         with warnings.catch_warnings():
             # Gymnasium's checker warns about what the probes do on purpose (garbage, steps after the end).
             warnings.simplefilter("ignore")
+            current, error = _preflight(make, current, settings, answer_fn, on_call)
+            report.error = error
             for name in names:
                 probe = PROBES[name]
                 if on_probe_start:
                     on_probe_start(name)
-                if hung_in is not None:
-                    result = ProbeResult(name, Status.NOT_APPLICABLE, reason=f"not run: the env is still stuck in a "
-                                         f"call from probe {hung_in}", summary="not run (env hung earlier)")
+                if error is not None:
+                    # The cause is named once, on the report: thirteen copies of one traceback hide it.
+                    result = ProbeResult(name, Status.NOT_RUN, "not run (the env could not run)",
+                                         reason="the env could not run (see the report's error)")
+                elif hung_in is not None:
+                    result = ProbeResult(name, Status.NOT_RUN, "not run (env hung earlier)",
+                                         reason=f"the env is still stuck in a call from probe {hung_in}")
                 elif unbuildable is not None:
-                    result = ProbeResult(name, Status.NOT_APPLICABLE, reason=f"not run: the env could not be built "
-                                         f"({unbuildable})", summary="not run (the env could not be built)")
+                    result = ProbeResult(name, Status.NOT_RUN, "not run (the env could not be built again)",
+                                         reason=f"the env could not be built again ({unbuildable})")
                 else:
-                    result, outcome, current = _run_probe(probe, make, current, settings, answer_fn, gold_fn, on_call,
-                                                          warm_up=not report.results)
+                    result, outcome, current = _run_probe(probe, make, current, settings, answer_fn, gold_fn, on_call)
                     if outcome != "ok" and current is None and make is not None:
-                        # Building failed or hung: it would again for every probe (a sweep would pay it each time).
+                        # Rebuilding after a failed probe failed or hung: it would again for every probe.
                         unbuildable = f"probe {name}: {result.summary}"
                     if outcome == "hang" and shared is not None:
                         hung_in = name
@@ -154,10 +165,44 @@ def check_integrity(
                 if on_probe_done:
                     on_probe_done(result)
     finally:
-        if make is not None and current is not None:
+        if make is not None and current is not None and error is None:
             _close_quietly(current)
     report.duration_s = time.perf_counter() - start
     return report
+
+
+def _preflight(make: Callable[[], gym.Env] | None, env: gym.Env | None, settings: AuditSettings,
+               answer_fn: AnswerFn, on_call: Callable[[str], None] | None) -> tuple[gym.Env | None, str | None]:
+    """Build the env (starting shared services) and reset it once, bounded: ``(env, None)`` or ``(env, cause)``.
+
+    An env that cannot be built or reset is not one whose rewards were found
+    gameable: nothing was tested, so its report is inconclusive with this cause,
+    instead of every probe failing with the same exception. (A reset that fails
+    only later, after a probe's actions, is that probe's finding.)
+    """
+    seed = settings.seeds[0]
+    holder: dict[str, Any] = {"env": env, "doing": "building the env" if env is None else f"reset(seed={seed})"}
+
+    def body() -> None:
+        if holder["env"] is None:
+            holder["env"] = make()  # type: ignore[misc]
+            holder["doing"] = "warming up (a throwaway instance's first reset and step)"
+            _warm_up(make, settings, answer_fn)  # type: ignore[arg-type]
+        holder["doing"] = f"reset(seed={seed})"
+        if on_call is not None:
+            on_call(holder["doing"])
+        holder["env"].reset(seed=seed)
+
+    outcome, value = _run_bounded(body, settings.probe_timeout_s, "preflight")
+    if outcome == "ok":
+        return holder["env"], None
+    if outcome == "hang":
+        # Abandoned, never closed: the thread may still be inside it.
+        return holder["env"], f"{holder['doing']} did not return within {settings.probe_timeout_s:g} s"
+    exc, _ = value
+    if make is not None and holder["env"] is not None:
+        _close_quietly(holder["env"])
+    return holder["env"], f"{holder['doing']} raised {type(exc).__name__}: {exc}"[:300]
 
 
 def _takes_text(env: gym.Env) -> bool:
@@ -201,17 +246,14 @@ def _warm_up(make: Callable[[], gym.Env], settings: AuditSettings, answer_fn: An
 
 def _run_probe(probe: Probe, make: Callable[[], gym.Env] | None, env: gym.Env | None, settings: AuditSettings,
                answer_fn: AnswerFn, gold_fn: GoldFn,
-               on_call: Callable[[str], None] | None = None,
-               warm_up: bool = False) -> tuple[ProbeResult, str, gym.Env | None]:
+               on_call: Callable[[str], None] | None = None) -> tuple[ProbeResult, str, gym.Env | None]:
     """Run one probe in a bounded thread: ``(result, outcome, env)``, outcome ``ok``, ``error`` or ``hang``."""
     started = time.perf_counter()
     holder: dict[str, Any] = {"env": env}
 
     def body() -> ProbeResult:
-        if holder["env"] is None:
+        if holder["env"] is None:  # the last probe's env was left behind (it raised or hung)
             holder["env"] = make()  # type: ignore[misc]
-            if warm_up:  # the first probe's env: services start here
-                _warm_up(make, settings, answer_fn)  # type: ignore[arg-type]
         session = Session(holder["env"], settings, answer_fn, gold_fn, new_env=make, on_call=on_call)
         holder["session"] = session
         if not _takes_text(holder["env"]):

@@ -9,7 +9,7 @@ from typing import Any, Callable, Mapping
 
 import gymnasium as gym
 
-from gym_integrity.checks import is_int, is_number
+from gym_integrity.checks import check_int, check_number, check_type, config_from, is_number
 from gym_integrity.audit.adapters import (AnswerFn, GoldFn, answer_wrappings, non_answer_action, privileged_gold,
                                           revealed_answers)
 
@@ -40,17 +40,24 @@ class AuditSettings:
     max_steps: int = 64
     grading_slack_s: float = 1.0
 
+    def __post_init__(self) -> None:
+        self.validate()
+
+    @classmethod
+    def from_value(cls, value: "AuditSettings | Mapping[str, Any] | None") -> "AuditSettings":
+        """Settings from AuditSettings, a dict of its fields (unknown keys: ``TypeError``) or None (defaults)."""
+        return config_from(cls, value)
+
     def validate(self) -> None:
-        if not isinstance(self.seeds, tuple) or not self.seeds or not all(
-            isinstance(s, int) and not isinstance(s, bool) for s in self.seeds
-        ):
-            raise TypeError(f"AuditSettings.seeds must be a non-empty tuple of int, got {self.seeds!r}")
+        """Check every field: a wrong type is a ``TypeError``, a wrong value a ``ValueError``, both naming it."""
+        check_type("AuditSettings.seeds", self.seeds, tuple, "a non-empty tuple of int")
+        for index, seed in enumerate(self.seeds):
+            check_int(f"AuditSettings.seeds[{index}]", seed)
+        if not self.seeds:
+            raise ValueError("AuditSettings.seeds must be a non-empty tuple of int, got ()")
         for name in ("probe_timeout_s", "step_timeout_s", "grading_slack_s"):
-            value = getattr(self, name)
-            if not is_number(value) or not value > 0:
-                raise ValueError(f"AuditSettings.{name} must be a number > 0, got {value!r}")
-        if not is_int(self.max_steps) or self.max_steps < 1:
-            raise ValueError(f"AuditSettings.max_steps must be an int >= 1, got {self.max_steps!r}")
+            check_number(f"AuditSettings.{name}", getattr(self, name), low=0, low_open=True, unit="seconds")
+        check_int("AuditSettings.max_steps", self.max_steps, low=1)
 
 
 def short(value: Any, limit: int = 80) -> str:

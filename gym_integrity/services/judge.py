@@ -27,7 +27,9 @@ Example (no endpoint configured: making works, grading is a no-verdict):
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -35,13 +37,14 @@ import random
 import re
 import threading
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
-from gym_integrity.checks import is_int, is_number
+from gym_integrity.checks import check_choice, check_int, check_number, check_str, check_type, reject_unknown
 from gym_integrity.extract import last_tag_body
 from gym_integrity.protocol import Grade, Verdict
 
@@ -56,6 +59,7 @@ __all__ = [
     "neutralise_tags",
     "METRIC_KEYS",
     "MAX_POINTS",
+    "JUDGE_ENV_VARS",
 ]
 
 #: Proofs are graded on the olympiad scale 0..MAX_POINTS.
@@ -112,14 +116,22 @@ METRIC_KEYS = (
     "verifier/runtime/output_tokens",
 )
 
-#: Where a key without a base_url goes (the package's own default).
-_OPENAI_URL = "https://api.openai.com/v1"
+#: The judge is configured only by ``judge=...`` or these variables. The policy's own ``OPENAI_*``
+#: variables are never read: RL setups point them at the policy's server, which would grade itself.
+JUDGE_ENV_VARS = ("JUDGE_BASE_URL", "JUDGE_MODEL", "JUDGE_API_KEY")
 
-_NOT_CONFIGURED_CAUSE = (
-    "no judge endpoint configured: pass judge={'base_url': 'http://host:port/v1', 'model': '...', "
-    "'api_key': '...'} to gym.make('QEDMath-v0', ...), or set JUDGE_BASE_URL / JUDGE_MODEL / JUDGE_API_KEY "
-    "(or OPENAI_BASE_URL / OPENAI_API_KEY); see docs/judge.md"
+_HOW_TO_CONFIGURE = (
+    "pass judge={'base_url': 'http://host:port/v1', 'model': '...', 'api_key': '...'} to "
+    "gym.make('QEDMath-v0', ...), or set JUDGE_BASE_URL and JUDGE_MODEL (and JUDGE_API_KEY if the endpoint "
+    "needs a key); OPENAI_BASE_URL / OPENAI_API_KEY are never used for the judge; see docs/judge.md"
 )
+
+_NOT_CONFIGURED_CAUSE = f"no judge endpoint configured: {_HOW_TO_CONFIGURE}"
+
+
+def _no_model_cause(host: str) -> str:
+    return (f"no judge model configured for the endpoint at {host}: set judge={{'model': ...}} or JUDGE_MODEL "
+            f"(the judge never takes a model from the endpoint's list: it may be the policy itself)")
 
 
 # --------------------------------------------------------------------------- config
@@ -129,19 +141,23 @@ _NOT_CONFIGURED_CAUSE = (
 class JudgeConfig:
     """How to reach and use the proof judge.
 
-    Unset ``base_url``, ``api_key`` and ``model`` fall back to ``JUDGE_BASE_URL``,
-    ``JUDGE_API_KEY``, ``JUDGE_MODEL``, then ``OPENAI_BASE_URL`` and
-    ``OPENAI_API_KEY`` (read when the client is built). An empty string means
-    "unset, and do not fall back". With a ``base_url`` and no key, a placeholder
-    key is sent (local servers ignore it); with neither, grading is a no-verdict
-    that says how to configure a judge. With a ``base_url`` and no ``model``, the
-    first model the endpoint lists at ``/models`` is used.
+    The endpoint, model and key come from these fields or, when a field is
+    ``None``, from ``JUDGE_BASE_URL``, ``JUDGE_MODEL`` and ``JUDGE_API_KEY``
+    (read when the client is built), and from nowhere else: never from the
+    policy's ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``, and the model is never
+    picked from the endpoint's ``/models`` list. An empty string means "unset,
+    and do not read the variable". Grading needs both an endpoint and a model;
+    without them every proof is a no-verdict whose cause says what to set.
+    Without a key a placeholder is sent (local servers ignore it).
 
     ``timeout_s`` is the wall-clock deadline of one request, queueing included;
     it must exceed the judge server's own time budget for a generation (see
     docs/judge.md). A grading makes at most ``1 + max_retries`` requests, with
     exponential backoff from ``backoff_s`` (jittered, capped at ``max_backoff_s``,
     and at least a 429's ``Retry-After`` up to that cap) between them.
+
+    Every field is checked at construction: a wrong type raises ``TypeError``, a
+    wrong value ``ValueError``, both naming ``JudgeConfig.<field>``.
     """
 
     base_url: str | None = None
@@ -161,38 +177,36 @@ class JudgeConfig:
     max_proof_chars: int = 100_000
 
     def __post_init__(self) -> None:
-        # Lists are accepted for convenience but the config must stay hashable.
+        # Lists are accepted for convenience but the config must stay hashable (it keys the shared clients).
         if isinstance(self.allowed_scores, list):
             object.__setattr__(self, "allowed_scores", tuple(self.allowed_scores))
+        self.validate()
 
     def validate(self) -> None:
-        """Raise ``TypeError``/``ValueError`` naming the bad field and what it accepts."""
+        """Raise ``TypeError`` (wrong type) or ``ValueError`` (wrong value) naming ``JudgeConfig.<field>``."""
         for name in ("base_url", "api_key", "model"):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, str):
-                raise TypeError(f"judge.{name} must be a str or None, got {type(value).__name__}")
+            check_str(f"JudgeConfig.{name}", getattr(self, name), non_empty=False, optional=True)
         if self.base_url and not re.match(r"^https?://[^/\s]+", self.base_url):
-            raise ValueError(f"judge.base_url must be an http(s) URL like 'http://127.0.0.1:8000/v1', got {self.base_url!r}")
-        if self.api not in _API_CHOICES:
-            raise ValueError(f"judge.api must be one of {_API_CHOICES}, got {self.api!r}")
-        if not isinstance(self.prompt, str) or not self.prompt:
-            raise TypeError(f"judge.prompt must be 'v0', 'v1', 'v2' or a path to a template file, got {self.prompt!r}")
-        if self.temperature is not None:
-            _check_number("temperature", self.temperature, low=0.0, high=2.0)
-        _check_int("max_output_tokens", self.max_output_tokens, low=1)
-        _check_number("timeout_s", self.timeout_s, low=0.0, strict=True)
-        _check_int("max_retries", self.max_retries, low=0)
-        _check_number("backoff_s", self.backoff_s, low=0.0)
-        _check_number("max_backoff_s", self.max_backoff_s, low=0.0)
-        _check_int("success_threshold", self.success_threshold, low=1, high=MAX_POINTS)
-        _check_int("max_concurrency", self.max_concurrency, low=1)
-        _check_int("max_proof_chars", self.max_proof_chars, low=1)
+            raise ValueError(f"JudgeConfig.base_url must be an http(s) URL like 'http://127.0.0.1:8000/v1', "
+                             f"got {self.base_url!r}")
+        check_choice("JudgeConfig.api", self.api, _API_CHOICES)
+        check_str("JudgeConfig.prompt", self.prompt, what="a prompt version ('v0', 'v1', 'v2') or template path")
+        check_number("JudgeConfig.temperature", self.temperature, low=0.0, high=2.0, optional=True)
+        check_int("JudgeConfig.max_output_tokens", self.max_output_tokens, low=1)
+        check_number("JudgeConfig.timeout_s", self.timeout_s, low=0.0, low_open=True, unit="seconds")
+        check_int("JudgeConfig.max_retries", self.max_retries, low=0)
+        check_number("JudgeConfig.backoff_s", self.backoff_s, low=0.0, unit="seconds")
+        check_number("JudgeConfig.max_backoff_s", self.max_backoff_s, low=0.0, unit="seconds")
+        check_int("JudgeConfig.success_threshold", self.success_threshold, low=1, high=MAX_POINTS)
+        check_int("JudgeConfig.max_concurrency", self.max_concurrency, low=1)
+        check_int("JudgeConfig.max_proof_chars", self.max_proof_chars, low=1)
         if self.allowed_scores is not None:
-            if not isinstance(self.allowed_scores, tuple) or not self.allowed_scores:
-                raise TypeError("judge.allowed_scores must be a non-empty list of ints in 0..7, or None")
-            for s in self.allowed_scores:
-                if not is_int(s) or not 0 <= s <= MAX_POINTS:
-                    raise ValueError(f"judge.allowed_scores must hold ints in 0..7, got {s!r}")
+            what = f"a non-empty list of ints in [0, {MAX_POINTS}] or None"
+            check_type("JudgeConfig.allowed_scores", self.allowed_scores, tuple, what)
+            if not self.allowed_scores:
+                raise ValueError(f"JudgeConfig.allowed_scores must be {what}, got an empty list")
+            for i, score in enumerate(self.allowed_scores):
+                check_int(f"JudgeConfig.allowed_scores[{i}]", score, low=0, high=MAX_POINTS)
         # Loads and checks the template: a missing file or an unknown placeholder fails here, at make.
         load_prompt(self.prompt)
 
@@ -200,42 +214,20 @@ class JudgeConfig:
     def from_value(cls, value: "JudgeConfig | Mapping[str, Any] | None") -> "JudgeConfig":
         """A validated config from a JudgeConfig, a dict of its fields, or None (all defaults)."""
         if value is None:
-            config = cls()
-        elif isinstance(value, JudgeConfig):
-            config = value
-        elif isinstance(value, Mapping):
-            known = {f.name for f in dataclasses.fields(cls)}
-            unknown = sorted(set(value) - known)
-            if unknown:
-                raise TypeError(f"judge got unknown keys {unknown}; it accepts {sorted(known)}")
-            config = cls(**dict(value))
-        else:
-            raise TypeError(f"judge must be a JudgeConfig, a dict of its fields, or None; got {type(value).__name__}")
-        config.validate()
-        return config
+            return cls()
+        if isinstance(value, JudgeConfig):
+            return value
+        if isinstance(value, Mapping):
+            reject_unknown("JudgeConfig", value, [f.name for f in dataclasses.fields(cls)])
+            return cls(**dict(value))
+        raise TypeError(f"JudgeConfig must be given as a JudgeConfig, a dict of its fields or None, "
+                        f"got {type(value).__name__} {value!r:.60}")
 
     def allowed(self) -> tuple[int, ...]:
         """The scores a judge answer may carry under this config."""
         if self.allowed_scores is not None:
             return tuple(sorted(set(self.allowed_scores)))
         return _DEFAULT_ALLOWED.get(self.prompt, tuple(range(MAX_POINTS + 1)))
-
-
-def _check_int(name: str, value: Any, *, low: int, high: int | None = None) -> None:
-    if not is_int(value):
-        raise TypeError(f"judge.{name} must be an int, got {type(value).__name__}")
-    if value < low or (high is not None and value > high):
-        bounds = f"in {low}..{high}" if high is not None else f">= {low}"
-        raise ValueError(f"judge.{name} must be an int {bounds}, got {value}")
-
-
-def _check_number(name: str, value: Any, *, low: float, high: float | None = None, strict: bool = False) -> None:
-    if not is_number(value):
-        raise TypeError(f"judge.{name} must be a number, got {type(value).__name__}")
-    if value != value or (value <= low if strict else value < low) or (high is not None and value > high):
-        rel = ">" if strict else ">="
-        bounds = f"{rel} {low}" + (f" and <= {high}" if high is not None else "")
-        raise ValueError(f"judge.{name} must be a number {bounds}, got {value}")
 
 
 # --------------------------------------------------------------------------- prompts
@@ -285,7 +277,8 @@ def load_prompt(prompt: str) -> PromptTemplate:
         path = Path(prompt).expanduser()
         if not path.is_file():
             raise ValueError(
-                f"judge.prompt must be one of {BUILTIN_PROMPTS} or a path to a template file; {prompt!r} is neither"
+                f"JudgeConfig.prompt must be one of {BUILTIN_PROMPTS} or a path to a template file; "
+                f"{prompt!r} is neither"
             )
         key = (str(path.resolve()), path.stat().st_mtime)
     with _prompt_lock:
@@ -303,11 +296,11 @@ def load_prompt(prompt: str) -> PromptTemplate:
     unknown = sorted(template.placeholders - set(PLACEHOLDERS))
     if unknown:
         raise ValueError(
-            f"judge.prompt template {prompt!r} uses unknown placeholders {unknown}; "
+            f"JudgeConfig.prompt template {prompt!r} uses unknown placeholders {unknown}; "
             f"it may use {{{{{'}}, {{'.join(PLACEHOLDERS)}}}}}"
         )
     if "proof" not in template.placeholders:
-        raise ValueError(f"judge.prompt template {prompt!r} must contain the placeholder {{{{proof}}}}")
+        raise ValueError(f"JudgeConfig.prompt template {prompt!r} must contain the placeholder {{{{proof}}}}")
     with _prompt_lock:
         _prompt_cache[key] = template
     return template
@@ -359,50 +352,179 @@ def parse_score(text: str, *, allowed: Iterable[int]) -> int:
 # --------------------------------------------------------------------------- feedback
 
 
-_WORD_RE = re.compile(r"\\?[A-Za-z]+|[0-9]+")
-_NGRAM = 6
+#: A run of this many consecutive words shared with a hidden text is a leak (issue 10: "3+ consecutive words").
+LEAK_RUN = 3
+
+#: A formula of a hidden text is a leak when its symbols (letters, digits, operators, LaTeX commands; spacing
+#: and braces ignored) appear in order in the feedback, unless it has fewer than this many (``$n$``, ``$uv$``).
+MIN_FORMULA_SYMBOLS = 3
+
+#: Runs made only of these words carry no content ("one of the", "it is a"): they are not leaks, or
+#: nearly every sentence of every judge would be redacted.
+FUNCTION_WORDS = frozenset(
+    "a an the this that these those it its we us our you i he she they them their one ones some any all each "
+    "every no not nor and or but so if then than as of to in on at by for from with into onto over under about "
+    "is are was were be been being has have had do does did can may must will would shall should also there "
+    "here which who whom whose what when where why how such only just very".split()
+)
+
+_TOKEN_RE = re.compile(r"[^\W\d_]+|\d+")
+_MATH_RE = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
+_SYMBOL_RE = re.compile(r"\\[a-z]+|[^\s{}$\\\x00]")  # NUL is the separator of joined symbols
+#: Spellings of one symbol, so a judge writing ≤ for \leq still matches ("" drops a sizing command).
+_SYMBOL_ALIASES = {
+    "\\leq": "\\le", "≤": "\\le", "\\geq": "\\ge", "≥": "\\ge", "\\neq": "\\ne", "≠": "\\ne",
+    "·": "\\cdot", "⋅": "\\cdot", "×": "\\times", "√": "\\sqrt", "\\dfrac": "\\frac", "\\tfrac": "\\frac",
+    "−": "-", "∣": "\\mid", "\\ldots": "\\dots", "\\cdots": "\\dots", "\\left": "", "\\right": "",
+}
+_ALIAS_RE = re.compile("(?:" + "|".join(map(re.escape, sorted(_SYMBOL_ALIASES, key=len, reverse=True))) + ")(?![a-z])")
+#: A unit of redaction: a line, or a sentence within it.
+_UNIT_SEP_RE = re.compile(r"\n+|(?<=[.!?])[ \t]+")
+_REDACTED = "[redacted]"
 
 
-def _words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD_RE.findall(text)]
+def _normal(text: str) -> str:
+    # NFKC folds look-alikes (superscript digits, full-width letters, ligatures) onto plain characters.
+    return unicodedata.normalize("NFKC", text).casefold()
 
 
-def _redact(feedback: str, hidden: Sequence[str]) -> str:
-    """Replace every sentence sharing a 6-word run with a hidden text (short hidden texts: all of it)."""
-    grams: set[tuple[str, ...]] = set()
-    whole: list[tuple[str, ...]] = []
+def _tokens(text: str) -> list[str]:
+    """Word tokens: letter runs (LaTeX commands lose their backslash) and digit runs."""
+    return _TOKEN_RE.findall(_normal(text))
+
+
+def _symbols(text: str) -> list[str]:
+    """Formula symbols: LaTeX commands, and every other character but spacing, braces and ``$``."""
+    return _SYMBOL_RE.findall(_ALIAS_RE.sub(_alias, _normal(text)))
+
+
+def _alias(match: re.Match[str]) -> str:
+    return _SYMBOL_ALIASES.get(match.group(), match.group())
+
+
+def _joined(symbols: Sequence[str]) -> str:
+    # A separator on each side of each symbol: a substring search then matches whole symbols only.
+    return "\x00" + "\x00".join(symbols) + "\x00"
+
+
+def _windows(tokens: Sequence[str], n: int) -> Iterable[tuple[str, ...]]:
+    return (tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+
+@dataclass(frozen=True)
+class _Secrets:
+    """What feedback must not repeat: word runs by length, and formulas as joined symbol strings."""
+
+    runs: Mapping[int, frozenset[tuple[str, ...]]]
+    formulas: tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=512)
+def _secrets(hidden: tuple[str, ...], shown: str) -> _Secrets:
+    """The runs and formulas of the hidden texts, minus what ``shown`` (the problem statement) already holds.
+
+    Every run of :data:`LEAK_RUN` words counts, and so does a whole sentence of two
+    words; runs of function words only do not. A formula counts from
+    :data:`MIN_FORMULA_SYMBOLS` symbols. Text the agent is shown is no secret.
+    """
+    shown_tokens = _tokens(shown)
+    shown_runs = {n: set(_windows(shown_tokens, n)) for n in (2, LEAK_RUN)}
+    shown_symbols = _joined(_symbols(shown))
+
+    def secret(run: tuple[str, ...]) -> bool:
+        return not all(w in FUNCTION_WORDS for w in run) and run not in shown_runs[len(run)]
+
+    runs: dict[int, set[tuple[str, ...]]] = {2: set(), LEAK_RUN: set()}
+    formulas: set[str] = set()
     for text in hidden:
-        words = _words(text or "")
-        if not words:
+        if not text:
             continue
-        if len(words) < _NGRAM:
-            whole.append(tuple(words))
-        grams.update(tuple(words[i : i + _NGRAM]) for i in range(len(words) - _NGRAM + 1))
-    if not grams and not whole:
+        runs[LEAK_RUN].update(r for r in _windows(_tokens(text), LEAK_RUN) if secret(r))
+        for sentence in _UNIT_SEP_RE.split(text):
+            words = tuple(_tokens(sentence))
+            if len(words) == 2 and secret(words):
+                runs[2].add(words)
+        for match in _MATH_RE.finditer(text):
+            symbols = _symbols(next(g for g in match.groups() if g is not None))
+            joined = _joined(symbols)
+            if len(symbols) >= MIN_FORMULA_SYMBOLS and joined not in shown_symbols:
+                formulas.add(joined)
+    return _Secrets({n: frozenset(r) for n, r in runs.items() if r}, tuple(sorted(formulas)))
+
+
+def _redact(feedback: str, hidden: Sequence[str], shown: str = "") -> str:
+    """Replace every sentence or line of ``feedback`` that repeats a piece of a hidden text by ``[redacted]``.
+
+    A piece is a run of 3 words (or a 2-word sentence) or a formula of 3+
+    symbols of a hidden text, after normalisation (case, Unicode look-alikes,
+    spacing, ``$`` and braces), that is not also in ``shown``. A piece spanning
+    several sentences redacts all of them; adjacent redactions merge into one.
+
+    >>> _redact("The write-up skips a step. It never uses the quux invariant here.",
+    ...         ["Every zorblax is bounded by the quux invariant."])
+    'The write-up skips a step. [redacted]'
+    >>> _redact("Equality needs a=b.", ["Equality iff $a = b$."], shown="Prove it.")
+    '[redacted]'
+    """
+    secrets = _secrets(tuple(t for t in hidden if t), shown or "")
+    if not secrets.runs and not secrets.formulas:
         return feedback
-    out = []
-    for sentence in re.split(r"(?<=[.!?\n])", feedback):
-        words = _words(sentence)
-        hit = any(tuple(words[i : i + _NGRAM]) in grams for i in range(len(words) - _NGRAM + 1))
-        if not hit:
-            for seq in whole:
-                n = len(seq)
-                if any(tuple(words[i : i + n]) == seq for i in range(len(words) - n + 1)):
-                    hit = True
-                    break
-        out.append("[redacted]" + ("\n" if sentence.endswith("\n") else " ") if hit else sentence)
+    parts = _UNIT_SEP_RE.split(feedback)
+    seps = _UNIT_SEP_RE.findall(feedback)
+    # Detection runs over the whole feedback (a quote may cross a sentence end); each token and each
+    # symbol remembers its unit. Per-symbol work stays in C (findall, join): this runs on every grading.
+    tokens: list[str] = []
+    token_unit: list[int] = []
+    pieces: list[str] = []  # each unit's symbols, each followed by a separator
+    piece_start: list[int] = []  # offset of each unit's piece in the joined symbol string
+    offset = 1
+    for index, unit in enumerate(parts):
+        unit_tokens = _tokens(unit)
+        tokens.extend(unit_tokens)
+        token_unit.extend([index] * len(unit_tokens))
+        unit_symbols = _symbols(unit)
+        piece = "\x00".join(unit_symbols) + "\x00" if unit_symbols else ""
+        pieces.append(piece)
+        piece_start.append(offset)
+        offset += len(piece)
+    hit: set[int] = set()
+    for n, runs in secrets.runs.items():
+        for i, window in enumerate(zip(*(tokens[k:] for k in range(n)))):
+            if window in runs:
+                hit.update(token_unit[i : i + n])
+    if secrets.formulas:
+        joined = "\x00" + "".join(pieces)
+        for formula in secrets.formulas:
+            at = joined.find(formula)
+            while at != -1:
+                # The match covers its first symbol (at + 1) to its last (ending before at + len - 1).
+                first = bisect.bisect_right(piece_start, at + 1) - 1
+                last = bisect.bisect_right(piece_start, at + len(formula) - 2) - 1
+                hit.update(range(first, last + 1))
+                at = joined.find(formula, at + 1)
+    if not hit:
+        return feedback
+    out: list[str] = []
+    previous_redacted = False
+    for index, unit in enumerate(parts):
+        redacted = index in hit
+        if not (redacted and previous_redacted):
+            if index:
+                out.append(seps[index - 1])
+            out.append(_REDACTED if redacted else unit)
+        previous_redacted = redacted
     return "".join(out).strip()
 
 
 _FEEDBACK_LIMIT = 2000
 
 
-def _feedback(points: int, judge_output: str, hidden: Sequence[str]) -> str:
-    """Agent-safe feedback: the score and the judge's list of errors, never the reference."""
+def _feedback(points: int, judge_output: str, hidden: Sequence[str], shown: str) -> str:
+    """Agent-safe feedback: the score and the judge's list of errors, never a piece of the hidden texts."""
     body = (last_tag_body(judge_output, "errors", ignore_case=True) or "").strip() or (
         last_tag_body(judge_output, "assessment", ignore_case=True) or "").strip()
     body = re.sub(r"<[^<>]{0,40}>", " ", body)  # no tags (score tags included) reach the agent
-    body = _redact(body, hidden)
+    body = _redact(body, hidden, shown)
     if len(body) > _FEEDBACK_LIMIT:
         body = body[:_FEEDBACK_LIMIT].rstrip() + " ..."
     head = f"Judge score: {points}/{MAX_POINTS}."
@@ -471,20 +593,40 @@ class _Resolved:
 
 
 def _resolve(config: JudgeConfig) -> _Resolved:
-    def pick(value: str | None, *names: str) -> str | None:
+    """The endpoint, key and model: the config's fields, else the JUDGE_* variables, else nothing.
+
+    Never OPENAI_BASE_URL / OPENAI_API_KEY: in RL setups they point at the policy's
+    own server, and a policy graded by itself (or a key sent to the wrong server)
+    is exactly what an explicit judge prevents.
+    """
+    def pick(value: str | None, name: str) -> str | None:
         if value is not None:
-            return value or None  # "" means unset, no fallback
-        for name in names:
-            env = os.environ.get(name)
-            if env:
-                return env
-        return None
+            return value or None  # "" means unset, without reading the variable
+        return os.environ.get(name) or None
 
     return _Resolved(
-        base_url=pick(config.base_url, "JUDGE_BASE_URL", "OPENAI_BASE_URL"),
-        api_key=pick(config.api_key, "JUDGE_API_KEY", "OPENAI_API_KEY"),
+        base_url=pick(config.base_url, "JUDGE_BASE_URL"),
+        api_key=pick(config.api_key, "JUDGE_API_KEY"),
         model=pick(config.model, "JUDGE_MODEL"),
     )
+
+
+def _policy_headers_cancelled() -> dict[str, Any]:
+    """Headers that cancel what the openai package would add from the policy's OPENAI_* variables.
+
+    The package reads OPENAI_ORG_ID, OPENAI_PROJECT_ID and OPENAI_CUSTOM_HEADERS on
+    its own; they belong to the policy's endpoint and must not reach the judge's.
+    ``Omit()`` removes a header; an explicit Authorization (set by the caller)
+    already displaces one from OPENAI_CUSTOM_HEADERS.
+    """
+    from openai import Omit
+
+    cancelled: dict[str, Any] = {"OpenAI-Organization": Omit(), "OpenAI-Project": Omit()}
+    for line in os.environ.get("OPENAI_CUSTOM_HEADERS", "").split("\n"):
+        name, colon, _ = line.partition(":")
+        if colon and name.strip() and name.strip().lower() != "authorization":
+            cancelled[name.strip()] = Omit()
+    return cancelled
 
 
 class JudgeClient:
@@ -513,13 +655,12 @@ class JudgeClient:
 
     @property
     def configured(self) -> bool:
-        return bool(self._resolved.base_url or self._resolved.api_key)
+        """True when both an endpoint and a model are set: nothing is guessed for either."""
+        return bool(self._resolved.base_url and self._resolved.model)
 
     @property
     def endpoint_host(self) -> str:
-        if self._resolved.base_url:
-            return urlsplit(self._resolved.base_url).netloc
-        return urlsplit(_OPENAI_URL).netloc if self._resolved.api_key else ""
+        return urlsplit(self._resolved.base_url).netloc if self._resolved.base_url else ""
 
     @property
     def fingerprint(self) -> dict[str, str]:
@@ -551,6 +692,8 @@ class JudgeClient:
 
         ``hidden_texts`` are extra texts the feedback must not repeat (e.g. the
         marking scheme when the env hides it); the reference solution always is.
+        Pieces that the problem statement also holds are not secret (the agent
+        sees it), so the feedback may repeat them.
         """
         for name, value in (("problem", problem), ("proof", proof), ("reference_solution", reference_solution),
                             ("grading_guidelines", grading_guidelines)):
@@ -569,9 +712,11 @@ class JudgeClient:
             feedback = f"Submission over {self.config.max_proof_chars} characters: not graded, 0/7."
             return self._result(Grade(Verdict.TOO_LONG, 0.0), 0, feedback, None, metrics)
         if not self.configured:
+            # Nothing is sent anywhere: no endpoint is guessed, no model is picked from a list.
             metrics["verifier/failures/not_configured"] = 1.0
             metrics["verifier/rollouts/failure"] = 1.0
-            return self._no_verdict(Verdict.GRADER_ERROR, _NOT_CONFIGURED_CAUSE, None, metrics)
+            cause = _no_model_cause(self.endpoint_host) if self._resolved.base_url else _NOT_CONFIGURED_CAUSE
+            return self._no_verdict(Verdict.GRADER_ERROR, cause, None, metrics)
 
         prompt = self._template.render(
             {
@@ -621,7 +766,7 @@ class JudgeClient:
                 continue
             self._finish_runtime(metrics, latencies, started)
             metrics["verifier/rollouts/success"] = 1.0
-            return self._result(self._points_grade(points), points, _feedback(points, text, hidden), text, metrics)
+            return self._result(self._points_grade(points), points, _feedback(points, text, hidden, problem), text, metrics)
 
         assert last is not None
         self._finish_runtime(metrics, latencies, started)
@@ -703,13 +848,15 @@ class JudgeClient:
             if self._openai is None:
                 import openai  # lazy: `import gym_integrity` must not import it
 
+                # Local servers (vLLM, SGLang) take any key; the package insists on one. It is passed
+                # explicitly, like base_url, so the package never falls back to the policy's OPENAI_* values.
+                key = self._resolved.api_key or "EMPTY"
                 self._openai = openai.OpenAI(
-                    # Explicit, so the package does not consult OPENAI_BASE_URL behind our resolution.
-                    base_url=self._resolved.base_url or _OPENAI_URL,
-                    # Local servers (vLLM, SGLang) take any key; the package insists on one.
-                    api_key=self._resolved.api_key or "EMPTY",
+                    base_url=self._resolved.base_url,
+                    api_key=key,
                     max_retries=0,  # our loop retries, counts and backs off
                     timeout=self.config.timeout_s,
+                    default_headers={**_policy_headers_cancelled(), "Authorization": f"Bearer {key}"},
                 )
                 # The package loads its resource modules on first access: do it now, outside any deadline.
                 _ = self._openai.models
@@ -719,8 +866,8 @@ class JudgeClient:
         import openai
 
         client = self._client()
+        model = self._model
         try:
-            model = self._model or self._discover_model(client)
             for _ in range(2):
                 with self._lock:
                     api = self._api
@@ -751,20 +898,6 @@ class JudgeClient:
             raise _AttemptError("connection_error", f"connection failed ({type(err.__cause__ or err).__name__})") from err
         except Exception as err:  # malformed JSON, missing fields, unexpected shapes
             raise _AttemptError("malformed_response", f"malformed response ({type(err).__name__})") from err
-
-    def _discover_model(self, client: Any) -> str:
-        if not self._resolved.base_url:
-            raise _AttemptError(
-                "api_error", "no judge model: set judge={'model': ...} or JUDGE_MODEL", retryable=False
-            )
-        models = client.models.list()
-        ids = [m.id for m in models.data]
-        if not ids:
-            raise _AttemptError("api_error", "no judge model set and the endpoint lists none at /models",
-                                retryable=False)
-        with self._lock:
-            self._model = ids[0]
-        return ids[0]
 
     # The openai package sends the request through its generic ``post`` (auth, headers, timeouts,
     # status errors mapped to its exceptions) and returns the body as text, parsed here: under half

@@ -52,7 +52,7 @@ Example:
     >>> PoolConfig(run_timeout_s=0)
     Traceback (most recent call last):
     ...
-    ValueError: PoolConfig.run_timeout_s must be a number > 0 (seconds), got 0
+    ValueError: PoolConfig.run_timeout_s must be a number (seconds) > 0, got 0.0
 """
 
 from __future__ import annotations
@@ -75,9 +75,10 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from gym_integrity.checks import is_int, is_number
+from gym_integrity.checks import check_int, check_number, check_str, config_from
 
-__all__ = ["PoolConfig", "PoolStatus", "TaskOutcome", "WorkerPool", "WORKER_START_ALLOWANCE_S", "get_pool", "shutdown_all"]
+__all__ = ["PoolConfig", "PoolStatus", "TaskOutcome", "WorkerPool", "WORKER_START_ALLOWANCE_S", "check_pool_settings",
+           "get_pool", "shutdown_all"]
 
 #: What a step may wait, on a quiet machine, for a killed worker's successor to start (interpreter and
 #: handler imports): envs add it to a worker's run budget when they declare ``grading_time_bound_s``.
@@ -126,27 +127,34 @@ class PoolConfig:
     memory_limit_mb: int | None = 4096
 
     def __post_init__(self) -> None:
-        for name, low, optional in (("num_workers", 1, True), ("spare_workers", 0, False),
-                                    ("max_in_flight", 1, False), ("max_retries", 0, False),
-                                    ("memory_limit_mb", 64, True)):
-            value = getattr(self, name)
-            if value is None and optional:
-                continue
-            if not is_int(value):
-                raise TypeError(f"PoolConfig.{name} must be an int{' or None' if optional else ''}, "
-                                f"got {type(value).__name__}")
-            if value < low:
-                raise ValueError(f"PoolConfig.{name} must be >= {low}, got {value}")
-        for name in ("run_timeout_s", "queue_timeout_s"):
-            value = getattr(self, name)
-            if not is_number(value):
-                raise TypeError(f"PoolConfig.{name} must be a number (seconds), got {type(value).__name__}")
-            if not value > 0:
-                raise ValueError(f"PoolConfig.{name} must be a number > 0 (seconds), got {value!r}")
+        check_pool_settings("PoolConfig", self)
+
+    @classmethod
+    def from_value(cls, value: "PoolConfig | dict[str, Any] | None") -> "PoolConfig":
+        """A config from a PoolConfig, a dict of its fields (unknown keys: ``TypeError``) or None (defaults)."""
+        return config_from(cls, value)
 
     @property
     def workers(self) -> int:
         return self.num_workers if self.num_workers is not None else max(1, min(2, os.cpu_count() or 1))
+
+
+def check_pool_settings(owner: str, config: Any, *, run_timeout_field: str = "run_timeout_s",
+                        min_memory_mb: int = 64) -> None:
+    """PoolConfig's checks, run on ``config``'s fields of the same names and named ``owner.field``.
+
+    Shared with configs that carry a pool's settings (VerifierConfig, whose run
+    budget is ``deadline_s`` and whose math workers need more memory), so the
+    two cannot drift apart.
+    """
+    check_int(f"{owner}.num_workers", config.num_workers, low=1, optional=True)
+    check_int(f"{owner}.spare_workers", config.spare_workers, low=0)
+    check_number(f"{owner}.{run_timeout_field}", getattr(config, run_timeout_field), low=0, low_open=True,
+                 unit="seconds")
+    check_number(f"{owner}.queue_timeout_s", config.queue_timeout_s, low=0, low_open=True, unit="seconds")
+    check_int(f"{owner}.max_in_flight", config.max_in_flight, low=1)
+    check_int(f"{owner}.max_retries", config.max_retries, low=0)
+    check_int(f"{owner}.memory_limit_mb", config.memory_limit_mb, low=min_memory_mb, optional=True)
 
 
 class PoolStatus(str, enum.Enum):
@@ -330,8 +338,7 @@ class WorkerPool:
     """One pool of killable worker processes running one handler (see the module docstring)."""
 
     def __init__(self, handler: str, config: PoolConfig | None = None) -> None:
-        if not isinstance(handler, str):
-            raise TypeError(f"WorkerPool.handler must be a str 'module:function', got {type(handler).__name__}")
+        check_str("WorkerPool.handler", handler, what="a str 'module:function'")
         if handler.count(":") != 1 or not all(handler.split(":")):
             raise ValueError(f"WorkerPool.handler must look like 'package.module:function', got {handler!r}")
         self.handler = handler
@@ -478,9 +485,7 @@ class WorkerPool:
     def _budget(self, run_timeout_s: float | None) -> float:
         if run_timeout_s is None:
             return float(self.config.run_timeout_s)
-        if not is_number(run_timeout_s) or not run_timeout_s > 0:
-            raise ValueError(f"run_timeout_s must be a number > 0 (seconds) or None, got {run_timeout_s!r}")
-        return float(run_timeout_s)
+        return check_number("WorkerPool.run_timeout_s", run_timeout_s, low=0, low_open=True, unit="seconds")
 
     def stats(self) -> dict[str, float]:
         """Cumulative metrics, flat ``pool/...`` float keys."""

@@ -33,7 +33,7 @@ Example:
     >>> VerifierConfig(deadline_s=0)
     Traceback (most recent call last):
     ...
-    ValueError: VerifierConfig.deadline_s must be a number > 0 (seconds), got 0
+    ValueError: VerifierConfig.deadline_s must be a number (seconds) > 0, got 0.0
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ from __future__ import annotations
 import atexit
 import collections
 import concurrent.futures
-import dataclasses
 import hashlib
 import os
 import threading
@@ -49,10 +48,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from gym_integrity.checks import is_int, is_number
+from gym_integrity.checks import check_bool, check_int, check_number, config_from
 from gym_integrity.extract import last_boxed
 from gym_integrity.protocol import Grade, Verdict
-from gym_integrity.services.pool import PoolConfig, PoolStatus, TaskOutcome, WorkerPool
+from gym_integrity.services.pool import PoolConfig, PoolStatus, TaskOutcome, WorkerPool, check_pool_settings
 
 __all__ = ["VerifierConfig", "VerifierService", "VerifyOutcome", "check_boxed", "get_verifier", "shutdown_all"]
 
@@ -106,30 +105,14 @@ class VerifierConfig:
         self.validate()
 
     def validate(self) -> None:
-        def need_int(name: str, low: int, allow_none: bool = False) -> None:
-            value = getattr(self, name)
-            if value is None and allow_none:
-                return
-            if not is_int(value) or value < low:
-                extra = " or None" if allow_none else ""
-                raise ValueError(f"VerifierConfig.{name} must be an int >= {low}{extra}, got {value!r}")
-
-        need_int("num_workers", 1, allow_none=True)
-        need_int("spare_workers", 0)
-        need_int("max_in_flight", 1)
-        need_int("max_retries", 0)
-        need_int("max_answer_chars", 1)
-        need_int("float_rounding", 0)
-        need_int("numeric_precision", 1)
-        need_int("gold_cache_size", 1)
-        need_int("memory_limit_mb", 256, allow_none=True)
-        if not is_number(self.deadline_s) or not self.deadline_s > 0:
-            raise ValueError(f"VerifierConfig.deadline_s must be a number > 0 (seconds), got {self.deadline_s!r}")
-        if not is_number(self.queue_timeout_s) or not self.queue_timeout_s > 0:
-            raise ValueError(f"VerifierConfig.queue_timeout_s must be a number > 0 (seconds), "
-                             f"got {self.queue_timeout_s!r}")
-        if not isinstance(self.strict, bool):
-            raise ValueError(f"VerifierConfig.strict must be a bool, got {self.strict!r}")
+        # The pool's share is checked by the pool's own checks (deadline_s is its run budget); math_verify
+        # and sympy need more address space than a bare worker, hence the higher memory floor.
+        check_pool_settings("VerifierConfig", self, run_timeout_field="deadline_s", min_memory_mb=256)
+        check_int("VerifierConfig.max_answer_chars", self.max_answer_chars, low=1)
+        check_int("VerifierConfig.float_rounding", self.float_rounding, low=0)
+        check_int("VerifierConfig.numeric_precision", self.numeric_precision, low=1)
+        check_bool("VerifierConfig.strict", self.strict)
+        check_int("VerifierConfig.gold_cache_size", self.gold_cache_size, low=1)
 
     @property
     def workers(self) -> int:
@@ -154,17 +137,8 @@ class VerifierConfig:
 
     @classmethod
     def from_value(cls, value: "VerifierConfig | dict[str, Any] | None") -> "VerifierConfig":
-        if value is None:
-            return cls()
-        if isinstance(value, VerifierConfig):
-            return value
-        if isinstance(value, dict):
-            valid = {f.name for f in dataclasses.fields(cls)}
-            unknown = sorted(set(value) - valid)
-            if unknown:
-                raise ValueError(f"verifier: unknown option(s) {unknown}; valid: {sorted(valid)}")
-            return cls(**value)
-        raise TypeError(f"verifier must be a VerifierConfig, a dict or None, got {type(value).__name__}")
+        """A config from a VerifierConfig, a dict of its fields (unknown keys: ``TypeError``) or None (defaults)."""
+        return config_from(cls, value)
 
 
 @dataclass(frozen=True)
@@ -323,9 +297,7 @@ class VerifierService:
     def _budget(self, deadline_s: float | None) -> float:
         if deadline_s is None:
             return float(self.config.deadline_s)
-        if not is_number(deadline_s) or not deadline_s > 0:
-            raise ValueError(f"deadline_s must be a number > 0 (seconds) or None, got {deadline_s!r}")
-        return float(deadline_s)
+        return check_number("VerifierService.deadline_s", deadline_s, low=0, low_open=True, unit="seconds")
 
     def _record(self, outcome: TaskOutcome, problem_id: str, budget: float, latency: float) -> tuple[Grade, bool]:
         """The outcome's grade and cache hit, counted in the service's metrics."""

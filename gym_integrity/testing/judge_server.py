@@ -1,4 +1,4 @@
-"""A small OpenAI-compatible judge server on 127.0.0.1, scriptable per request, for tests, the audit and the README.
+r"""A small OpenAI-compatible judge server on 127.0.0.1, scriptable per request, for tests, the audit and the README.
 
 It serves ``POST /v1/responses``, ``POST /v1/chat/completions`` and
 ``GET /v1/models`` with the standard library only. Each request takes the next
@@ -21,12 +21,19 @@ scripted behaviour, or the default mode when the script is empty:
 ``malformed``   HTTP 200 with a truncated JSON body
 ``drop``        closes the connection without answering
 ``hang``        answers nothing for ``hang_s`` seconds (or until stop), then ``score:2``
-``leak``        a misbehaving judge: quotes the prompt's reference solution in
-                its errors, then ``score:3`` (tests that feedback redacts it)
+``leak[:K]``    a misbehaving judge: quotes the prompt's reference solution and
+                marking scheme in its errors, then ``score:3`` (tests that
+                feedback redacts them). ``K`` picks the pieces, each on its own
+                line after one harmless line (:data:`HARMLESS_ERROR`): ``whole``
+                (each text whole), ``sentences`` (each sentence alone),
+                ``words`` (every run of 3 consecutive words, in the judge's own
+                prose), ``formulas`` (every ``$...$``, ``\(...\)``, ``\[...\]``
+                span), or ``all`` (the default: all of these)
 ==============  ==============================================================
 
-Every request is recorded (path, JSON body, prompt text, behaviour) so tests can
-check what the judge was sent. ``latency_s`` delays every answer.
+Every request is recorded (path, JSON body, prompt text, behaviour, headers with
+lowercased names; a ``GET`` as behaviour ``get``) so tests can check what the
+judge was sent, and that nothing was. ``latency_s`` delays every answer.
 
 Example:
 
@@ -53,6 +60,7 @@ import re
 import socket
 import threading
 import time
+import unicodedata
 import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -60,11 +68,21 @@ from typing import Any, Iterable
 
 from gym_integrity.extract import last_tag_body
 
-__all__ = ["JudgeServer", "RecordedRequest", "stub_points", "MODES", "main"]
+__all__ = ["JudgeServer", "RecordedRequest", "stub_points", "leak_text", "quoted_secrets", "MODES", "LEAK_KINDS", "HARMLESS_ERROR", "main"]
 
 MODES = (
     "stub", "score", "echo", "no_tag", "bad_score", "empty", "429", "500", "404", "malformed", "drop", "hang", "leak",
 )
+
+#: What ``leak:K`` quotes (see the module docstring).
+LEAK_KINDS = ("all", "whole", "sentences", "words", "formulas")
+
+#: The first line of every leaking answer: quotes nothing, so redaction must leave it alone.
+HARMLESS_ERROR = "The write-up skips a justification of its second step."
+
+_LEAK_SOURCES = ("reference_solution", "marking_scheme")
+_MATH_SPAN_RE = re.compile(r"\$\$.+?\$\$|\$.+?\$|\\\(.+?\\\)|\\\[.+?\\\]", re.DOTALL)
+_SENTENCE_END_RE = re.compile(r"\n+|(?<=[.!?])\s+")
 
 _SCORE_RE = re.compile(r"<score>\s*([0-9]+)\s*</score>", re.IGNORECASE)
 _WORD_RE = re.compile(r"[A-Za-z]{5,}")
@@ -80,6 +98,7 @@ class RecordedRequest:
     prompt: str
     behaviour: str
     received_at: float = field(default_factory=time.monotonic)
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def stub_points(prompt: str) -> tuple[int, str]:
@@ -117,6 +136,79 @@ def stub_points(prompt: str) -> tuple[int, str]:
     return points, f"the proof uses {len(used)} of {len(wanted)} {kind}"
 
 
+def leak_text(prompt: str, kind: str = "all") -> str:
+    """The answer of a judge that quotes what it was told to keep secret (``leak:K``).
+
+    Its ``<errors>`` hold :data:`HARMLESS_ERROR`, then one line per quoted piece
+    of the prompt's ``<reference_solution>`` and ``<marking_scheme>`` blocks.
+
+    >>> text = leak_text("<reference_solution>Use $a = b$. Done now.</reference_solution>", "formulas")
+    >>> last_tag_body(text, "errors").splitlines()
+    ['The write-up skips a justification of its second step.', 'Key formula: $a = b$']
+    >>> leak_text("<reference_solution>one two three four</reference_solution>", "words").count("Gap near")
+    2
+    """
+    if kind not in LEAK_KINDS:
+        raise ValueError(f"leak kind must be one of {LEAK_KINDS}, got {kind!r}")
+    lines = [HARMLESS_ERROR]
+    for tag in _LEAK_SOURCES:
+        text = (last_tag_body(prompt, tag, ignore_case=True) or "").strip()
+        if not text:
+            continue
+        if kind in ("all", "whole"):
+            lines.append(f"Compare with the reference: {text}")
+        if kind in ("all", "sentences"):
+            lines.extend(s.strip() for s in _SENTENCE_END_RE.split(text) if s.strip())
+        if kind in ("all", "words"):
+            words = text.split()
+            lines.extend(f"Gap near {' '.join(words[i:i + 3])} in the write-up." for i in range(len(words) - 2))
+        if kind in ("all", "formulas"):
+            lines.extend(f"Key formula: {span}" for span in _MATH_SPAN_RE.findall(text))
+    errors = "\n".join(lines)
+    return (f"<assessment>Test judge (misbehaving on purpose): it quotes the texts it was told to keep "
+            f"secret.</assessment>\n<errors>{errors}</errors>\n<score>3</score>")
+
+
+def quoted_secrets(feedback: str, hidden: Iterable[str], shown: str = "") -> list[str]:
+    r"""The pieces of ``hidden`` that ``feedback`` repeats, by the rule of docs/judge.md: the tests' check.
+
+    A piece is a run of 3 consecutive words (case and Unicode look-alikes
+    folded, punctuation ignored) that is neither made of function words only
+    nor in ``shown`` (the problem statement), or a math span (``$...$``,
+    ``\(...\)``, ``\[...\]``) of 3+ symbols that ``shown`` does not hold,
+    compared without spacing, braces and ``$``. Written apart from the
+    redactor, more simply, so that it checks it rather than repeats it.
+
+    >>> quoted_secrets("It uses the zorblax bound, and $a=b$.", ["the zorblax bound holds when $a = b$"])
+    ['the zorblax bound', 'a = b']
+    """
+    from gym_integrity.services.judge import FUNCTION_WORDS, LEAK_RUN, MIN_FORMULA_SYMBOLS
+
+    def words(text: str) -> list[str]:
+        return re.findall(r"[^\W\d_]+|\d+", unicodedata.normalize("NFKC", text).casefold())
+
+    def runs(text: str) -> set[tuple[str, ...]]:
+        w = words(text)
+        return {tuple(w[i:i + LEAK_RUN]) for i in range(len(w) - LEAK_RUN + 1)}
+
+    def compact(text: str) -> str:
+        return re.sub(r"[\s{}$]", "", unicodedata.normalize("NFKC", text).casefold())
+
+    said, seen, found = runs(feedback), runs(shown), []
+    for text in hidden:
+        for run in sorted(runs(text) & said - seen, key=" ".join):
+            if not set(run) <= FUNCTION_WORDS:
+                found.append(" ".join(run))
+        for span in _MATH_SPAN_RE.findall(text):
+            inner = span.strip("$")
+            if inner.startswith(("\\(", "\\[")):
+                inner = inner[2:-2]
+            if (len(re.findall(r"\\[A-Za-z]+|[^\s{}$\\]", inner)) >= MIN_FORMULA_SYMBOLS
+                    and compact(inner) in compact(feedback) and compact(inner) not in compact(shown)):
+                found.append(inner.strip())
+    return found
+
+
 def _answer_text(points: int | None, note: str) -> str:
     tail = f"\n<score>{points}</score>" if points is not None else ""
     return (
@@ -141,6 +233,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- plumbing
 
+    def _header_dict(self) -> dict[str, str]:
+        # Names lowercased: HTTP header names are case-insensitive, and clients differ in how they send them.
+        return {name.lower(): value for name, value in self.headers.items()}
+
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         self._send_raw(status, json.dumps(payload).encode("utf-8"), headers)
 
@@ -163,6 +259,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
         owner = self.server.owner
+        owner._record(RecordedRequest(self.path, None, "", "get", headers=self._header_dict()))
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             self._send_json(200, {"object": "list", "data": [
                 {"id": owner.model, "object": "model", "created": 0, "owned_by": "gym-integrity"}]})
@@ -179,7 +276,7 @@ class _Handler(BaseHTTPRequestHandler):
         kind = {"/v1/responses": "responses", "/responses": "responses",
                 "/v1/chat/completions": "chat", "/chat/completions": "chat"}.get(path)
         if kind is None or kind not in owner.apis:
-            owner._record(RecordedRequest(path, None, "", "404"))
+            owner._record(RecordedRequest(path, None, "", "404", headers=self._header_dict()))
             self._error(404, f"no route {path}")
             return
         try:
@@ -189,7 +286,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, "request body is not the expected JSON")
             return
         behaviour = owner._next_behaviour()
-        owner._record(RecordedRequest(path, body, prompt, behaviour))
+        owner._record(RecordedRequest(path, body, prompt, behaviour, headers=self._header_dict()))
         owner._enter()
         try:
             if owner.latency_s:
@@ -228,10 +325,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif name == "no_tag":
             self._complete(kind, body, prompt, _answer_text(None, "forgot the score tag"))
         elif name == "leak":
-            reference = (last_tag_body(prompt, "reference_solution", ignore_case=True) or "").strip()
-            text = (f"<assessment>The reference solution says: {reference}</assessment>\n"
-                    f"<errors>Compare with the reference: {reference}</errors>\n<score>3</score>")
-            self._complete(kind, body, prompt, text)
+            self._complete(kind, body, prompt, leak_text(prompt, arg or "all"))
         elif name == "bad_score":
             self._complete(kind, body, prompt, _answer_text(9, "score out of range"))
         elif name == "empty":
@@ -435,6 +529,8 @@ def _check_behaviour(behaviour: str) -> None:
     name, _, arg = behaviour.partition(":")
     if name not in MODES:
         raise ValueError(f"unknown behaviour {behaviour!r}; accepted: {MODES} (score:N, hang:SECONDS, 429:RETRY_AFTER)")
+    if name == "leak" and arg and arg not in LEAK_KINDS:
+        raise ValueError(f"behaviour {behaviour!r}: leak takes one of {LEAK_KINDS} after ':'")
     if arg and name in ("score", "hang", "429"):
         try:
             float(arg)

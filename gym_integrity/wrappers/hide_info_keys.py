@@ -7,6 +7,7 @@ from typing import Any, Iterable, Literal, Mapping, SupportsFloat
 import gymnasium as gym
 from gymnasium.core import ActType, ObsType
 
+from gym_integrity.checks import check_bool, check_choice, check_strs
 from gym_integrity.protocol import DEFAULT_HIDDEN_KEYS
 
 __all__ = ["HideInfoKeys"]
@@ -99,15 +100,9 @@ class HideInfoKeys(
         mode: Literal["deny", "allow"] = "deny",
         reveal_on_end: bool = False,
     ) -> None:
-        if isinstance(keys, str):
-            raise TypeError(f"HideInfoKeys keys must be an iterable of str, not a single str ({keys!r})")
-        keys = tuple(keys)
-        if not all(isinstance(k, str) and k for k in keys):
-            raise TypeError(f"HideInfoKeys keys must be non-empty str, got {keys!r}")
-        if mode not in _MODES:
-            raise ValueError(f"HideInfoKeys mode must be one of {_MODES}, got {mode!r}")
-        if not isinstance(reveal_on_end, bool):
-            raise TypeError(f"HideInfoKeys reveal_on_end must be a bool, got {type(reveal_on_end).__name__}")
+        keys = check_strs("HideInfoKeys.keys", keys)
+        check_choice("HideInfoKeys.mode", mode, _MODES)
+        check_bool("HideInfoKeys.reveal_on_end", reveal_on_end)
         gym.utils.RecordConstructorArgs.__init__(self, keys=keys, mode=mode, reveal_on_end=reveal_on_end)
         gym.Wrapper.__init__(self, env)
         self.keys, self.mode, self.reveal_on_end = keys, mode, reveal_on_end

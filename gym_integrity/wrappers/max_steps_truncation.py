@@ -7,7 +7,8 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 from gymnasium.core import ActType, ObsType
 
-from gym_integrity.checks import is_int
+from gym_integrity.checks import check_int
+from gym_integrity.protocol import Verdict
 from gym_integrity.wrappers.terminal_freeze import with_integrity
 
 __all__ = ["MaxStepsTruncation"]
@@ -23,6 +24,12 @@ class MaxStepsTruncation(
     truncated=False``: the answer was given in time and is scored as such, and
     trainers that treat ``truncated`` as "bootstrap, no final reward" see a real
     end. Only a step that neither terminates nor has budget left is truncated.
+
+    A truncated step whose ``info["verdict"]`` is ``"pending"`` (a tool step,
+    which the task leaves open for a later answer) is reported ``"no_answer"``:
+    the episode is over and no answer came, and ``pending`` on a final step
+    would tell a trainer to wait for a grade that never arrives. The reward is
+    the step's own (0.0 for a tool step, what a missing answer earns).
 
     Args:
         env: The environment to bound.
@@ -51,11 +58,11 @@ class MaxStepsTruncation(
 
     Change logs:
         v0.1.0 - Initially added.
+        v0.1.1 - A truncated step's ``pending`` verdict is reported ``no_answer``.
     """
 
     def __init__(self, env: gym.Env[ObsType, ActType], max_steps: int | None = None) -> None:
-        if max_steps is not None and (not is_int(max_steps) or max_steps < 1):
-            raise ValueError(f"MaxStepsTruncation max_steps must be a positive int or None, got {max_steps!r}")
+        check_int("MaxStepsTruncation.max_steps", max_steps, low=1, optional=True)
         gym.utils.RecordConstructorArgs.__init__(self, max_steps=max_steps)
         gym.Wrapper.__init__(self, env)
         self.max_steps = max_steps
@@ -72,9 +79,8 @@ class MaxStepsTruncation(
                 f"MaxStepsTruncation(max_steps=None) needs the env to declare a `step_budget` attribute; "
                 f"{self.env.unwrapped.__class__.__name__} has none. Pass max_steps=N."
             ) from None
-        if not is_int(budget) or budget < 1:
-            raise ValueError(f"env step_budget must be a positive int, got {budget!r}")
-        return budget
+        # The task's declaration, checked as the env's own field: MaxStepsTruncation only reads it.
+        return check_int(f"{type(self.env.unwrapped).__name__}.step_budget", budget, low=1)
 
     @property
     def elapsed_steps(self) -> int:
@@ -93,4 +99,6 @@ class MaxStepsTruncation(
         self._elapsed += 1
         if not terminated and self._budget is not None and self._elapsed >= self._budget:
             truncated = True
+        if truncated and not terminated and info.get("verdict") == Verdict.PENDING.value:
+            info = {**info, "verdict": Verdict.NO_ANSWER.value}
         return obs, reward, terminated, truncated, with_integrity(info, steps=self._elapsed, step_budget=self._budget)

@@ -12,12 +12,25 @@ from gym_integrity.wrappers.hide_info_keys import HideInfoKeys
 from gym_integrity.wrappers.max_steps_truncation import MaxStepsTruncation
 from gym_integrity.wrappers.terminal_freeze import TerminalFreeze
 
-__all__ = ["integrity_stack", "integrity_wrapper_specs", "STACK_ORDER"]
+__all__ = ["integrity_stack", "integrity_wrapper_specs", "STACK_ORDER", "STACK_SWITCHES", "stack_switch_hints"]
 
 #: Innermost first. TerminalFreeze is outermost so that nothing below it
 #: (filtering, step counting, the task) runs after the end.
 STACK_ORDER = (MaxStepsTruncation, HideInfoKeys, TerminalFreeze)
 
+
+#: The stack's settings that ``gym_integrity.make`` takes; ``gym.make(id, **kwargs)`` sends kwargs to the env only.
+STACK_SWITCHES = ("reveal_on_end", "frozen_reward", "max_steps")
+
+
+def stack_switch_hints(env_id: str) -> dict[str, str]:
+    """For an env's unknown-option error: a stack switch given to ``gym.make`` says where it belongs.
+
+    >>> stack_switch_hints("FinQA-v0")["max_steps"].split(": ")[1]
+    "use gym_integrity.make('FinQA-v0', max_steps=...) instead of gym.make"
+    """
+    return {name: f"a setting of the integrity stack, not of the env: use gym_integrity.make({env_id!r}, {name}=...) "
+                  "instead of gym.make" for name in STACK_SWITCHES}
 
 def _stack_kwargs(max_steps: int | None, hidden_keys: Iterable[str], hide_mode: str, reveal_on_end: bool,
                   frozen_reward: str) -> list[dict[str, Any]]:

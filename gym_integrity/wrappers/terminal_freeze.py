@@ -7,6 +7,7 @@ from typing import Any, Literal, SupportsFloat, TypeVar
 import gymnasium as gym
 from gymnasium.core import ActType, ObsType
 
+from gym_integrity.checks import check_choice
 from gym_integrity.infotree import copy_tree
 
 __all__ = ["TerminalFreeze"]
@@ -70,13 +71,21 @@ class TerminalFreeze(
     def __init__(
         self, env: gym.Env[ObsType, ActType], frozen_reward: Literal["repeat", "zero"] = "repeat"
     ) -> None:
+        check_choice("TerminalFreeze.frozen_reward", frozen_reward, _FROZEN_REWARDS)
         gym.utils.RecordConstructorArgs.__init__(self, frozen_reward=frozen_reward)
         gym.Wrapper.__init__(self, env)
-        if frozen_reward not in _FROZEN_REWARDS:
-            raise ValueError(f"TerminalFreeze frozen_reward must be one of {_FROZEN_REWARDS}, got {frozen_reward!r}")
         self.frozen_reward = frozen_reward
         self._final: tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]] | None = None
         self._ignored_steps = 0
+
+    @property
+    def frozen_reward(self) -> Literal["repeat", "zero"]:
+        """``"repeat"`` or ``"zero"``; may be switched after construction (vector envs set ``"zero"``)."""
+        return self._frozen_reward
+
+    @frozen_reward.setter
+    def frozen_reward(self, value: Literal["repeat", "zero"]) -> None:
+        self._frozen_reward = check_choice("TerminalFreeze.frozen_reward", value, _FROZEN_REWARDS)
 
     @property
     def is_frozen(self) -> bool:
@@ -95,7 +104,7 @@ class TerminalFreeze(
         if self._final is not None:
             self._ignored_steps += 1
             obs, reward, terminated, truncated, info = self._final
-            reward = 0.0 if self.frozen_reward == "zero" else reward
+            reward = 0.0 if self._frozen_reward == "zero" else reward
             info = with_integrity(copy_tree(info), frozen=True, ignored_steps=self._ignored_steps)
             return copy_tree(obs), reward, terminated, truncated, info
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from gym_integrity.checks import is_int, is_number
+from gym_integrity.checks import check_choice, check_int, check_number, check_str
 from gym_integrity.envs.finqa.scoring import SCORING_MODES
 
 __all__ = ["FinQAConfig", "DATA_PATH_ENV", "DATA_FORMATS"]
@@ -68,34 +68,23 @@ class FinQAConfig:
         return env or None
 
     def validate(self) -> None:
-        for name in ("data_path", "hub_id"):
+        """Check every field: a wrong type is a ``TypeError``, a wrong value a ``ValueError``, both naming it."""
+        for name, what in (("data_path", "a str path"), ("hub_id", "a str (hub id or local directory)")):
             value = getattr(self, name)
-            if value is not None and not isinstance(value, (str, os.PathLike)):
-                raise TypeError(f"FinQAConfig.{name} must be a str path or None, got {type(value).__name__}")
-            if isinstance(value, str) and not value.strip():
-                raise ValueError(f"FinQAConfig.{name} must be a non-empty str or None")
-        if isinstance(self.data_path, os.PathLike):
-            self.data_path = os.fspath(self.data_path)
-        if isinstance(self.hub_id, os.PathLike):
-            self.hub_id = os.fspath(self.hub_id)
-        for name in ("split", "questions_file"):
-            value = getattr(self, name)
-            if not isinstance(value, str) or not value.strip():
-                raise TypeError(f"FinQAConfig.{name} must be a non-empty str, got {value!r}")
+            if isinstance(value, os.PathLike):
+                value = os.fspath(value)
+                setattr(self, name, value)
+            check_str(f"FinQAConfig.{name}", value, optional=True, what=what)
+        check_choice("FinQAConfig.data_format", self.data_format, DATA_FORMATS)
+        check_str("FinQAConfig.split", self.split)
+        check_str("FinQAConfig.questions_file", self.questions_file)
         if "/" in self.questions_file or "\\" in self.questions_file or self.questions_file.startswith("."):
             raise ValueError(f"FinQAConfig.questions_file must be a file name under benchmark_questions/, "
                              f"got {self.questions_file!r}")
-        if self.data_format not in DATA_FORMATS:
-            raise ValueError(f"FinQAConfig.data_format must be one of {DATA_FORMATS}, got {self.data_format!r}")
-        if self.scoring not in SCORING_MODES:
-            raise ValueError(f"FinQAConfig.scoring must be one of {SCORING_MODES}, got {self.scoring!r}")
+        check_choice("FinQAConfig.scoring", self.scoring, SCORING_MODES)
         for name, low in (("step_budget", 1), ("sql_row_cap", 1), ("max_result_chars", 100),
                           ("max_action_chars", 100)):
-            value = getattr(self, name)
-            if not is_int(value) or value < low:
-                raise ValueError(f"FinQAConfig.{name} must be an int >= {low}, got {value!r}")
-        for name, low, high in (("rel_tol", 0.0, 1.0), ("abs_tol", 0.0, float("inf")),
-                                ("sql_timeout_s", 0.01, 60.0)):
-            value = getattr(self, name)
-            if not is_number(value) or not low <= value <= high:
-                raise ValueError(f"FinQAConfig.{name} must be a number in [{low}, {high}], got {value!r}")
+            check_int(f"FinQAConfig.{name}", getattr(self, name), low=low)
+        check_number("FinQAConfig.rel_tol", self.rel_tol, low=0, high=1)
+        check_number("FinQAConfig.abs_tol", self.abs_tol, low=0, high=float("inf"))
+        check_number("FinQAConfig.sql_timeout_s", self.sql_timeout_s, low=0.01, high=60, unit="seconds")

@@ -1,4 +1,4 @@
-"""FinQA data: loaders for the FinQA-benchmark layout and the original FinQA JSON, cached once per process.
+"""FinQA data: loaders for the FinQA-benchmark layout and the original FinQA JSON, checked at load, cached per process.
 
 Two layouts are read:
 
@@ -20,6 +20,15 @@ agent's names are only ever looked up in the loaded index, never joined into a
 path. :func:`load_dataset_cached` keeps one :class:`FinQADataset` per source
 per process, shared by every env instance.
 
+Every question is checked at load (:mod:`gym_integrity.datacheck`): it loads
+with a question text, an answer the scorer reads (a correct submission of it
+scores ``correct``, :mod:`gym_integrity.envs.finqa.scoring`) and a company that
+has tables (or, for original FinQA, a filing with a table or text), or it is
+skipped with one ``DataWarning`` naming file, row and reason. Rows are numbered
+from 1: the line where a CSV record starts (the header is line 1), the position
+of a JSON record or hub row. ``FinQADataset.report`` keeps the check;
+``gym-integrity check-data finqa ROOT`` prints it.
+
 Example:
     >>> ds = load_dataset_cached(None)          # the embedded default set
     >>> len(ds.questions) >= 30, len(ds.company_tables) >= 4
@@ -36,9 +45,13 @@ import math
 import os
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
+
+from gym_integrity.datacheck import DataReport, RowProblem
+from gym_integrity.envs.finqa.scoring import score_answer
+from gym_integrity.protocol import Verdict
 
 __all__ = [
     "Table",
@@ -54,6 +67,7 @@ __all__ = [
     "cached_datasets",
     "clear_dataset_cache",
     "detect_layout",
+    "check_finqa",
 ]
 
 #: The small set shipped with the package (fictional companies, FinQA-benchmark layout).
@@ -62,6 +76,7 @@ _CLEANED_FILE = "tables_cleaned_all_companies.json"
 #: The name of an original-FinQA record's table ("table" is an SQL keyword).
 _RECORD_TABLE = "filing_table"
 _NUMERIC_STRIP = re.compile(r"[\s$,()%\u2014\u2013\u2212+-]")
+_PLAIN_NUMBER = re.compile(r"-?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?")
 
 
 @dataclass(frozen=True)
@@ -122,6 +137,8 @@ class FinQADataset:
     questions: tuple[Question, ...]
     tables: Mapping[tuple[str, str], Table]
     documents: Mapping[str, str] = field(default_factory=dict)
+    #: What the load-time check loaded and skipped (None for a dataset built by hand).
+    report: DataReport | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         companies: dict[str, list[str]] = {}
@@ -180,10 +197,82 @@ def _clean_table_name(name: str) -> str:
     return name
 
 
+# ------------------------------------------------------------------ checks
+
+
+def _scores_itself(answer: str) -> bool:
+    """True if submitting ``answer`` verbatim scores ``correct`` against it: a gold the scorer can use.
+
+    >>> [_scores_itself(a) for a in ("12,480", "-24", "38.2%", "2023: 1.2, 2024: 1.5", "yes", "%", "$")]
+    [True, True, True, True, True, False, False]
+    """
+    # A plain number always reads as itself: skipping the scorer there keeps a 10k-question load fast.
+    return bool(_PLAIN_NUMBER.fullmatch(answer)) or score_answer(answer, answer).verdict is Verdict.CORRECT
+
+
+def _checked(question: Question) -> Question:
+    """``question`` with only its usable answer forms, or RowProblem: no text, empty or unreadable answer."""
+    if not question.user_query:
+        raise RowProblem("missing_question", "no question text (question / user_query)")
+    forms = tuple(a for a in question.answers if a.strip())
+    if not forms:
+        raise RowProblem("empty_answer", "the answer is empty")
+    usable = tuple(a for a in forms if _scores_itself(a))
+    if not usable:
+        raise RowProblem("unparsable_gold", "the FinQA scorer cannot read the answer as numbers or text, "
+                                            "so even the correct submission would score incorrect")
+    exact = question.exact_answer if question.exact_answer and _scores_itself(question.exact_answer) else None
+    if usable == question.answers and exact == question.exact_answer:
+        return question
+    return replace(question, answers=usable, exact_answer=exact)
+
+
+def _keep_answerable(numbered: Iterable[tuple[int, Question]], tables: Mapping[tuple[str, str], Table],
+                     documents: Mapping[str, str], report: DataReport) -> tuple[Question, ...]:
+    """The questions whose company has a table (with columns) or a document and whose id is new; the rest go in
+    ``report``."""
+    companies = {company for (company, _), table in tables.items() if table.columns}
+    companies |= {company for company, text in documents.items() if text}
+    kept: list[Question] = []
+    seen: set[str] = set()
+    for number, question in numbered:
+        if not question.company:
+            report.skip(number, "no_tables", "the row names no company")
+        elif question.company not in companies:
+            report.skip(number, "no_tables", f"company {question.company!r} has no tables")
+        elif question.id in seen:
+            report.skip(number, "duplicate_id", f"duplicate question id {question.id!r}")
+        else:
+            seen.add(question.id)
+            kept.append(question)
+    report.skipped.sort(key=lambda s: s.row)
+    report.loaded = len(kept)
+    return tuple(kept)
+
+
+def _benchmark_question(n: int, row: Mapping[str, Any]) -> Question:
+    """A benchmark-layout row (CSV or hub) as a checked Question; ``n`` is the 0-based data row for default ids."""
+    def cell(name: str) -> str:
+        value = row.get(name)
+        return "" if value is None else str(value).strip()
+
+    question = cell("question") or cell("user_query")
+    return _checked(Question(
+        id=cell("id") or f"q{n}",
+        company=cell("company"),
+        question=question,
+        user_query=cell("user_query") or question,
+        answers=(cell("answer"),),
+        question_type=cell("question_type"),
+        explanation=cell("explanation"),
+    ))
+
+
 # ------------------------------------------------------------------ benchmark layout
 
 
-def _read_questions_csv(path: Path) -> list[Question]:
+def _read_questions_csv(path: Path, report: DataReport) -> list[tuple[int, Question]]:
+    """(line where the record starts, checked Question) pairs; rows that fail a check go in ``report``."""
     questions = []
     with open(path, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
@@ -191,18 +280,13 @@ def _read_questions_csv(path: Path) -> list[Question]:
         if missing:
             raise ValueError(f"{path.name}: missing column(s) {sorted(missing)}; expected id, user_query, company, "
                              "question, answer, question_type, explanation")
+        line = reader.line_num + 1
         for n, row in enumerate(reader):
-            qid = (row.get("id") or "").strip() or f"q{n}"
-            question = (row.get("question") or "").strip()
-            questions.append(Question(
-                id=qid,
-                company=(row.get("company") or "").strip(),
-                question=question,
-                user_query=(row.get("user_query") or "").strip() or question,
-                answers=(str(row.get("answer") or "").strip(),),
-                question_type=(row.get("question_type") or "").strip(),
-                explanation=(row.get("explanation") or "").strip(),
-            ))
+            try:
+                questions.append((line, _benchmark_question(n, row)))
+            except RowProblem as exc:
+                report.skip(line, exc.reason, exc.detail)
+            line = reader.line_num + 1
     return questions
 
 
@@ -237,9 +321,11 @@ def load_benchmark_layout(root: str | os.PathLike[str], questions_file: str = "f
     csv_path = root / "benchmark_questions" / questions_file
     if not csv_path.is_file():
         raise FileNotFoundError(f"FinQA data: no benchmark_questions/{questions_file} under the data path")
-    questions = _read_questions_csv(csv_path)
+    report = DataReport("FinQA", str(csv_path))
+    numbered = _read_questions_csv(csv_path, report)
     tables = load_tables_dir(root / "input_companies")
-    return FinQADataset(source or "local:benchmark", tuple(questions), tables)
+    questions = _keep_answerable(numbered, tables, {}, report)
+    return FinQADataset(source or "local:benchmark", questions, tables, report=report)
 
 
 # ------------------------------------------------------------------ original FinQA JSON
@@ -275,45 +361,61 @@ def _record_table(company: str, raw: Sequence[Sequence[Any]]) -> Table:
                  tuple(columns), body)
 
 
-def load_finqa_records(records: Iterable[Mapping[str, Any]], source: str = "local:finqa_json") -> FinQADataset:
-    """Build a dataset from original FinQA records (dicts with pre_text, post_text, table, id, qa)."""
-    questions: list[Question] = []
+def load_finqa_records(records: Iterable[Mapping[str, Any]], source: str = "local:finqa_json",
+                       report_name: str | None = None) -> FinQADataset:
+    """Build a dataset from original FinQA records (dicts with pre_text, post_text, table, id, qa), checked.
+
+    ``report_name`` names the records in warnings (a file path, a hub split); default ``source``.
+    """
+    report = DataReport("FinQA", report_name or source)
+    numbered: list[tuple[int, Question]] = []
     tables: dict[tuple[str, str], Table] = {}
     documents: dict[str, str] = {}
     used_ids: set[str] = set()
     for n, record in enumerate(records):
+        number = n + 1
+        if not isinstance(record, Mapping):
+            report.skip(number, "not_an_object", f"a record must be a JSON object, got {type(record).__name__}")
+            continue
         qa = record.get("qa") if isinstance(record.get("qa"), Mapping) else record
         record_id = str(record.get("id") or f"record_{n}")
         base = _sanitize(re.sub(r"(\.pdf)?-\d+$", "", record_id), f"filing_{n}")
-        table_raw = record.get("table") or []
-        document = "\n".join(str(s) for s in (record.get("pre_text") or [])).strip()
+        table = _record_table(base, record.get("table") or [])
+        pre = "\n".join(str(s) for s in (record.get("pre_text") or [])).strip()
         post = "\n".join(str(s) for s in (record.get("post_text") or [])).strip()
-        document = (document + "\n\n[the filing's table is available through get_table_info and sql_query]\n\n"
+        exe = qa.get("exe_ans")
+        answer = str(qa.get("answer") or "").strip()
+        forms = tuple(dict.fromkeys(a for a in (_format_exe_ans(exe) if exe is not None else "", answer) if a))
+        question_text = str(qa.get("question") or "").strip()
+        try:
+            if not table.columns and not (pre or post):
+                raise RowProblem("no_tables", f"filing {record_id!r} has neither a table nor text")
+            question = _checked(Question(
+                id=record_id, company=base, question=question_text, user_query=question_text, answers=forms,
+                question_type="finqa", explanation=str(qa.get("program") or qa.get("program_re") or ""),
+                exact_answer=_format_exe_ans(exe) if exe is not None else (answer or None),
+            ))
+        except RowProblem as exc:
+            report.skip(number, exc.reason, exc.detail)
+            continue
+        document = (pre + "\n\n[the filing's table is available through get_table_info and sql_query]\n\n"
                     + post).strip()
         company, k = base, 1
-        rows = _record_table(company, table_raw).rows
         # Records on one filing share a company, unless their text or table differ.
         while company in documents and (documents[company] != document
-                                        or tables[(company, _RECORD_TABLE)].rows != rows):
+                                        or tables[(company, _RECORD_TABLE)].rows != table.rows):
             k += 1
             company = f"{base}_{k}"
         if company not in documents:
             documents[company] = document
-            tables[(company, _RECORD_TABLE)] = _record_table(company, table_raw)
-        exe = qa.get("exe_ans")
-        answer = str(qa.get("answer") or "").strip()
-        forms = tuple(dict.fromkeys(a for a in (_format_exe_ans(exe) if exe is not None else "", answer) if a))
+            tables[(company, _RECORD_TABLE)] = replace(table, company=company)
         qid = record_id
         while qid in used_ids:
             qid += "+"
         used_ids.add(qid)
-        question = str(qa.get("question") or "").strip()
-        questions.append(Question(
-            id=qid, company=company, question=question, user_query=question, answers=forms,
-            question_type="finqa", explanation=str(qa.get("program") or qa.get("program_re") or ""),
-            exact_answer=_format_exe_ans(exe) if exe is not None else (answer or None),
-        ))
-    return FinQADataset(source, tuple(questions), tables, documents)
+        numbered.append((number, replace(question, id=qid, company=company)))
+    questions = _keep_answerable(numbered, tables, documents, report)
+    return FinQADataset(source, questions, tables, documents, report=report)
 
 
 def load_finqa_json(path: str | os.PathLike[str], split: str = "test") -> FinQADataset:
@@ -327,7 +429,7 @@ def load_finqa_json(path: str | os.PathLike[str], split: str = "test") -> FinQAD
         records = json.load(fh)
     if isinstance(records, Mapping):
         records = records.get("data", [records])
-    return load_finqa_records(records, source="local:finqa_json")
+    return load_finqa_records(records, source="local:finqa_json", report_name=str(path))
 
 
 def detect_layout(path: str | os.PathLike[str], split: str = "test", questions_file: str = "finqa.csv") -> str:
@@ -353,17 +455,20 @@ def load_hub(hub_id: str, split: str = "test", tables_path: str | None = None) -
     rows = datasets.load_dataset(hub_id, split=split)
     columns = set(rows.column_names)
     if "table" in columns and ("qa" in columns or "question" in columns) and "company" not in columns:
-        return load_finqa_records(rows, source=f"hub:{hub_id}")
+        return load_finqa_records(rows, source=f"hub:{hub_id}", report_name=f"hub:{hub_id}:{split}")
     if {"company", "question", "answer"} <= columns:
         if tables_path is None:
             raise ValueError(f"FinQAConfig.hub_id={hub_id!r} holds benchmark questions without tables: set "
                              "data_path (or FINQA_DATA_PATH) to the FinQA-benchmark root holding input_companies/")
-        questions = [Question(
-            id=str(r.get("id") or f"q{n}"), company=str(r["company"]).strip(), question=str(r["question"]).strip(),
-            user_query=str(r.get("user_query") or r["question"]).strip(), answers=(str(r["answer"]).strip(),),
-            question_type=str(r.get("question_type") or ""), explanation=str(r.get("explanation") or ""),
-        ) for n, r in enumerate(rows)]
-        return FinQADataset(f"hub:{hub_id}", tuple(questions), load_tables_dir(Path(tables_path) / "input_companies"))
+        report = DataReport("FinQA", f"hub:{hub_id}:{split}")
+        numbered: list[tuple[int, Question]] = []
+        for n, row in enumerate(rows):
+            try:
+                numbered.append((n + 1, _benchmark_question(n, row)))
+            except RowProblem as exc:
+                report.skip(n + 1, exc.reason, exc.detail)
+        tables = load_tables_dir(Path(tables_path) / "input_companies")
+        return FinQADataset(f"hub:{hub_id}", _keep_answerable(numbered, tables, {}, report), tables, report=report)
     raise ValueError(f"FinQAConfig.hub_id={hub_id!r}: rows have columns {sorted(columns)}; expected original FinQA "
                      "records (pre_text, post_text, table, qa) or benchmark questions (company, question, answer)")
 
@@ -398,10 +503,16 @@ def _load(key: tuple[Any, ...]) -> FinQADataset:
     return load_finqa_json(path, split)
 
 
+def _field_of(key: tuple[Any, ...]) -> str:
+    return "FinQAConfig.hub_id" if key[0] == "hub" else "FinQAConfig.data_path"
+
+
 def load_dataset_cached(config: Any) -> FinQADataset:
     """The dataset a :class:`~gym_integrity.envs.finqa.config.FinQAConfig` names (None: the embedded set).
 
     Loaded once per process and source; every env instance shares the same object.
+    Skipped rows warn (``DataWarning``) on the first load; a source with no usable
+    question raises ``ValueError``.
     """
     key = _cache_key(config)
     dataset = _CACHE.get(key)
@@ -411,10 +522,39 @@ def load_dataset_cached(config: Any) -> FinQADataset:
         dataset = _CACHE.get(key)
         if dataset is None:
             dataset = _load(key)
+            report = dataset.report
+            if report is not None:
+                report.warn(stacklevel=4)  # points at the env's caller
             if not dataset.questions:
-                raise ValueError("FinQA data: the data set holds no questions")
+                summary = report.summary() if report is not None else "no question rows"
+                where = report.source if report is not None else dataset.source
+                raise ValueError(f"{_field_of(key)}: {where} has no usable question ({summary}); "
+                                 "`gym-integrity check-data finqa` lists every skipped row")
             _CACHE[key] = dataset
     return dataset
+
+
+def check_finqa(path: str | os.PathLike[str] | None = None, *, split: str = "test",
+                questions_file: str = "finqa.csv", hub_id: str | None = None) -> DataReport:
+    """The load-time check of one FinQA source, freshly run (what ``gym-integrity check-data finqa`` prints).
+
+    ``path``: a FinQA-benchmark root or an original-FinQA JSON file/directory
+    (None: the embedded set); with ``hub_id``, the questions come from the hub
+    and the tables from ``path``. Raises ``FileNotFoundError``/``ValueError`` for
+    a source that cannot be read at all.
+
+    >>> check_finqa().summary()
+    '37 loaded, 0 skipped'
+    """
+    if hub_id is not None:
+        key: tuple[Any, ...] = ("hub", hub_id, split, None if path is None else str(path))
+    elif path is None:
+        key = ("embedded", str(EMBEDDED_DATA_PATH), questions_file)
+    else:
+        key = ("path", os.path.realpath(path), "auto", split, questions_file)
+    report = _load(key).report
+    assert report is not None  # every loader of _load makes one
+    return report
 
 
 def cached_datasets() -> list[FinQADataset]:

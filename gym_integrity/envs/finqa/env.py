@@ -10,8 +10,8 @@ from typing import Any, Mapping
 
 import gymnasium as gym
 
-from gym_integrity.checks import is_int
-from gym_integrity.envs.finqa.actions import FORMAT_HELP, ActionError, parse_action
+from gym_integrity.checks import check_choice, check_int, check_str, reject_unknown
+from gym_integrity.envs.finqa.actions import FORMAT_HELP, ActionError, parse_action, read_structured
 from gym_integrity.envs.finqa.config import FinQAConfig
 from gym_integrity.envs.finqa.data import FinQADataset, Question, cached_datasets, load_dataset_cached
 from gym_integrity.envs.finqa.scoring import score_answer
@@ -19,6 +19,7 @@ from gym_integrity.envs.finqa.sql_sandbox import SQLSandbox
 from gym_integrity.envs.finqa.tools import LIST_TOOLS, FinQATools
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, TrainerAction, Verdict, grade_info, split_trainer_action
 from gym_integrity.spaces import UnicodeText
+from gym_integrity.wrappers.stack import stack_switch_hints
 
 __all__ = ["FinQAEnv", "format_tool_call"]
 
@@ -83,8 +84,10 @@ class FinQAEnv(gym.Env[str, Any]):
     (or OpenAI's ``{"function": {"name", "arguments"}}``), and a
     :class:`~gym_integrity.protocol.TrainerAction` (its text is used). Any text is handled:
     text without exactly one tool call is a step that returns an error
-    observation listing the tool names and the expected format. A non-``str``,
-    non-dict action raises ``TypeError``.
+    observation listing the tool names and the expected format; so is a dict
+    holding anything but plain JSON values (a 5,000-digit int, NaN, bytes, a
+    set, an object, a self-containing list). A non-``str``, non-dict action
+    raises ``TypeError``.
 
     ## Observation Space
 
@@ -116,7 +119,8 @@ class FinQAEnv(gym.Env[str, Any]):
 
     ## Info
 
-    ``problem_id``, ``company``, ``verdict`` (``pending`` on tool steps),
+    ``problem_id``, ``company``, ``verdict`` (``pending`` on tool steps;
+    ``no_answer`` on the step where the stack truncates an episode with no submission),
     ``no_verdict``, ``score``, ``tool``, ``tool_ok``, ``metrics`` (``finqa/*``
     counts). Gold answers and the explanation sit under ``info["privileged"]``,
     removed by the stack unless the trainer opts in with
@@ -147,12 +151,9 @@ class FinQAEnv(gym.Env[str, Any]):
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
-        valid = [f.name for f in fields(FinQAConfig)]
-        unknown = set(kwargs) - set(valid)
-        if unknown:
-            raise TypeError(f"FinQA-v0 got unknown option(s) {sorted(unknown)}; valid: {valid}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        reject_unknown("FinQAConfig", kwargs, [f.name for f in fields(FinQAConfig)],
+                       hints=stack_switch_hints("FinQA-v0"))
+        check_choice("FinQAEnv.render_mode", render_mode, (None, *self.metadata["render_modes"]))
         self.config = FinQAConfig(**kwargs)
         self.config.validate()
         self.render_mode = render_mode
@@ -201,16 +202,15 @@ class FinQAEnv(gym.Env[str, Any]):
 
     def _pick(self, options: Mapping[str, Any]) -> int:
         n = len(self.dataset.questions)
+        reject_unknown("FinQAEnv.reset options", options, ["question_id", "index"], subscript=True)
         if "question_id" in options:
-            qid = options["question_id"]
-            if not isinstance(qid, str) or qid not in self.dataset.question_index:
-                raise ValueError(f"options['question_id'] must be the id of a loaded question (str), got {qid!r}")
+            qid = check_str("FinQAEnv.reset options['question_id']", options["question_id"])
+            if qid not in self.dataset.question_index:
+                raise ValueError(f"FinQAEnv.reset options['question_id'] must be the id of a loaded question, "
+                                 f"got {qid!r}")
             return self.dataset.question_index[qid]
         if "index" in options:
-            index = options["index"]
-            if not is_int(index) or not 0 <= index < n:
-                raise ValueError(f"options['index'] must be an int in [0, {n}), got {index!r}")
-            return index
+            return check_int("FinQAEnv.reset options['index']", options["index"], low=0, high=n - 1)
         return int(self.np_random.integers(n))
 
     def _intro(self) -> str:
@@ -258,16 +258,21 @@ class FinQAEnv(gym.Env[str, Any]):
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._question is None:
             raise gym.error.ResetNeeded("FinQAEnv.step called before reset()")
-        if isinstance(action, TrainerAction) or (isinstance(action, Mapping) and "text" in action
-                                                 and not {"tool", "name", "function"} & set(action)):
-            action, _ = split_trainer_action(action)   # token counts are not used: FinQA does not shape
-        if not isinstance(action, (str, Mapping)):
+        if isinstance(action, Mapping):
+            # Read into plain JSON data first: a dict's content is usually the model's tool call, so an odd
+            # value in it (a 5,000-digit int, NaN, a set) is an error step, never an exception.
+            action = read_structured(action, self.config.max_action_chars)
+            if isinstance(action, dict) and "text" in action and not {"tool", "name", "function"} & set(action):
+                action, _ = split_trainer_action(action)   # token counts are not used: FinQA does not shape
+        elif isinstance(action, TrainerAction):
+            action, _ = split_trainer_action(action)
+        if not isinstance(action, (str, Mapping, ActionError)):
             raise TypeError(
                 "FinQA action must be a str (the model's text holding one tool call) or a dict "
                 f'{{"tool": name, "arguments": {{...}}}}; got {type(action).__name__}'
             )
         self._counts["finqa/tool_calls"] += 1
-        parsed = parse_action(action, self.config.max_action_chars)
+        parsed = action if isinstance(action, ActionError) else parse_action(action, self.config.max_action_chars)
         reward, terminated = 0.0, False
         grade = Grade(Verdict.PENDING, 0.0)
         if isinstance(parsed, ActionError):

@@ -20,6 +20,19 @@ Layers, each enough on its own for the thing it stops:
    cross join), a row cap, a string-length limit inside sqlite, and a cap on
    the characters returned.
 
+The wall clock is only as good as the work between two checks of it: the
+handler runs every ``_PROGRESS_OPS`` VM instructions, and one instruction can
+be a whole C function call. So the costliest calls are bounded too: strings
+stop at ``_MAX_STRING_BYTES`` (instr and replace search in O(n*m): under 1 ms
+at 10 KB, ~110 ms at the former 100 KB), LIKE/GLOB patterns at
+``_MAX_PATTERN_CHARS`` (a GLOB character class is O(n*m) too), two-argument
+``trim``/``ltrim``/``rtrim`` (O(n*m) in sqlite: 8-10 s in one call on a
+90 KB string) are ours, linear and refuse sets over ``_MAX_TRIM_SET``
+characters, and rows are fetched only until the result is longer than it
+may be returned. Any query stops within
+about 20 ms of its deadline (``tests/test_finqa_sandbox.py`` holds an
+adversarial set to 1.2x a 0.5 s clock).
+
 Errors are short and name what is required; they never hold a file path (there is none).
 
 Example:
@@ -54,8 +67,17 @@ ALLOWED_FUNCTIONS = frozenset({
 })
 
 _MAX_QUERY_CHARS = 4000
-_MAX_STRING_BYTES = 100_000      # SQLITE_LIMIT_LENGTH: bounds any string a query builds
-_PROGRESS_OPS = 1000             # the progress handler runs every N virtual-machine instructions
+# SQLITE_LIMIT_LENGTH: bounds any string a query builds, and so the cost of one string function call
+# (FinQA cells are short; 10 KB still holds a group_concat over a few hundred labels).
+_MAX_STRING_BYTES = 10_000
+# The progress handler (the wall clock's check) runs every N virtual-machine instructions, so at most N
+# ops of bounded cost run past the deadline. N=50 costs ~30% of a bare loop's speed against 1000; the
+# queries FinQA needs take well under a millisecond either way.
+_PROGRESS_OPS = 50
+# SQLITE_LIMIT_LIKE_PATTERN_LENGTH (LIKE and GLOB): a GLOB character class costs O(string x class) in one
+# call (~8 ms on 9 KB with a 200-char pattern, ~2 ms at 50); '%operating activities%' needs 22.
+_MAX_PATTERN_CHARS = 64
+_MAX_TRIM_SET = 64               # characters in trim(x, set): '$, ()%' needs six
 
 
 def _blank_literals(query: str) -> str:
@@ -145,6 +167,40 @@ def _to_number(value: Any) -> float | None:
     return -number if negative else number
 
 
+def _sql_text(value: Any) -> str:
+    """A non-NULL value as sqlite's ``sqlite3_value_text`` gives it (REAL as ``%!.15g``: always a decimal point)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, int):
+        return str(value)
+    if value in (float("inf"), float("-inf")):   # NaN never arrives: sqlite stores it as NULL
+        return "Inf" if value > 0 else "-Inf"
+    mantissa, e, exponent = f"{value:.15g}".partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + e + exponent
+
+
+def _trim_with_set(strip: str) -> Any:
+    """sqlite's two-argument ``trim``/``ltrim``/``rtrim``, linear in the string and with a bounded set.
+
+    sqlite's own compares every character with every character of the set:
+    a 90 KB string and a 4,000-character set took 8-10 s in one call, which
+    no progress handler interrupts.
+    """
+    def trim(value: Any, chars: Any) -> Any:
+        if value is None or chars is None:
+            return None
+        charset = _sql_text(chars)
+        if len(charset) > _MAX_TRIM_SET:
+            raise ValueError(f"trim's character set is limited to {_MAX_TRIM_SET} characters")
+        return getattr(_sql_text(value), strip)(charset)   # str.strip: a set lookup per character
+
+    return trim
+
+
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -170,8 +226,10 @@ class SQLSandbox:
         conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, _MAX_QUERY_CHARS * 4)
         conn.setlimit(sqlite3.SQLITE_LIMIT_EXPR_DEPTH, 200)
         conn.setlimit(sqlite3.SQLITE_LIMIT_COMPOUND_SELECT, 20)
-        conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 200)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, _MAX_PATTERN_CHARS)
         conn.create_function("to_number", 1, _to_number, deterministic=True)
+        for name, strip in (("trim", "strip"), ("ltrim", "lstrip"), ("rtrim", "rstrip")):
+            conn.create_function(name, 2, _trim_with_set(strip), deterministic=True)  # one-argument forms stay sqlite's
         columns = ", ".join(_quote(c) for c in table.columns)
         conn.execute(f"CREATE TABLE {_quote(table.name)} ({columns})")
         placeholders = ", ".join("?" for _ in table.columns)
@@ -210,7 +268,7 @@ class SQLSandbox:
         try:
             cursor = conn.execute(query.strip().rstrip(";"))
             names = [d[0] for d in cursor.description or ()]
-            rows = cursor.fetchmany(self.row_cap + 1)
+            rows = self._fetch(cursor)
         except sqlite3.OperationalError as exc:
             return self._explain(str(exc))
         except (sqlite3.ProgrammingError, sqlite3.Warning):
@@ -232,6 +290,23 @@ class SQLSandbox:
             notes.append(f"result cut to {self.max_result_chars} characters")
         return text + ("\n(" + "; ".join(notes) + ")" if notes else "")
 
+    def _fetch(self, cursor: sqlite3.Cursor) -> list[tuple[Any, ...]]:
+        """Up to ``row_cap + 1`` rows, fewer once they hold more than ``max_result_chars``.
+
+        The result is cut at ``max_result_chars`` anyway; without this stop,
+        50 rows of a thousand 10 KB columns would be half a gigabyte to copy
+        and serialise after the clock (which only runs inside sqlite).
+        """
+        rows: list[tuple[Any, ...]] = []
+        size = 0
+        while len(rows) <= self.row_cap and size <= self.max_result_chars:
+            row = cursor.fetchone()
+            if row is None:
+                break
+            rows.append(row)
+            size += sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in row)
+        return rows
+
     def _explain(self, message: str) -> str:
         low = message.lower()
         if "interrupted" in low:
@@ -240,7 +315,11 @@ class SQLSandbox:
         if "not authorized" in low or "prohibited" in low:
             return ("Error: the query is not allowed: read-only access to the one table named in the call, "
                     f"with these functions only: {', '.join(sorted(ALLOWED_FUNCTIONS))}.")
+        if "pattern too complex" in low:
+            return f"Error: LIKE and GLOB patterns are limited to {_MAX_PATTERN_CHARS} characters."
+        if "user-defined function raised exception" in low:   # only our trim raises: its set was too long
+            return f"Error: trim, ltrim and rtrim strip at most {_MAX_TRIM_SET} distinct characters."
         if "too big" in low:
-            return "Error: the query built a string or blob larger than allowed."
+            return f"Error: the query built a string or blob larger than allowed ({_MAX_STRING_BYTES} bytes)."
         # sqlite's own messages name only SQL tokens (no file is ever opened); keep them short.
         return "Error executing query: " + message[:300]

@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Sequence
 
-from gym_integrity.checks import is_int, is_number
+from gym_integrity.checks import (check_bool, check_choice, check_int, check_number, check_strs, check_type,
+                                  nested)
 from gym_integrity.envs.qed_math.problems import PROBLEM_TYPES
 from gym_integrity.envs.qed_math.shaping import REWARD_PRESETS
 from gym_integrity.services.verifier import VerifierConfig
@@ -74,56 +75,44 @@ class QEDMathConfig:
         return [f.name for f in fields(cls) if f.init]
 
     def validate(self) -> None:
+        """Check every field: a wrong type is a ``TypeError``, a wrong value a ``ValueError``, both naming it.
+
+        ``dataset`` is checked where it is read (``problems.load_problems``, at ``gym.make``).
+        """
         if self.problem_types is not None:
-            if isinstance(self.problem_types, str) or not all(t in PROBLEM_TYPES for t in self.problem_types):
-                raise ValueError(f"QEDMathConfig.problem_types must be None or a list drawn from {PROBLEM_TYPES}, "
-                                 f"got {self.problem_types!r}")
-            if not self.problem_types:
-                raise ValueError("QEDMathConfig.problem_types must not be empty (None keeps every type)")
-        for name in ("show_guidelines", "collapse_partial"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"QEDMathConfig.{name} must be a bool, got {getattr(self, name)!r}")
-        if self.reward_preset not in REWARD_PRESETS:
-            raise ValueError(f"QEDMathConfig.reward_preset must be one of {tuple(REWARD_PRESETS)}, "
-                             f"got {self.reward_preset!r}")
-        delimiters = self.reasoning_delimiters
-        if isinstance(delimiters, str):
-            self.reasoning_delimiters = delimiters = (delimiters,)
-        if not isinstance(delimiters, Sequence) or not all(isinstance(d, str) and d for d in delimiters):
-            raise ValueError("QEDMathConfig.reasoning_delimiters must be a list of non-empty str "
-                             f"(e.g. ['</think>']), got {delimiters!r}")
-        self.reasoning_delimiters = tuple(delimiters)
-        if not is_number(self.discount_factor) or not 0.0 < self.discount_factor <= 1.0:
-            raise ValueError(f"QEDMathConfig.discount_factor must be a number in (0, 1], got {self.discount_factor!r}")
-        if self.max_tokens is not None and (not is_int(self.max_tokens) or self.max_tokens < 1):
-            raise ValueError(f"QEDMathConfig.max_tokens must be a positive int or None, got {self.max_tokens!r}")
-        if not is_int(self.buffer_tokens) or self.buffer_tokens < 0:
-            raise ValueError(f"QEDMathConfig.buffer_tokens must be an int >= 0, got {self.buffer_tokens!r}")
+            self.problem_types = check_strs("QEDMathConfig.problem_types", self.problem_types,
+                                            choices=PROBLEM_TYPES, min_items=1)
+        check_bool("QEDMathConfig.show_guidelines", self.show_guidelines)
+        check_bool("QEDMathConfig.collapse_partial", self.collapse_partial)
+        check_choice("QEDMathConfig.reward_preset", self.reward_preset, tuple(REWARD_PRESETS))
+        if isinstance(self.reasoning_delimiters, str):  # one delimiter, given bare
+            self.reasoning_delimiters = (self.reasoning_delimiters,)
+        self.reasoning_delimiters = check_strs("QEDMathConfig.reasoning_delimiters", self.reasoning_delimiters)
+        check_number("QEDMathConfig.discount_factor", self.discount_factor, low=0, low_open=True, high=1)
+        check_int("QEDMathConfig.max_tokens", self.max_tokens, low=1, optional=True)
+        check_int("QEDMathConfig.buffer_tokens", self.buffer_tokens, low=0)
         if self.max_tokens is not None and self.buffer_tokens > self.max_tokens:
-            raise ValueError(f"QEDMathConfig.buffer_tokens ({self.buffer_tokens}) must be <= max_tokens "
-                             f"({self.max_tokens})")
-        if not is_number(self.overlong_penalty) or self.overlong_penalty < 0:
-            raise ValueError(f"QEDMathConfig.overlong_penalty must be a number >= 0, got {self.overlong_penalty!r}")
-        if self.max_attempts is not None and (not is_int(self.max_attempts) or self.max_attempts < 1):
-            raise ValueError(f"QEDMathConfig.max_attempts must be a positive int or None, got {self.max_attempts!r}")
-        try:
-            self._verifier_config = VerifierConfig.from_value(self.verifier)
-        except (TypeError, ValueError) as exc:
-            raise type(exc)(f"QEDMathConfig.verifier: {exc}") from None
-        if self.judge is not None and not isinstance(self.judge, dict) and type(self.judge).__name__ != "JudgeConfig":
-            raise TypeError(f"QEDMathConfig.judge must be a JudgeConfig, a dict or None, got {type(self.judge).__name__}")
+            raise ValueError(f"QEDMathConfig.buffer_tokens must be <= max_tokens ({self.max_tokens}), "
+                             f"got {self.buffer_tokens}")
+        check_number("QEDMathConfig.overlong_penalty", self.overlong_penalty, low=0)
+        check_int("QEDMathConfig.max_attempts", self.max_attempts, low=1, optional=True)
+        check_type("QEDMathConfig.verifier", self.verifier, (VerifierConfig, dict, type(None)),
+                   "a VerifierConfig, a dict of its fields or None")
+        self._verifier_config = nested("QEDMathConfig.verifier", VerifierConfig.from_value, self.verifier)
+        if self.judge is not None:
+            if not isinstance(self.judge, dict) and type(self.judge).__name__ != "JudgeConfig":
+                raise TypeError("QEDMathConfig.judge must be a JudgeConfig, a dict of its fields or None, "
+                                f"got {type(self.judge).__name__}")
+            self.judge_config()  # a bad judge option fails here, even with no proof problem loaded
 
     @property
     def verifier_config(self) -> VerifierConfig:
         if self._verifier_config is None:
-            self._verifier_config = VerifierConfig.from_value(self.verifier)
+            self._verifier_config = nested("QEDMathConfig.verifier", VerifierConfig.from_value, self.verifier)
         return self._verifier_config
 
     def judge_config(self) -> Any:
         """The judge's config, built (and validated) by the judge module, imported only here."""
         from gym_integrity.services.judge import JudgeConfig
 
-        try:
-            return JudgeConfig.from_value(self.judge)
-        except (TypeError, ValueError) as exc:
-            raise type(exc)(f"QEDMathConfig.judge: {exc}") from None
+        return nested("QEDMathConfig.judge", JudgeConfig.from_value, self.judge)

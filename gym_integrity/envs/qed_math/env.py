@@ -6,6 +6,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from gym_integrity.checks import check_choice, check_str, reject_unknown
 from gym_integrity.envs.qed_math.config import QEDMathConfig
 from gym_integrity.envs.qed_math.problems import Problem, load_problems
 from gym_integrity.envs.qed_math.shaping import answer_reward, shape_reward, strip_reasoning
@@ -13,6 +14,7 @@ from gym_integrity.protocol import PRIVILEGED_KEY, Grade, Verdict, grade_info, s
 from gym_integrity.services.pool import WORKER_START_ALLOWANCE_S
 from gym_integrity.services.verifier import VerifierService, get_verifier
 from gym_integrity.spaces import UnicodeText
+from gym_integrity.wrappers.stack import stack_switch_hints
 
 __all__ = ["QEDMathEnv"]
 
@@ -124,12 +126,8 @@ class QEDMathEnv(gym.Env[str, str]):
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
-        valid = QEDMathConfig.field_names()
-        unknown = sorted(set(kwargs) - set(valid))
-        if unknown:
-            raise TypeError(f"QEDMath-v0 got unknown option(s) {unknown}; valid: {valid}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        reject_unknown("QEDMathConfig", kwargs, QEDMathConfig.field_names(), hints=stack_switch_hints("QEDMath-v0"))
+        check_choice("QEDMathEnv.render_mode", render_mode, (None, *self.metadata["render_modes"]))
         self.config = QEDMathConfig(**kwargs)
         self.config.validate()
         self.render_mode = render_mode
@@ -137,9 +135,7 @@ class QEDMathEnv(gym.Env[str, str]):
         self.action_space = UnicodeText(_MAX_TEXT, min_length=0)
         self.step_budget = 1
         self._problems = load_problems(self.config.dataset, self.config.problem_types)
-        graders = {p.grader for p in self._problems.problems}
-        if "judge" in graders and self.config.judge is not None:
-            self.config.judge_config()  # a bad judge option fails at make, not mid-training
+        graders = {p.grader for p in self._problems.problems}  # a bad judge option already failed in validate()
         self._uses_verifier = "verifier" in graders
         self._verifier: VerifierService | None = None
         if self._uses_verifier:
@@ -159,13 +155,11 @@ class QEDMathEnv(gym.Env[str, str]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         options = dict(options or {})
-        unknown = sorted(set(options) - {"problem_id"})
-        if unknown:
-            raise ValueError(f"QEDMath-v0 reset options accept 'problem_id' only, got {unknown}")
+        reject_unknown("QEDMathEnv.reset options", options, ["problem_id"], subscript=True)
         if "problem_id" in options:
-            problem_id = options["problem_id"]
-            if not isinstance(problem_id, str) or problem_id not in self._problems.by_id:
-                raise ValueError(f"options['problem_id']: unknown problem id {problem_id!r} "
+            problem_id = check_str("QEDMathEnv.reset options['problem_id']", options["problem_id"])
+            if problem_id not in self._problems.by_id:
+                raise ValueError(f"QEDMathEnv.reset options['problem_id']: unknown problem id {problem_id!r} "
                                  f"({len(self._problems)} problems loaded; see env.unwrapped.problem_ids)")
             index = self._problems.by_id[problem_id]
         else:

@@ -1,4 +1,4 @@
-"""QEDMath problem sets: loading local JSONL/JSON files and Hugging Face datasets into normalised Problem rows.
+r"""QEDMath problem sets: local JSONL/JSON files and Hugging Face datasets loaded into checked, normalised Problem rows.
 
 One loader for every source ``QEDMath-v0(dataset=...)`` accepts:
 
@@ -9,19 +9,34 @@ One loader for every source ``QEDMath-v0(dataset=...)`` accepts:
 * ``None``: the built-in set, ``gym_integrity/data/qed_problems.jsonl``.
 
 Field aliases are normalised (see :data:`FIELD_ALIASES`); a rubric list of
-``{title, points, desc}`` becomes readable text; the type is explicit
-(``problem_type`` / ``evaluation_mode``) or detected (a rubric means a proof).
-A bad row is skipped with a warning naming its source and row; a source with no
-valid row raises ``ValueError``. Rows are loaded once per process.
+``{title, points, desc}`` becomes readable text. The type is explicit
+(``problem_type`` / ``evaluation_mode`` / ``type``) or read from the data: a
+rubric, or a proof request without a short answer, means a proof; a proof
+without a rubric is graded by the judge with :data:`GENERIC_PROOF_GUIDELINES`.
+
+Every row is checked at load (:mod:`gym_integrity.datacheck`): it loads with a
+gold answer its grader can use, or is skipped with one ``DataWarning`` naming
+source, row and reason. An answer problem's gold must be one answer (a
+reference boxing different answers is ambiguous) that math_verify reads as math
+(:mod:`gym_integrity.envs.qed_math.golds`). A source with no usable row raises
+``ValueError``. Rows are loaded once per process; ``gym-integrity check-data qed``
+prints the same check as a table.
 
 Example:
     >>> from gym_integrity.envs.qed_math.problems import normalise_row
-    >>> p = normalise_row({"id": "t1", "task": "Compute $1+1$.", "answer": "2"}, "inline", 0)
+    >>> p = normalise_row({"id": "t1", "task": "Compute $1+1$.", "answer": "2"}, "inline", 1)
     >>> p.problem_id, p.problem_type, p.gold_answer
     ('t1', 'answer', '2')
     >>> normalise_row({"Problem": "Show that ...", "Solution": "...",
     ...                "rubrics": [{"title": "Setup", "points": 2, "desc": "defines f"}]}, "inline", 3).problem_type
     'proof'
+    >>> normalise_row({"problem": "Prove that $\\sqrt{2}$ is irrational.", "solution": "Suppose ..."},
+    ...               "inline", 4).grading_guidelines == GENERIC_PROOF_GUIDELINES
+    True
+    >>> normalise_row({"problem": "Find $x$.", "solution": "$x = \\boxed{2}$ or $x = \\boxed{3}$."}, "inline", 5)
+    Traceback (most recent call last):
+    ...
+    gym_integrity.envs.qed_math.problems.BadRow: the reference solution boxes 2 different answers; ...
 """
 
 from __future__ import annotations
@@ -37,9 +52,12 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from gym_integrity.checks import is_int
+from gym_integrity.datacheck import DataReport, DataWarning, RowProblem
+from gym_integrity.envs.qed_math.golds import boxed_contents, check_golds, distinct_boxed
 from gym_integrity.extract import last_boxed
 
-__all__ = ["Problem", "ProblemSet", "PROBLEM_TYPES", "FIELD_ALIASES", "BUILTIN_PATH", "load_problems", "normalise_row"]
+__all__ = ["Problem", "ProblemSet", "PROBLEM_TYPES", "FIELD_ALIASES", "BUILTIN_PATH", "GENERIC_PROOF_GUIDELINES",
+           "BadRow", "load_problems", "normalise_row", "check_problems"]
 
 PROBLEM_TYPES = ("proof", "answer", "multi_step")
 
@@ -50,10 +68,24 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
     "grading_guidelines": ("grading_guidelines", "rubrics", "schema", "schema_0", "Grading guidelines", "details"),
     "problem_id": ("problem_id", "id"),
     "dataset_source": ("dataset_source", "dataset", "data_source"),
-    "problem_type": ("problem_type", "evaluation_mode"),
+    "problem_type": ("problem_type", "evaluation_mode", "type"),
 }
 
+#: The marking scheme of a proof whose row has no rubric: the judge still grades it 0-7.
+GENERIC_PROOF_GUIDELINES = (
+    "No problem-specific marking scheme was given: grade the proof as a whole against the statement to be proved.\n"
+    "- 7 points: a complete and rigorous proof.\n"
+    "- 6 points: a complete proof with a minor slip that is easily fixed and does not affect the argument.\n"
+    "- 1 to 5 points: an incomplete proof, in proportion to its justified progress toward a complete one "
+    "(a key lemma proved, a correct reduction of the problem, a substantial case settled).\n"
+    "- 0 points: no substantial justified progress (restating the problem, checking small cases, claims or an "
+    "answer without proof), or an argument with a gap or error that breaks it."
+)
+
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
+_TYPE_WORDS = {"proof": "proof", "answer": "answer", "multi_step": "multi_step", "multistep": "multi_step"}
+# Rows without an explicit type, rubric or short answer: a request for a proof makes a proof.
+_PROOF_REQUEST = re.compile(r"\b(?:prove|disprove|show\s+that|demonstrate\s+that)\b", re.IGNORECASE)
 
 BUILTIN_PATH = Path(__file__).resolve().parents[2] / "data" / "qed_problems.jsonl"
 
@@ -86,8 +118,8 @@ class Problem:
         return f"Problem(problem_id={self.problem_id!r}, problem_type={self.problem_type!r})"
 
 
-class BadRow(ValueError):
-    """A row that cannot become a Problem; the loader warns and skips it."""
+class BadRow(RowProblem):
+    """A row that cannot become a usable Problem (``reason``: a :data:`gym_integrity.datacheck.REASONS` code)."""
 
 
 def _first(row: Mapping[str, Any], canonical: str) -> Any:
@@ -112,64 +144,105 @@ def _rubric_text(value: Any) -> str:
                 lines.append(f"- {item.strip()}")
                 continue
             if not isinstance(item, Mapping):
-                raise BadRow(f"rubric item {i} must be a dict {{title, points, desc}} or a str")
+                raise BadRow("bad_field", f"rubric item {i} must be a dict {{title, points, desc}} or a str")
             title = str(item.get("title") or item.get("name") or f"Item {i + 1}").strip()
             points = item.get("points")
             desc = str(item.get("desc") or item.get("description") or "").strip()
             pts = f" ({points} point{'s' if points != 1 else ''})" if points is not None else ""
             lines.append(f"- {title}{pts}" + (f": {desc}" if desc else ""))
         return "\n".join(lines)
-    raise BadRow(f"grading guidelines must be text or a list of {{title, points, desc}}, got {type(value).__name__}")
+    raise BadRow("bad_field",
+                 f"grading guidelines must be text or a list of {{title, points, desc}}, got {type(value).__name__}")
 
 
 def _text(value: Any, name: str) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     if not isinstance(value, str):
-        raise BadRow(f"{name} must be text, got {type(value).__name__}")
+        raise BadRow("bad_field", f"{name} must be text, got {type(value).__name__}")
     return value.strip()
 
 
-def _gold_from(reference: str, explicit_answer: Any) -> str:
-    if explicit_answer is not None:
-        return _text(explicit_answer, "answer")
-    boxed = last_boxed(reference, max_chars=10_000)
-    return boxed.answer if boxed.answer is not None else reference
+def _explicit_type(row: Mapping[str, Any]) -> str | None:
+    """The type a row names, if it names one; a bad ``problem_type``/``evaluation_mode`` is a BadRow."""
+    for name in FIELD_ALIASES["problem_type"]:
+        value = row.get(name)
+        if value is None:
+            continue
+        word = _TYPE_WORDS.get(re.sub(r"[\s-]+", "_", value.strip().lower())) if isinstance(value, str) else None
+        if word is not None:
+            return word
+        if name == "type":
+            continue  # a free-form field in many sets (MATH's subject, "Algebra"): only a type word counts
+        raise BadRow("bad_field", f"{name} must be one of {PROBLEM_TYPES}, got {value!r}")
+    return None
 
 
-def normalise_row(row: Any, source: str, index: int) -> Problem:
-    """One raw row as a :class:`Problem`; raises :class:`BadRow` saying what is wrong."""
+def _one_gold(text: str, where: str) -> str:
+    r"""The single answer ``text`` boxes, or ``text`` itself if it boxes none; several different: BadRow."""
+    answers = distinct_boxed(text)
+    if len(answers) > 1:
+        raise BadRow("ambiguous_gold", f"{where} boxes {len(answers)} different answers; "
+                                       "give the gold in an `answer` field")
+    return answers[0] if answers else text
+
+
+def _normalise(row: Any, source: str, index: int) -> tuple[Problem, bool]:
+    """A row as a Problem, every check done but math_verify's (the loader batches those), and
+    whether its gold is the whole reference solution (which has no ``\\boxed{}``)."""
     if not isinstance(row, Mapping):
-        raise BadRow(f"a row must be a JSON object, got {type(row).__name__}")
+        raise BadRow("not_an_object", f"a row must be a JSON object, got {type(row).__name__}")
     problem = _first(row, "problem")
     if problem is None:
-        raise BadRow(f"no problem text (one of {list(FIELD_ALIASES['problem'])})")
+        raise BadRow("missing_question", f"no problem text (one of {list(FIELD_ALIASES['problem'])})")
     problem = _text(problem, "problem")
     if not problem:
-        raise BadRow("the problem text is empty")
+        raise BadRow("missing_question", "the problem text is empty")
     reference = _first(row, "reference_solution")
     reference = "" if reference is None else _text(reference, "reference_solution")
     guidelines = _rubric_text(_first(row, "grading_guidelines"))
-    kind = _first(row, "problem_type")
-    if kind is None:
-        kind = "proof" if guidelines else "answer"
-    if kind not in PROBLEM_TYPES:
-        raise BadRow(f"problem_type must be one of {PROBLEM_TYPES}, got {kind!r}")
     # An explicit short answer next to a worked solution is the gold answer.
     explicit_answer = row.get("answer") if any(n in row for n in ("reference_solution", "solution", "Solution")) else None
-    gold = _gold_from(reference, explicit_answer) if reference or explicit_answer is not None else ""
-    grades_by_judge = kind == "proof" or (kind == "multi_step" and guidelines)
-    if grades_by_judge and not (reference or guidelines):
-        raise BadRow("a proof needs a reference solution or grading guidelines")
-    if not grades_by_judge and not gold:
-        raise BadRow("an answer problem needs a gold answer (reference_solution / solution / answer)")
+    explicit_answer = None if explicit_answer is None else _text(explicit_answer, "answer")
+    kind = _explicit_type(row)
+    if kind is None:
+        if guidelines:
+            kind = "proof"
+        elif explicit_answer is not None or boxed_contents(reference):
+            kind = "answer"
+        else:
+            kind = "proof" if _PROOF_REQUEST.search(problem) else "answer"
+    grades_by_judge = kind == "proof" or (kind == "multi_step" and bool(guidelines))
+    whole_reference = False
+    if grades_by_judge:
+        if not (reference or guidelines):
+            raise BadRow("no_reference", "a proof needs a reference solution or grading guidelines")
+        if kind == "proof" and not guidelines:
+            guidelines = GENERIC_PROOF_GUIDELINES
+        # Kept for the trainer's logs and the audit only: the judge grades against reference and rubric.
+        if explicit_answer is not None:
+            gold = explicit_answer
+        else:
+            boxed = last_boxed(reference, max_chars=10_000)
+            gold = boxed.answer if boxed.answer is not None else reference
+    else:
+        if explicit_answer is not None:
+            gold = _one_gold(explicit_answer, "the answer field")
+        else:
+            gold = _one_gold(reference, "the reference solution")
+            # A worked solution without a box stands in for the gold (an `answer` field alone is a short answer).
+            whole_reference = (bool(reference) and not boxed_contents(reference)
+                               and any(row.get(n) is not None for n in ("reference_solution", "solution", "Solution")))
+        if not gold.strip():
+            raise BadRow("empty_answer", "an answer problem needs a gold answer (reference_solution / solution / "
+                                         "answer)")
     problem_id = _first(row, "problem_id")
     problem_id = f"{source}/{index}" if problem_id is None else _text(problem_id, "problem_id")
     if not problem_id:
-        raise BadRow("problem_id is empty")
+        raise BadRow("bad_field", "problem_id is empty")
     attempts = row.get("max_attempts")
     if attempts is not None and (not is_int(attempts) or attempts < 1):
-        raise BadRow(f"max_attempts must be a positive int, got {attempts!r}")
+        raise BadRow("bad_field", f"max_attempts must be a positive int, got {attempts!r}")
     source_name = _first(row, "dataset_source")
     original = row.get("original_problem")
     return Problem(
@@ -177,12 +250,35 @@ def normalise_row(row: Any, source: str, index: int) -> Problem:
         problem=problem,
         problem_type=kind,
         reference_solution=reference,
-        gold_answer=gold,
+        gold_answer=gold.strip(),
         grading_guidelines=guidelines,
         dataset_source=source if source_name is None else str(source_name),
         original_problem=None if original is None else _text(original, "original_problem") or None,
         max_attempts=attempts,
-    )
+    ), whole_reference
+
+
+def _gold_skip(problem: Problem, whole_reference: bool, verdict: tuple[str, str] | None) -> tuple[str, str] | None:
+    """``(reason, detail)`` if the gold check says the row must go, else None."""
+    if verdict is None or verdict[0] == "unchecked":
+        return None
+    reason, detail = verdict
+    if whole_reference:
+        detail = "the gold answer is the whole reference solution (it has no \\boxed{}), and " + detail
+    return reason, detail
+
+
+def normalise_row(row: Any, source: str, index: int) -> Problem:
+    """One raw row as a checked :class:`Problem`; raises :class:`BadRow` saying what is wrong.
+
+    ``index`` is the row's 1-based number, used for the default id ``"<source>/<index>"``.
+    """
+    problem, whole_reference = _normalise(row, source, index)
+    if problem.grader == "verifier":
+        skip = _gold_skip(problem, whole_reference, check_golds([problem.gold_answer])[problem.gold_answer])
+        if skip is not None:
+            raise BadRow(*skip)
+    return problem
 
 
 # ----------------------------------------------------------------------------- sources
@@ -198,7 +294,7 @@ def _read_local(path: Path) -> Iterable[tuple[int, Any]]:
                 try:
                     yield number, json.loads(line)
                 except json.JSONDecodeError as exc:
-                    yield number, BadRow(f"not valid JSON ({exc.msg})")
+                    yield number, BadRow("invalid_json", f"not valid JSON ({exc.msg})")
         return
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -208,7 +304,7 @@ def _read_local(path: Path) -> Iterable[tuple[int, Any]]:
         data = data["problems"]
     if not isinstance(data, list):
         raise ValueError(f"QEDMathConfig.dataset: {path} must hold a list of problems or {{\"problems\": [...]}}")
-    yield from enumerate(data)
+    yield from enumerate(data, start=1)
 
 
 def _is_hf_dataset(value: Any) -> bool:
@@ -261,11 +357,11 @@ def _rows_of(source: Any) -> tuple[str, Iterable[tuple[int, Any]]]:
             return str(path), _read_local(path)
         text = str(source)
         if path.is_dir():  # a local dataset directory, read by `datasets` like a hub repo
-            return text, enumerate(_load_hub(text, None, "train"))
+            return text, enumerate(_load_hub(text, None, "train"), start=1)
         if path.suffix in (".jsonl", ".json") or not _HUB_ID.fullmatch(text):
             raise ValueError(f"QEDMathConfig.dataset: {text!r} is not an existing .jsonl/.json file "
                              "nor a Hugging Face hub id 'owner/name'")
-        return text, enumerate(_load_hub(text, None, "train"))
+        return text, enumerate(_load_hub(text, None, "train"), start=1)
     if isinstance(source, Mapping):
         unknown = sorted(set(source) - {"hub_id", "path", "config", "split"})
         hub_id = source.get("hub_id") or source.get("path")
@@ -275,13 +371,63 @@ def _rows_of(source: Any) -> tuple[str, Iterable[tuple[int, Any]]]:
         if Path(hub_id).is_file():
             return _rows_of(hub_id)
         split = source.get("split", "train")
-        return f"{hub_id}:{split}", enumerate(_load_hub(hub_id, source.get("config"), split))
+        return f"{hub_id}:{split}", enumerate(_load_hub(hub_id, source.get("config"), split), start=1)
     if _is_hf_dataset(source):
         name = (getattr(source, "info", None) and source.info.dataset_name) or "dataset"
-        return str(name), enumerate(source)
+        return str(name), enumerate(source, start=1)
     raise TypeError("QEDMathConfig.dataset must be None, a .jsonl/.json path, a hub id 'owner/name', a dict "
                     "{'hub_id'|'path', 'config', 'split'}, a datasets.Dataset, or a list of these; "
                     f"got {type(source).__name__}")
+
+
+def _scan(source: Any) -> tuple[str, tuple[Problem, ...], DataReport]:
+    """Every row of ``source`` checked: (source name, usable problems in row order, report). No warnings, no cache."""
+    name, rows = _rows_of(source)
+    report = DataReport("QEDMath", name)
+    candidates: list[tuple[int, Problem, bool]] = []
+    for number, row in rows:
+        try:
+            if isinstance(row, BadRow):
+                raise row
+            problem, whole_reference = _normalise(row, name, number)
+        except BadRow as exc:
+            report.skip(number, exc.reason, exc.detail)
+            continue
+        candidates.append((number, problem, whole_reference))
+    # One batch for math_verify: plain golds cost nothing, the rest share one short-lived worker pool.
+    verdicts = check_golds(p.gold_answer for _, p, _ in candidates if p.grader == "verifier")
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for number, problem, whole_reference in candidates:
+        if problem.grader == "verifier":
+            verdict = verdicts.get(problem.gold_answer)
+            if verdict is not None and verdict[0] == "unchecked":
+                report.note(f"gold answers not checked: {verdict[1]}")
+            skip = _gold_skip(problem, whole_reference, verdict)
+            if skip is not None:
+                report.skip(number, *skip)
+                continue
+        if problem.problem_id in seen:
+            report.skip(number, "duplicate_id", f"duplicate problem_id {problem.problem_id!r}")
+            continue
+        if problem.grading_guidelines == GENERIC_PROOF_GUIDELINES:
+            report.note("proofs graded with the generic guidelines (no rubric)")
+        seen.add(problem.problem_id)
+        problems.append(problem)
+    report.skipped.sort(key=lambda s: s.row)
+    report.loaded = len(problems)
+    return name, tuple(problems), report
+
+
+def check_problems(source: Any = None) -> DataReport:
+    """The load-time check of one source, freshly run, as a report (what ``gym-integrity check-data qed`` prints).
+
+    Raises ``ValueError``/``TypeError`` only for a source that cannot be read at all.
+
+    >>> check_problems(None).clean
+    True
+    """
+    return _scan(source)[2]
 
 
 _cache: dict[Any, tuple[Problem, ...]] = {}
@@ -293,27 +439,14 @@ def _load_one(source: Any) -> tuple[Problem, ...]:
     with _cache_lock:
         if key in _cache:
             return _cache[key]
-    name, rows = _rows_of(source)
-    problems: list[Problem] = []
-    seen: set[str] = set()
-    for number, row in rows:
-        try:
-            if isinstance(row, BadRow):
-                raise row
-            problem = normalise_row(row, name, number)
-            if problem.problem_id in seen:
-                raise BadRow(f"duplicate problem_id {problem.problem_id!r}")
-        except BadRow as exc:
-            warnings.warn(f"QEDMath: {name} row {number}: {exc}; row skipped", UserWarning, stacklevel=4)
-            continue
-        seen.add(problem.problem_id)
-        problems.append(problem)
+    name, problems, report = _scan(source)
+    report.warn(stacklevel=3)  # points at load_problems' caller
     if not problems:
-        raise ValueError(f"QEDMathConfig.dataset: {name} has no valid problem row")
-    result = tuple(problems)
+        raise ValueError(f"QEDMathConfig.dataset: {name} has no usable problem row ({report.summary()}); "
+                         "`gym-integrity check-data qed SOURCE` lists every skipped row")
     with _cache_lock:
-        _cache[key] = result
-    return result
+        _cache[key] = problems
+    return problems
 
 
 @dataclass(frozen=True)
@@ -346,7 +479,7 @@ def load_problems(dataset: Any, problem_types: Sequence[str] | None = None) -> P
                 continue
             if problem.problem_id in by_id:
                 warnings.warn(f"QEDMath: problem_id {problem.problem_id!r} from {problem.dataset_source} "
-                              "repeats an earlier source's; skipped", UserWarning, stacklevel=3)
+                              "repeats an earlier source's; skipped", DataWarning, stacklevel=3)
                 continue
             by_id[problem.problem_id] = len(problems)
             problems.append(problem)

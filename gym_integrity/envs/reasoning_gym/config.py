@@ -6,7 +6,7 @@ import difflib
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping, Sequence
 
-from gym_integrity.checks import is_int, is_number
+from gym_integrity.checks import check_choice, check_int, check_number, check_type, is_int, reject_unknown
 from gym_integrity.extract import ANSWER_FORMATS
 
 __all__ = ["ReasoningGymConfig", "available_datasets", "SCORING_MODES"]
@@ -25,8 +25,7 @@ def available_datasets() -> list[str]:
 
 
 def _check_dataset_name(name: Any, field_name: str) -> None:
-    if not isinstance(name, str):
-        raise TypeError(f"ReasoningGymConfig.{field_name} must be a dataset name (str), got {type(name).__name__}")
+    check_type(f"ReasoningGymConfig.{field_name}", name, str, "a dataset name (str)")
     names = available_datasets()
     if name not in names:
         close = difflib.get_close_matches(name, names, n=3)
@@ -41,15 +40,16 @@ def _check_task_config(name: str, task_config: Mapping[str, Any], where: str) ->
 
     config_cls = DATASETS[name][1]
     valid = sorted(f.name for f in fields(config_cls))
-    unknown = sorted(set(task_config) - set(valid))
-    if unknown:
-        raise ValueError(f"{where}: {name} has no option(s) {unknown}; valid options: {valid}")
+    reject_unknown(where, task_config, valid)
     try:
         cfg = config_cls(**task_config)
         if hasattr(cfg, "validate"):
             cfg.validate()
     except (AssertionError, ValueError, TypeError) as exc:
-        raise ValueError(f"{where}: invalid config for {name}: {exc or type(exc).__name__}; options: {valid}") from None
+        # The task's own checks are mostly asserts: a TypeError (comparing a str to an int) is a wrong type,
+        # anything else a wrong value.
+        kind = TypeError if isinstance(exc, TypeError) else ValueError
+        raise kind(f"{where}: invalid config for {name}: {exc or type(exc).__name__}; options: {valid}") from None
 
 
 @dataclass
@@ -61,8 +61,16 @@ class ReasoningGymConfig:
             ``{"name": str, "weight": float, "config": dict}`` (weight and config
             optional) or a mapping ``{name: weight}``.
         dataset_config: Options of a single dataset (e.g. ``{"min_animals": 3}``).
-        size: How many distinct items ``reset()`` draws from. Items are generated
-            lazily by index, so a large size costs nothing.
+        size: How many distinct items ``reset()`` draws from. ``None`` or
+            ``"auto"`` (the default): 100,000, within the dataset's own limit
+            (word_ladder refuses more than 20,000) and, for a dataset that
+            builds every item when made, its eager cap (acre: 2,000; see
+            ``datasets.EAGER_SIZE_CAPS``); a composite takes the smallest of
+            its members'. The env's ``size`` attribute holds the result. An
+            explicit int is used as given (items are generated lazily by index,
+            so a large size costs nothing, except for eager datasets); one
+            above the dataset's own limit fails at make, naming the largest
+            size that works.
         seed: The generator seed: which items exist. The ``reset`` seed picks among them.
         answer_format: ``"tag"`` (``<answer>...</answer>``), ``"boxed"``,
             ``"either"`` (tag, else boxed; the default) or ``"raw"`` (whole reply).
@@ -85,7 +93,7 @@ class ReasoningGymConfig:
 
     dataset: str | Sequence[Mapping[str, Any]] | Mapping[str, float] = "leg_counting"
     dataset_config: Mapping[str, Any] = field(default_factory=dict)
-    size: int = 100_000
+    size: int | str | None = None
     seed: int = 42
     answer_format: str = "either"
     max_answer_chars: int = 4096
@@ -107,40 +115,83 @@ class ReasoningGymConfig:
         return [self.dataset] if specs is None else [s["name"] for s in specs]  # type: ignore[list-item]
 
     def validate(self) -> None:
+        """Check every field: a wrong type is a ``TypeError``, a wrong value a ``ValueError``, both naming it."""
         self._validate_scalars()
-        if not isinstance(self.dataset_config, Mapping):
-            raise TypeError(f"ReasoningGymConfig.dataset_config must be a dict, got {type(self.dataset_config).__name__}")
+        check_type("ReasoningGymConfig.dataset_config", self.dataset_config, Mapping, "a dict of the dataset's options")
         if isinstance(self.dataset, (bytes, bytearray)) or not isinstance(self.dataset, (str, Sequence, Mapping)):
             raise TypeError("ReasoningGymConfig.dataset must be a dataset name, a list of "
                             f"{{'name', 'weight', 'config'}} dicts or a {{name: weight}} mapping; got {type(self.dataset).__name__}")
+        self._check_composite_entries()
         specs = self.composite_specs()
         if specs is None:
             _check_dataset_name(self.dataset, "dataset")
             _check_task_config(self.dataset, self.dataset_config, "ReasoningGymConfig.dataset_config")  # type: ignore[arg-type]
+        else:
+            self._validate_composite(specs)
+        self._check_size_limits()
+
+    def _auto_size(self) -> bool:
+        return self.size is None or (isinstance(self.size, str) and self.size == "auto")
+
+    def _task_configs(self) -> list[tuple[str, Mapping[str, Any]]]:
+        specs = self.composite_specs()
+        if specs is None:
+            return [(self.dataset, self.dataset_config)]  # type: ignore[list-item]
+        return [(s["name"], s["config"]) for s in specs]
+
+    def _check_size_limits(self) -> None:
+        """An explicit size a dataset's own config refuses fails here, naming the largest size that works."""
+        from gym_integrity.envs.reasoning_gym.datasets import size_limit
+
+        if self._auto_size():
             return
-        self._validate_composite(specs)
+        for name, task_config in self._task_configs():
+            limit = size_limit(name, task_config, self.size)  # type: ignore[arg-type]
+            if limit < self.size:  # type: ignore[operator]
+                raise ValueError(f"ReasoningGymConfig.size: {name} accepts at most {limit} items (its own config "
+                                 f"refuses more), got {self.size}; pass size<={limit}, or leave size unset "
+                                 f"(None/'auto') to get the largest default that works")
+
+    def resolved_size(self) -> int:
+        """The size the env uses: an explicit int as given; for None/'auto', the smallest of the datasets' auto sizes."""
+        from gym_integrity.envs.reasoning_gym.datasets import auto_size
+
+        if not self._auto_size():
+            return int(self.size)  # type: ignore[arg-type]
+        return min(auto_size(name, task_config) for name, task_config in self._task_configs())
 
     def _validate_scalars(self) -> None:
-        for name in ("size", "seed", "max_answer_chars"):
-            value = getattr(self, name)
-            if not is_int(value):
-                raise TypeError(f"ReasoningGymConfig.{name} must be an int, got {type(value).__name__}")
-        if self.size < 1:
-            raise ValueError(f"ReasoningGymConfig.size must be >= 1, got {self.size}")
-        if self.max_answer_chars < 1:
-            raise ValueError(f"ReasoningGymConfig.max_answer_chars must be >= 1, got {self.max_answer_chars}")
-        if self.answer_format not in ANSWER_FORMATS:
-            raise ValueError(f"ReasoningGymConfig.answer_format must be one of {ANSWER_FORMATS}, "
-                             f"got {self.answer_format!r}")
-        if not isinstance(self.scoring, str):
-            raise TypeError(f"ReasoningGymConfig.scoring must be a str, got {type(self.scoring).__name__}")
-        if self.scoring not in SCORING_MODES:
-            raise ValueError(f"ReasoningGymConfig.scoring must be one of {SCORING_MODES}, got {self.scoring!r}")
-        if not is_number(self.score_timeout_s):
-            raise TypeError(f"ReasoningGymConfig.score_timeout_s must be a number (seconds), "
-                            f"got {type(self.score_timeout_s).__name__}")
-        if not 0 < self.score_timeout_s <= 3600:
-            raise ValueError(f"ReasoningGymConfig.score_timeout_s must be in (0, 3600] seconds, got {self.score_timeout_s}")
+        if not self._auto_size():
+            expected = "an int >= 1, or None/'auto' for the dataset's default"
+            if not is_int(self.size) and not isinstance(self.size, str):
+                raise TypeError(f"ReasoningGymConfig.size must be {expected}; "
+                                f"got {type(self.size).__name__} {self.size!r}")
+            if isinstance(self.size, str) or self.size < 1:
+                raise ValueError(f"ReasoningGymConfig.size must be {expected}; got {self.size!r}")
+        check_int("ReasoningGymConfig.seed", self.seed)
+        check_int("ReasoningGymConfig.max_answer_chars", self.max_answer_chars, low=1)
+        check_choice("ReasoningGymConfig.answer_format", self.answer_format, ANSWER_FORMATS)
+        check_choice("ReasoningGymConfig.scoring", self.scoring, SCORING_MODES)
+        check_number("ReasoningGymConfig.score_timeout_s", self.score_timeout_s, low=0, low_open=True, high=3600,
+                     unit="seconds")
+
+    def _check_composite_entries(self) -> None:
+        """A composite's entries have the right shape before composite_specs() reads them."""
+        if isinstance(self.dataset, str):
+            return
+        if isinstance(self.dataset, Mapping):
+            for name, weight in self.dataset.items():
+                check_type("ReasoningGymConfig.dataset", name, str, "a {name: weight} mapping with str names")
+                check_number(f"ReasoningGymConfig.dataset: the weight of {name!r}", weight, low=0, low_open=True)
+            return
+        for index, entry in enumerate(self.dataset):
+            where = f"ReasoningGymConfig.dataset[{index}]"
+            check_type(where, entry, Mapping, "a dict {'name', 'weight', 'config'}")
+            reject_unknown(where, entry, ("name", "weight", "config"))
+            if "weight" in entry:
+                check_number(f"{where}.weight", entry["weight"], low=0, low_open=True)
+            if "config" in entry:
+                check_type(f"{where}.config", entry["config"], Mapping, "a dict of the dataset's options")
 
     def _validate_composite(self, specs: list[dict[str, Any]]) -> None:
         if not specs:
@@ -154,7 +205,5 @@ class ReasoningGymConfig:
             if spec["name"] in seen:
                 raise ValueError(f"ReasoningGymConfig.dataset: {spec['name']!r} appears twice in the composite")
             seen.add(spec["name"])
-            weight = spec["weight"]
-            if not is_number(weight) or not weight > 0:
-                raise ValueError(f"ReasoningGymConfig.dataset: weight of {spec['name']!r} must be a number > 0, got {weight!r}")
+            # weights were checked by _check_composite_entries
             _check_task_config(spec["name"], spec["config"], f"ReasoningGymConfig.dataset[{spec['name']}].config")

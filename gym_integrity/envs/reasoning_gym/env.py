@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from gym_integrity.checks import is_int
+from gym_integrity.checks import check_choice, check_int, reject_unknown
 from gym_integrity.envs.reasoning_gym.config import ReasoningGymConfig
 from gym_integrity.envs.reasoning_gym.datasets import ItemCache, dataset_key, load_dataset
 from gym_integrity.envs.reasoning_gym.scoring import Grader
@@ -16,6 +16,7 @@ from gym_integrity.infotree import copy_tree
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, grade_info, split_trainer_action
 from gym_integrity.services.pool import WORKER_START_ALLOWANCE_S
 from gym_integrity.spaces import UnicodeText
+from gym_integrity.wrappers.stack import stack_switch_hints
 
 __all__ = ["ReasoningGymEnv"]
 
@@ -71,8 +72,11 @@ class ReasoningGymEnv(gym.Env[str, str]):
 
     ## Starting State
 
-    ``reset(seed=s)`` draws an item index from ``self.np_random``: equal seeds
-    give equal items (a GRPO group). ``options={"index": i}`` picks item ``i``.
+    ``reset(seed=s)`` draws an item index in ``[0, size)`` from
+    ``self.np_random``: equal seeds give equal items (a GRPO group).
+    ``options={"index": i}`` picks item ``i``. ``size`` (an attribute) is the
+    configured size, or for the default ``size=None`` 100,000 within the
+    dataset's own limit (word_ladder: 20,000) and eager cap (acre: 2,000).
 
     ## Episode End
 
@@ -108,20 +112,18 @@ class ReasoningGymEnv(gym.Env[str, str]):
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
-        unknown = set(kwargs) - {f.name for f in fields(ReasoningGymConfig)}
-        if unknown:
-            raise TypeError(f"ReasoningGym-v0 got unknown option(s) {sorted(unknown)}; "
-                            f"valid: {[f.name for f in fields(ReasoningGymConfig)]}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        reject_unknown("ReasoningGymConfig", kwargs, [f.name for f in fields(ReasoningGymConfig)],
+                       hints=stack_switch_hints("ReasoningGym-v0"))
+        check_choice("ReasoningGymEnv.render_mode", render_mode, (None, *self.metadata["render_modes"]))
         self.config = ReasoningGymConfig(**kwargs)
         self.config.validate()
         self.render_mode = render_mode
         self.observation_space = UnicodeText(_MAX_TEXT)
         self.action_space = UnicodeText(_MAX_TEXT, min_length=0)
         self.step_budget = 1
+        self.size = self.config.resolved_size()  # how many items reset() draws from (``size=None`` resolved)
         self._key = dataset_key(self.config.dataset, self.config.dataset_config, self.config.composite_specs(),
-                                self.config.size, self.config.seed)
+                                self.size, self.config.seed)
         self._dataset = load_dataset(self._key)
         self._grader = Grader(scoring=self.config.scoring, dataset=self._dataset, key=self._key,
                               dataset_names=self.config.dataset_names(), score_timeout_s=self.config.score_timeout_s)
@@ -134,12 +136,11 @@ class ReasoningGymEnv(gym.Env[str, str]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         options = options or {}
+        reject_unknown("ReasoningGymEnv.reset options", options, ["index"], subscript=True)
         if "index" in options:
-            index = options["index"]
-            if not is_int(index) or not 0 <= index < self.config.size:
-                raise ValueError(f"options['index'] must be an int in [0, {self.config.size}), got {index!r}")
+            index = check_int("ReasoningGymEnv.reset options['index']", options["index"], low=0, high=self.size - 1)
         else:
-            index = int(self.np_random.integers(self.config.size))
+            index = int(self.np_random.integers(self.size))
         self._index = index
         self._item = _ITEMS.get(self._key, self._dataset, index)
         self._source = str(self._item.get("metadata", {}).get("source_dataset", self.config.dataset))

@@ -1,0 +1,368 @@
+"""One rule for errors (docs/architecture.md, "Errors: one rule"), walked over every config field.
+
+A wrong type is a ``TypeError``, a wrong value a ``ValueError``, an unknown option
+a ``TypeError``, and every message starts with ``Owner.field``. The fields come
+from ``dataclasses.fields`` (and wrapper/space signatures), so a field added
+without an entry in the tables below fails here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+from typing import Any, Callable
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from gym_integrity.audit.session import AuditSettings
+from gym_integrity.envs.finqa.config import FinQAConfig
+from gym_integrity.envs.finqa.env import FinQAEnv
+from gym_integrity.envs.qed_math.config import QEDMathConfig
+from gym_integrity.envs.qed_math.env import QEDMathEnv
+from gym_integrity.envs.reasoning_gym.config import ReasoningGymConfig
+from gym_integrity.envs.reasoning_gym.env import ReasoningGymEnv
+from gym_integrity.services.judge import JudgeConfig
+from gym_integrity.services.pool import PoolConfig, WorkerPool
+from gym_integrity.services.verifier import VerifierConfig
+from gym_integrity.spaces import UnicodeText
+from gym_integrity.vector import ThreadedVectorEnv, make_threaded_vec
+from gym_integrity.wrappers import HideInfoKeys, MaxStepsTruncation, TerminalFreeze
+from gym_integrity.wrappers.stack import STACK_SWITCHES
+
+#: A field whose every value of the right type is valid (a bool, a seed, an optional key).
+ANY = object()
+
+#: field -> (a wrong type, a wrong value of the right type or ANY). Every init field must be here.
+BAD: dict[type, dict[str, tuple[Any, Any]]] = {
+    QEDMathConfig: {
+        "dataset": (3, []),
+        "problem_types": (3, ["essay"]),
+        "show_guidelines": ("yes", ANY),
+        "reward_preset": (3, "lenient"),
+        "reasoning_delimiters": (3, [""]),
+        "collapse_partial": (1, ANY),
+        "discount_factor": ("0.9", 1.5),
+        "max_tokens": (1.5, 0),
+        "buffer_tokens": (True, -1),
+        "overlong_penalty": ("1", -0.5),
+        "max_attempts": (2.0, 0),
+        "verifier": (3, {"deadline_s": -1}),
+        "judge": (3, {"api": "bogus"}),
+    },
+    FinQAConfig: {
+        "data_path": (3, ""),
+        "data_format": (3, "csv"),
+        "hub_id": (3, ""),
+        "split": (3, ""),
+        "questions_file": (3, "../x.csv"),
+        "step_budget": ("5", 0),
+        "scoring": (None, "fuzzy"),
+        "rel_tol": ("0.1", 2.0),
+        "abs_tol": (True, -1.0),
+        "sql_timeout_s": ("1", 0),
+        "sql_row_cap": (1.5, 0),
+        "max_result_chars": ("8000", 10),
+        "max_action_chars": (None, 10),
+    },
+    ReasoningGymConfig: {
+        "dataset": (3, "leg_countin"),
+        "dataset_config": (3, {"min_animals": -1}),
+        "size": (1.5, 0),
+        "seed": ("42", ANY),
+        "answer_format": (3, "xml"),
+        "max_answer_chars": ("10", 0),
+        "scoring": (None, "lenient"),
+        "score_timeout_s": (True, 0),
+    },
+    VerifierConfig: {
+        "num_workers": ("2", 0),
+        "spare_workers": (1.0, -1),
+        "deadline_s": ("5", 0),
+        "queue_timeout_s": (None, -1),
+        "max_in_flight": ("8", 0),
+        "max_retries": (True, -1),
+        "max_answer_chars": (1.5, 0),
+        "float_rounding": ("6", -1),
+        "numeric_precision": (None, 0),
+        "strict": (1, ANY),
+        "gold_cache_size": ("x", 0),
+        "memory_limit_mb": (1.5, 100),
+    },
+    PoolConfig: {
+        "num_workers": ("2", 0),
+        "spare_workers": (1.0, -1),
+        "run_timeout_s": ("5", 0),
+        "queue_timeout_s": (None, 0),
+        "max_in_flight": ("8", 0),
+        "max_retries": (True, -1),
+        "memory_limit_mb": (1.5, 1),
+    },
+    AuditSettings: {
+        "seeds": ([0, 1], ()),
+        "probe_timeout_s": ("1", 0),
+        "step_timeout_s": (None, -1),
+        "max_steps": (1.5, 0),
+        "grading_slack_s": (True, -1.0),
+    },
+    JudgeConfig: {
+        "base_url": (3, "ftp://judge"),
+        "api_key": (3, ANY),
+        "model": (3, ANY),
+        "api": (3, "bogus"),
+        "prompt": (3, "v9"),
+        "temperature": ("0", 3.0),
+        "max_output_tokens": ("1", 0),
+        "timeout_s": ("1", 0),
+        "max_retries": (1.5, -1),
+        "backoff_s": ("1", -1),
+        "max_backoff_s": (None, -1),
+        "success_threshold": ("7", 8),
+        "allowed_scores": (3, (9,)),
+        "max_concurrency": (1.5, 0),
+        "max_proof_chars": ("1", 0),
+    },
+}
+
+#: Env configs fail at gym.make (some fields, e.g. QEDMath's dataset, are read only there).
+ENV_IDS = {QEDMathConfig: "QEDMath-v0", FinQAConfig: "FinQA-v0", ReasoningGymConfig: "ReasoningGym-v0"}
+ENV_CLASSES = {"QEDMath-v0": QEDMathEnv, "FinQA-v0": FinQAEnv, "ReasoningGym-v0": ReasoningGymEnv}
+
+
+def build(cls: type, **kwargs: Any) -> Any:
+    """An env config through ``gym.make``; a nested config through ``from_value`` (a dict of its fields)."""
+    if cls in ENV_IDS:
+        return gym.make(ENV_IDS[cls], **kwargs)
+    return cls.from_value(kwargs)
+
+
+def raises(kind: type[Exception], prefix: str, call: Callable[[], Any]) -> str:
+    """``call()`` raises exactly ``kind`` whose message starts with ``prefix`` (as a whole name)."""
+    with pytest.raises(Exception) as caught:
+        call()
+    exc = caught.value
+    assert type(exc) is kind, f"expected {kind.__name__}, got {type(exc).__name__}: {exc}"
+    assert re.match(re.escape(prefix) + r"(?![\w])", str(exc)), f"message does not start with {prefix!r}: {exc}"
+    return str(exc)
+
+
+CONFIG_FIELDS = [(cls, f.name) for cls in BAD for f in dataclasses.fields(cls) if f.init]
+IDS = [f"{cls.__name__}.{name}" for cls, name in CONFIG_FIELDS]
+
+
+@pytest.mark.parametrize("cls, name", CONFIG_FIELDS, ids=IDS)
+def test_wrong_type_is_a_type_error_naming_the_field(cls, name):
+    if name not in BAD[cls]:
+        pytest.fail(f"{cls.__name__}.{name} has no entry in tests/test_errors.py BAD: add its wrong type and value")
+    wrong_type, _ = BAD[cls][name]
+    raises(TypeError, f"{cls.__name__}.{name}", lambda: build(cls, **{name: wrong_type}))
+
+
+@pytest.mark.parametrize("cls, name", CONFIG_FIELDS, ids=IDS)
+def test_wrong_value_is_a_value_error_naming_the_field(cls, name):
+    if name not in BAD[cls]:
+        pytest.fail(f"{cls.__name__}.{name} has no entry in tests/test_errors.py BAD: add its wrong type and value")
+    _, bad_value = BAD[cls][name]
+    if bad_value is ANY:
+        return  # every value of the right type is valid, by the table's say-so
+    raises(ValueError, f"{cls.__name__}.{name}", lambda: build(cls, **{name: bad_value}))
+
+
+@pytest.mark.parametrize("cls", list(BAD), ids=[c.__name__ for c in BAD])
+def test_unknown_key_is_a_type_error_naming_it(cls):
+    message = raises(TypeError, f"{cls.__name__}.max_retrys", lambda: build(cls, max_retrys=1))
+    if "max_retries" in BAD[cls]:
+        assert "did you mean 'max_retries'" in message
+
+
+@pytest.mark.parametrize("cls", list(BAD), ids=[c.__name__ for c in BAD])
+def test_the_table_has_no_stale_field(cls):
+    assert set(BAD[cls]) <= {f.name for f in dataclasses.fields(cls) if f.init}
+
+
+@pytest.mark.parametrize("env_id", list(ENV_CLASSES))
+def test_registered_env_unknown_option_names_the_config_key(env_id):
+    config = {v: k for k, v in ENV_IDS.items()}[env_id]
+    raises(TypeError, f"{config.__name__}.bogus", lambda: gym.make(env_id, bogus=1))
+
+
+@pytest.mark.parametrize("env_id", list(ENV_CLASSES))
+@pytest.mark.parametrize("switch", STACK_SWITCHES)
+def test_a_stack_switch_given_to_gym_make_points_to_gym_integrity_make(env_id, switch):
+    config = {v: k for k, v in ENV_IDS.items()}[env_id]
+    message = raises(TypeError, f"{config.__name__}.{switch}", lambda: gym.make(env_id, **{switch: 1}))
+    assert f"gym_integrity.make({env_id!r}, {switch}=...)" in message
+
+
+@pytest.mark.parametrize("field, value, kind", [
+    ("verifier", {"workers": 2}, TypeError),        # unknown key of the nested config
+    ("verifier", {"deadline_s": "5"}, TypeError),   # the inner error keeps its type
+    ("verifier", {"deadline_s": 0}, ValueError),
+    ("judge", {"bogus": 1}, TypeError),
+    ("judge", {"timeout_s": "slow"}, TypeError),
+    ("judge", {"timeout_s": -1}, ValueError),
+])
+def test_nested_config_errors_keep_their_type_behind_the_outer_field(field, value, kind):
+    inner = {"verifier": "VerifierConfig", "judge": "JudgeConfig"}[field]
+    message = raises(kind, f"QEDMathConfig.{field}", lambda: gym.make("QEDMath-v0", **{field: value}))
+    assert message.startswith(f"QEDMathConfig.{field}: {inner}."), message
+
+
+def test_composite_entries_follow_the_rule():
+    def make(dataset: Any) -> Any:
+        return ReasoningGymConfig(dataset=dataset).validate()
+
+    raises(TypeError, "ReasoningGymConfig.dataset[0]", lambda: make([3]))
+    raises(TypeError, "ReasoningGymConfig.dataset[0].wieght", lambda: make([{"name": "gcd", "wieght": 2}]))
+    raises(TypeError, "ReasoningGymConfig.dataset[0].weight", lambda: make([{"name": "gcd", "weight": "2"}]))
+    raises(ValueError, "ReasoningGymConfig.dataset[0].weight", lambda: make([{"name": "gcd", "weight": 0}]))
+    raises(TypeError, "ReasoningGymConfig.dataset[0].config", lambda: make([{"name": "gcd", "config": 3}]))
+    raises(ValueError, "ReasoningGymConfig.dataset", lambda: make({"gcd": -1.0}))
+    raises(TypeError, "ReasoningGymConfig.dataset_config.bogus",
+           lambda: ReasoningGymConfig(dataset_config={"bogus": 1}).validate())
+
+
+# --------------------------------------------------------------------------- wrappers, space, vector
+
+
+class _Env(gym.Env):
+    observation_space = action_space = gym.spaces.Discrete(2)
+    step_budget = 1
+
+    def reset(self, *, seed=None, options=None):
+        return 0, {}
+
+    def step(self, action):
+        return 0, 0.0, True, False, {}
+
+
+#: argument -> (a wrong type, a wrong value or ANY); every argument but ``env`` must be here.
+WRAPPER_BAD: dict[Callable[..., Any], dict[str, tuple[Any, Any]]] = {
+    TerminalFreeze: {"frozen_reward": (3, "double")},
+    HideInfoKeys: {"keys": ("answer", [""]), "mode": (3, "block"), "reveal_on_end": ("yes", ANY)},
+    MaxStepsTruncation: {"max_steps": ("3", 0)},
+    UnicodeText: {"max_length": ("10", 0), "min_length": (1.5, -1), "seed": ANY},
+}
+WRAPPER_ARGS = [(cls, name) for cls in WRAPPER_BAD for name in inspect.signature(cls.__init__).parameters
+                if name not in ("self", "env")]
+
+
+def _construct(cls: Any, **kwargs: Any) -> Any:
+    if cls is UnicodeText:
+        return UnicodeText(**{"max_length": 8, **kwargs})
+    return cls(_Env(), **kwargs)
+
+
+@pytest.mark.parametrize("cls, name", WRAPPER_ARGS, ids=[f"{c.__name__}.{n}" for c, n in WRAPPER_ARGS])
+def test_wrapper_and_space_arguments_follow_the_rule(cls, name):
+    if name not in WRAPPER_BAD[cls]:
+        pytest.fail(f"{cls.__name__}.{name} has no entry in tests/test_errors.py WRAPPER_BAD")
+    if WRAPPER_BAD[cls][name] is ANY:
+        return  # handled by Gymnasium itself (a space's seed)
+    wrong_type, bad_value = WRAPPER_BAD[cls][name]
+    raises(TypeError, f"{cls.__name__}.{name}", lambda: _construct(cls, **{name: wrong_type}))
+    if bad_value is not ANY:
+        raises(ValueError, f"{cls.__name__}.{name}", lambda: _construct(cls, **{name: bad_value}))
+
+
+@pytest.mark.parametrize("cls", list(WRAPPER_BAD), ids=[c.__name__ for c in WRAPPER_BAD])
+def test_wrapper_unknown_argument_is_pythons_type_error_naming_the_class(cls):
+    with pytest.raises(TypeError, match=rf"^{cls.__name__}\.__init__\(\) got an unexpected keyword argument 'bogus'"):
+        _construct(cls, bogus=1)
+
+
+def test_frozen_reward_switched_after_construction_is_checked():
+    env = TerminalFreeze(_Env())
+    env.frozen_reward = "zero"
+    raises(ValueError, "TerminalFreeze.frozen_reward", lambda: setattr(env, "frozen_reward", "half"))
+    assert env.frozen_reward == "zero"
+
+
+def test_declared_step_budget_is_checked_as_the_envs_field():
+    class BadBudget(_Env):
+        step_budget = "3"
+
+    class ZeroBudget(_Env):
+        step_budget = 0
+
+    raises(TypeError, "BadBudget.step_budget", lambda: MaxStepsTruncation(BadBudget()).reset())
+    raises(ValueError, "ZeroBudget.step_budget", lambda: MaxStepsTruncation(ZeroBudget()).reset())
+
+
+def test_vector_and_pool_arguments_follow_the_rule():
+    never = [lambda: pytest.fail("no sub-env is built for a bad argument")]
+    raises(TypeError, "ThreadedVectorEnv.max_workers", lambda: ThreadedVectorEnv(never, max_workers="2"))
+    raises(ValueError, "ThreadedVectorEnv.max_workers", lambda: ThreadedVectorEnv(never, max_workers=0))
+    raises(TypeError, "make_threaded_vec.num_envs", lambda: make_threaded_vec("ReasoningGym-v0", num_envs="2"))
+    raises(ValueError, "make_threaded_vec.num_envs", lambda: make_threaded_vec("ReasoningGym-v0", num_envs=0))
+    raises(TypeError, "ReasoningGymConfig.bogus", lambda: make_threaded_vec("ReasoningGym-v0", 1, bogus=1))
+    raises(TypeError, "WorkerPool.handler", lambda: WorkerPool(3))
+    raises(ValueError, "WorkerPool.handler", lambda: WorkerPool("no_colon"))
+
+
+# --------------------------------------------------------------------------- env arguments and reset options
+
+
+@pytest.fixture(scope="module")
+def raw_envs():
+    envs = {
+        "QEDMath-v0": QEDMathEnv(problem_types=["proof"]),  # no verifier workers needed
+        "FinQA-v0": FinQAEnv(),
+        "ReasoningGym-v0": ReasoningGymEnv(dataset="leg_counting"),
+    }
+    yield envs
+    for env in envs.values():
+        env.close()
+
+
+RESET_CASES = [
+    ("QEDMath-v0", {"index": 0}, TypeError, "QEDMathEnv.reset options['index']"),
+    ("QEDMath-v0", {"problem_id": 3}, TypeError, "QEDMathEnv.reset options['problem_id']"),
+    ("QEDMath-v0", {"problem_id": "nope"}, ValueError, "QEDMathEnv.reset options['problem_id']"),
+    ("ReasoningGym-v0", {"indx": 0}, TypeError, "ReasoningGymEnv.reset options['indx']"),
+    ("ReasoningGym-v0", {"index": "3"}, TypeError, "ReasoningGymEnv.reset options['index']"),
+    ("ReasoningGym-v0", {"index": True}, TypeError, "ReasoningGymEnv.reset options['index']"),
+    ("ReasoningGym-v0", {"index": -1}, ValueError, "ReasoningGymEnv.reset options['index']"),
+    ("FinQA-v0", {"problem_id": "fq001"}, TypeError, "FinQAEnv.reset options['problem_id']"),
+    ("FinQA-v0", {"question_id": 3}, TypeError, "FinQAEnv.reset options['question_id']"),
+    ("FinQA-v0", {"question_id": "nope"}, ValueError, "FinQAEnv.reset options['question_id']"),
+    ("FinQA-v0", {"index": 1.0}, TypeError, "FinQAEnv.reset options['index']"),
+    ("FinQA-v0", {"index": 10_000}, ValueError, "FinQAEnv.reset options['index']"),
+]
+
+
+@pytest.mark.parametrize("env_id, options, kind, prefix", RESET_CASES)
+def test_reset_options_follow_the_rule(raw_envs, env_id, options, kind, prefix):
+    raises(kind, prefix, lambda: raw_envs[env_id].reset(seed=0, options=options))
+
+
+@pytest.mark.parametrize("env_id", list(ENV_CLASSES))
+def test_render_mode_follows_the_rule(env_id):
+    cls = ENV_CLASSES[env_id]  # on the raw class: gym.make handles render_mode itself first
+    raises(TypeError, f"{cls.__name__}.render_mode", lambda: cls(render_mode=3))
+    raises(ValueError, f"{cls.__name__}.render_mode", lambda: cls(render_mode="rgb_array"))
+
+
+def test_defaults_are_valid():
+    """The bad values above are the only thing wrong in each call."""
+    QEDMathConfig().validate()
+    FinQAConfig().validate()
+    for cls in (VerifierConfig, PoolConfig, AuditSettings, JudgeConfig):
+        cls.from_value(None)
+    TerminalFreeze(_Env()), HideInfoKeys(_Env()), MaxStepsTruncation(_Env()).reset(), UnicodeText(8)
+    assert np.asarray([UnicodeText(np.int64(8)).max_length])[0] == 8
+
+
+@pytest.mark.parametrize("tokens, kind", [(-1, ValueError), (10**5000, ValueError), (2.0, TypeError), (True, TypeError)],
+                         ids=["negative", "5000-digits", "float", "bool"])
+def test_trainer_num_tokens_follows_the_rule_even_when_huge(tokens, kind):
+    # A 5000-digit count once escaped as OverflowError from length shaping.
+    env = gym.make("QEDMath-v0", max_tokens=100)
+    env.reset(seed=0)
+    with pytest.raises(kind, match=r"^TrainerAction\.num_tokens "):
+        env.step({"text": "\\boxed{1}", "num_tokens": tokens})
+    with pytest.raises(TypeError, match=r"^TrainerAction\.tokens is not an option"):
+        env.step({"text": "\\boxed{1}", "tokens": 3})
+    env.close()
