@@ -1,14 +1,32 @@
-"""Episodes per second of ReasoningGym-v0 (leg_counting) through gym.make with the full stack vs the raw env.
+"""ReasoningGym-v0 (leg_counting) episodes/s side by side with its peers, and what each layer of the stack costs.
 
-Runs them side by side in many short alternating rounds, so drift on a shared
-machine hits all alike, and reports the median of the per-round ratios (each
-round pairs a raw run with the runs right after it) besides each median rate.
-A third env gives the floor: as many pass-through wrappers as the stack has,
-each returning a copy of ``info`` (what any wrapper that may not mutate the
-inner env's dicts must do at least). Target: the stack costs at most 10% over
-the raw env.
+One episode is ``reset(seed=i)`` and one answer, the way a GRPO trainer runs
+a single-turn task. Every contender runs in the same process, in many short
+rounds whose order rotates, so drift on a shared machine hits all alike; the
+figures are medians over rounds, and the ratios are medians of per-round
+ratios (each round's contenders ran seconds apart).
 
-    python benchmarks/bench_reasoning_gym.py [--episodes 500] [--rounds 31]
+Contenders:
+
+* ``gym.make("ReasoningGym-v0")`` with the full stack (the 1.00 of the table);
+* ``ReasoningGymEnv`` raw (the task logic alone);
+* GEM's ``rg:leg_counting``, seeded (``reset(seed=i)``) and unseeded, if
+  ``gem`` is importable: ``pip install --no-deps gem-llm msgspec nltk``;
+* OpenEnv's ``ReasoningGymEnvironment`` in process (``reset()`` then
+  ``step(ReasoningGymAction(answer=...))``; it takes no per-episode seed), if
+  ``reasoning_gym_env`` is importable: ``pip install openenv-core`` and the env
+  package from OpenEnv's ``envs/reasoning_gym_env`` (not on PyPI).
+
+Nothing is installed at run time: a peer that is not importable is skipped
+with the line that installs it.
+
+Targets (issue 11): the stacked env >= 1.0x GEM seeded and >= 1.3x OpenEnv in
+process; the stack costs <= 15% over the raw env. The per-layer table builds
+the stack one layer at a time over its own raw env and reports each layer's
+median marginal cost in µs per episode, plus HideInfoKeys' deep scan (the
+path for envs that do not declare the privileged-info convention).
+
+    python benchmarks/bench_reasoning_gym.py [--episodes 400] [--rounds 25]
 """
 
 from __future__ import annotations
@@ -16,67 +34,189 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from typing import Any, Callable
 
 import gymnasium as gym
 from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
 
 import gym_integrity  # noqa: F401  (registers the ids)
 from gym_integrity.envs.reasoning_gym import ReasoningGymEnv
+from gym_integrity.wrappers import HideInfoKeys, MaxStepsTruncation, TerminalFreeze
+
+DATASET = "leg_counting"
+OURS_ANSWER = "<answer>42</answer>"
+GEM_INSTALL = "pip install --no-deps gem-llm msgspec nltk"
+OPENENV_INSTALL = ("pip install openenv-core, then OpenEnv's envs/reasoning_gym_env as the package "
+                   "reasoning_gym_env (it is not on PyPI)")
+
+#: A run of ``n`` episodes starting at seed ``seed0``; returns nothing (the caller times it).
+Runner = Callable[[int, int], None]
 
 
-class CopyInfo(gym.Wrapper):
-    """A wrapper that does nothing but return a fresh top-level copy of info."""
-
-    def reset(self, *, seed=None, options=None):
-        obs, info = self.env.reset(seed=seed, options=options)
-        return obs, dict(info)
-
-    def step(self, action):
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        return obs, reward, terminated, truncated, dict(info)
+def gym_runner(env: gym.Env, answer: str = OURS_ANSWER) -> Runner:
+    def run(seed0: int, n: int) -> None:
+        reset, step = env.reset, env.step
+        for i in range(seed0, seed0 + n):
+            reset(seed=i)
+            step(answer)
+    return run
 
 
-def episodes_per_second(env: gym.Env, episodes: int, seed0: int) -> float:
-    start = time.perf_counter()
-    for i in range(episodes):
-        env.reset(seed=seed0 + i)
-        env.step("<answer>42</answer>")
-    return episodes / (time.perf_counter() - start)
+def gem_runners() -> dict[str, Runner] | str:
+    try:
+        import gem
+    except ImportError as exc:
+        return f"GEM not importable ({exc}): {GEM_INSTALL}"
+    seeded, unseeded = gem.make(f"rg:{DATASET}"), gem.make(f"rg:{DATASET}")
+
+    def run_seeded(seed0: int, n: int) -> None:
+        reset, step = seeded.reset, seeded.step
+        for i in range(seed0, seed0 + n):
+            reset(seed=i)
+            step("\\boxed{42}")
+
+    def run_unseeded(seed0: int, n: int) -> None:
+        reset, step = unseeded.reset, unseeded.step
+        for _ in range(n):
+            reset()
+            step("\\boxed{42}")
+
+    return {"GEM rg:leg_counting reset(seed=i)": run_seeded, "GEM rg:leg_counting unseeded": run_unseeded}
+
+
+def openenv_runners() -> dict[str, Runner] | str:
+    try:
+        from reasoning_gym_env.models import ReasoningGymAction
+        from reasoning_gym_env.server.reasoning_gym_environment import ReasoningGymEnvironment
+    except ImportError as exc:
+        return f"OpenEnv's reasoning_gym_env not importable ({exc}): {OPENENV_INSTALL}"
+    env = ReasoningGymEnvironment()
+    try:
+        env.reset(dataset_name=DATASET, dataset_config={}, seed=0, size=100_000)
+    except TypeError:
+        return "OpenEnv's reasoning_gym_env is the MCP-tool version (reset takes task_name); not measured"
+
+    def run(seed0: int, n: int) -> None:
+        reset, step = env.reset, env.step
+        for _ in range(n):
+            reset()
+            step(ReasoningGymAction(answer="42"))
+
+    return {"OpenEnv ReasoningGymEnvironment in process": run}
+
+
+def _hide(env: gym.Env, deep: bool) -> gym.Env:
+    if not deep:
+        return HideInfoKeys(env)
+    try:
+        return HideInfoKeys(env, deep_scan=True)
+    except TypeError:  # a HideInfoKeys from before the fast path: it always scans
+        return HideInfoKeys(env)
+
+
+#: The stack built one layer at a time, innermost first (what gym.make builds for the registered id).
+LAYERS: tuple[tuple[str, Callable[[gym.Env], gym.Env]], ...] = (
+    ("PassiveEnvChecker", PassiveEnvChecker),
+    ("OrderEnforcing", OrderEnforcing),
+    ("MaxStepsTruncation", MaxStepsTruncation),
+    ("HideInfoKeys", lambda env: _hide(env, deep=False)),
+    ("TerminalFreeze", TerminalFreeze),
+)
+
+
+def layer_runners() -> dict[str, Runner]:
+    runners = {"raw": gym_runner(ReasoningGymEnv(dataset=DATASET))}
+    for k in range(1, len(LAYERS) + 1):
+        env: gym.Env = ReasoningGymEnv(dataset=DATASET)
+        for _, wrap in LAYERS[:k]:
+            env = wrap(env)
+        runners[f"+ {LAYERS[k - 1][0]}"] = gym_runner(env)
+    deep: gym.Env = ReasoningGymEnv(dataset=DATASET)
+    for name, wrap in LAYERS:
+        deep = _hide(deep, deep=True) if name == "HideInfoKeys" else wrap(deep)
+    runners["full stack, HideInfoKeys deep scan"] = gym_runner(deep)
+    return runners
+
+
+def measure(runners: dict[str, Runner], episodes: int, rounds: int) -> dict[str, list[float]]:
+    """Seconds per episode of every runner in every round (order rotated per round)."""
+    for run in runners.values():
+        run(0, 200)  # warm-up: imports, caches, the passive checker's first calls
+    names = list(runners)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        seed0 = 1_000 * (r + 1)
+        for name in names[r % len(names):] + names[: r % len(names)]:
+            start = time.perf_counter()
+            runners[name](seed0, episodes)
+            times[name].append((time.perf_counter() - start) / episodes)
+    return times
+
+
+def quartiles(values: list[float]) -> tuple[float, float, float]:
+    q1, q2, q3 = statistics.quantiles(values, n=4)
+    return q1, q2, q3
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=500)
-    parser.add_argument("--rounds", type=int, default=31)
+    parser.add_argument("--episodes", type=int, default=400, help="episodes per contender per round")
+    parser.add_argument("--rounds", type=int, default=25)
+    parser.add_argument("--skip-layers", action="store_true", help="only the side-by-side table")
     args = parser.parse_args()
 
-    raw = ReasoningGymEnv(dataset="leg_counting")
-    envs = {
-        "gym.make + full stack": gym.make("ReasoningGym-v0", dataset="leg_counting"),
-        "floor: 5 copy-info layers": CopyInfo(CopyInfo(CopyInfo(OrderEnforcing(PassiveEnvChecker(raw))))),
+    base = "gym.make(ReasoningGym-v0), full stack"
+    runners: dict[str, Runner] = {
+        base: gym_runner(gym.make("ReasoningGym-v0", dataset=DATASET)),
+        "ReasoningGymEnv raw": gym_runner(ReasoningGymEnv(dataset=DATASET)),
     }
-    for env in (raw, *envs.values()):
-        episodes_per_second(env, 200, 0)  # warm-up: imports, caches, the passive checker's first calls
+    notes = []
+    for peers in (gem_runners(), openenv_runners()):
+        if isinstance(peers, str):
+            notes.append(peers)
+        else:
+            runners.update(peers)
 
-    raw_rates: list[float] = []
-    rates: dict[str, list[float]] = {name: [] for name in envs}
-    for r in range(args.rounds):
-        seed0 = 10_000 * (r + 1)
-        raw_rates.append(episodes_per_second(raw, args.episodes, seed0))
-        for name, env in envs.items():
-            rates[name].append(episodes_per_second(env, args.episodes, seed0))
-
-    raw_median = statistics.median(raw_rates)
-    print(f"ReasoningGym-v0 leg_counting, {args.episodes} episodes x {args.rounds} paired rounds (reset + step)")
-    print(f"  {'raw env':27s}: {raw_median:8.0f} episodes/s  ({1e6 / raw_median:6.1f} us/episode, median)")
-    for name, values in rates.items():
+    times = measure(runners, args.episodes, args.rounds)
+    print(f"ReasoningGym-v0 {DATASET}: reset(seed) + one answer, {args.episodes} episodes x {args.rounds} "
+          "rotated rounds, one process")
+    print(f"  {'contender':45s} {'episodes/s':>10s} {'us/episode':>10s}  {'ratio to ours (quartiles)':s}")
+    for name, values in times.items():
         median = statistics.median(values)
-        overheads = [r / s - 1.0 for r, s in zip(raw_rates, values)]
-        q1, q2, q3 = statistics.quantiles(overheads, n=4)
-        print(f"  {name:27s}: {median:8.0f} episodes/s  ({1e6 / median:6.1f} us/episode; "
-              f"+{1e6 / median - 1e6 / raw_median:4.1f} us)  overhead {q2 * 100:+.1f}% "
-              f"(quartiles {q1 * 100:+.1f}% .. {q3 * 100:+.1f}%)")
-    print("  target: the stack's overhead <= +10%")
+        ratios = [ours / other for ours, other in zip(times[base], values)]  # other's rate / ours
+        q1, q2, q3 = quartiles(ratios)
+        print(f"  {name:45s} {1 / median:10,.0f} {median * 1e6:10.1f}  {q2:5.2f} ({q1:.2f} .. {q3:.2f})")
+    for note in notes:
+        print(f"  skipped: {note}")
+
+    def ours_over(name: str) -> str:
+        if name not in times:
+            return "n/a (not installed)"
+        q1, q2, q3 = quartiles([other / ours for ours, other in zip(times[base], times[name])])
+        return f"{q2:.2f}x (quartiles {q1:.2f} .. {q3:.2f})"
+
+    raw = "ReasoningGymEnv raw"
+    q1, q2, q3 = quartiles([ours / r - 1 for ours, r in zip(times[base], times[raw])])
+    print("  targets:")
+    print(f"    ours / GEM seeded      >= 1.0x: {ours_over('GEM rg:leg_counting reset(seed=i)')}")
+    print(f"    ours / OpenEnv         >= 1.3x: {ours_over('OpenEnv ReasoningGymEnvironment in process')}")
+    print(f"    stack's cost over raw  <= 15%:  {q2 * 100:+.1f}% (quartiles {q1 * 100:+.1f}% .. {q3 * 100:+.1f}%)")
+
+    if args.skip_layers:
+        return
+    layer_times = measure(layer_runners(), args.episodes, args.rounds)
+    names = list(layer_times)
+    print(f"\nPer-layer cost: each stack one layer deeper than the last, over its own raw env "
+          f"({args.episodes} episodes x {args.rounds} rounds)")
+    print(f"  {'stack':45s} {'us/episode':>10s} {'marginal us (quartiles)':s}")
+    print(f"  {'raw':45s} {statistics.median(layer_times['raw']) * 1e6:10.1f}")
+    for below, name in zip(names[:-1], names[1:]):
+        if name.startswith("full stack"):
+            below = names[-2]  # compared with the full stack on the fast path
+        q1, q2, q3 = quartiles([(a - b) * 1e6 for a, b in zip(layer_times[name], layer_times[below])])
+        print(f"  {name:45s} {statistics.median(layer_times[name]) * 1e6:10.1f} {q2:+6.2f} ({q1:+.2f} .. {q3:+.2f})")
+    total = [(a - b) * 1e6 for a, b in zip(layer_times[names[-2]], layer_times["raw"])]
+    print(f"  the stack in all: {statistics.median(total):+.2f} us per episode")
 
 
 if __name__ == "__main__":

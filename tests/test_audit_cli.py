@@ -66,7 +66,7 @@ def test_the_console_script_runs_the_audit():
 def test_all_datasets_prints_one_row_per_dataset_and_exits_by_the_failures(tmp_path, capsys, monkeypatch):
     from gym_integrity.audit import cli as audit_cli
 
-    monkeypatch.setattr(audit_cli, "_reasoning_gym_datasets", lambda: ["leg_counting", "basic_arithmetic"])
+    monkeypatch.setattr(audit_cli, "_sweep_values", lambda entry: ["leg_counting", "basic_arithmetic"])
     path = tmp_path / "sweep.json"
     code = main(["audit", "ReasoningGym-v0", "--all-datasets", "--json", str(path), "--no-progress",
                  "--probe", "gold_answer_scored", "--probe", "pathological_answers"])
@@ -96,7 +96,7 @@ def test_all_datasets_defaults_to_the_grader_probes_and_refuses_other_ids(capsys
         seen["targets"], seen["probes"] = [t.kwargs for t in targets], list(probes)
         return []
 
-    monkeypatch.setattr(audit_cli, "_reasoning_gym_datasets", lambda: ["leg_counting", "countdown"])
+    monkeypatch.setattr(audit_cli, "_sweep_values", lambda entry: ["leg_counting", "countdown"])
     monkeypatch.setattr("gym_integrity.audit.isolate.run_isolated", fake_run_isolated)
     assert main(["audit", "--all-datasets", "--no-progress"]) == 2  # no report came back: nothing was audited
     assert seen == {"targets": [{"dataset": "leg_counting"}, {"dataset": "countdown"}], "probes": list(GRADER_PROBES)}

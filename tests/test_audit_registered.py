@@ -1,40 +1,61 @@
-"""The audit on every registered id: through the stack everything passes; raw, the exploit probes fail.
+"""The audit on every registered entry: through the stack everything passes; raw, the exploit probes fail.
 
 "Everything" includes the grader probes (constant answers, code injection,
 pathological answers, cross-env isolation): they test the graders, which the
-stack does not change, so they pass on the raw classes too.
+stack does not change, so they pass on the raw classes too. "Every entry" is
+``env_entries()``: the package's ids and the test-only TinySum-v0
+(tests/fourth_env.py). What differs between envs comes from their entries
+(variants, a judge, whether the raw class ends episodes by itself): this file
+and ``gym_integrity.audit`` name no env, which the last test checks.
 """
 
 from __future__ import annotations
 
+import ast
+import pathlib
+
 import pytest
 
+import fourth_env
+import gym_integrity
 from gym_integrity.audit import AuditSettings, Status, Verdict, probe_names
 from gym_integrity.audit.cli import audit_targets, start_judge_stub
 from gym_integrity.audit.isolate import IsolatedTarget, run_isolated
-from gym_integrity.registration import REGISTERED
+from gym_integrity.registration import env_entries
 
+ENTRIES = env_entries()
+#: One audit of every entry, stacked and raw, two processes at a time, runs in the first test's set-up.
+pytestmark = pytest.mark.timeout(600)
 #: What the integrity stack is for: on a raw env these probes must fail.
 EXPLOITS = {"rescore_after_end", "inert_after_end", "reference_leakage"}
-#: Raw envs that declare a step budget they do not enforce (multi-step tool use) also fail step_budget.
-UNBOUNDED_RAW = {"FinQA-v0"}
-#: Proof mode against a judge that repeats any score tag in its prompt: only the self-dealing probe runs there.
-FOOLED = "QEDMath-v0 [proof, fooled judge]"
+
+
+def _columns(entry) -> list[str]:
+    """The names the audit gives an entry's columns: one per variant, plus the fooled-judge one."""
+    names = [f"{entry.id} [{v}]" for v in entry.audit_variants] or [entry.id]
+    return names + ([_fooled(entry)] if entry.judged_variant else [])
+
+
+def _fooled(entry) -> str:
+    """Against a judge that repeats any score tag in its prompt: only the self-dealing probe runs there."""
+    return f"{entry.id} [{entry.judged_variant}, fooled judge]"
+
+
+FOOLED = {_fooled(e) for e in ENTRIES if e.judged_variant}
 
 
 @pytest.fixture(scope="module")
 def reports():
-    """Every id (QEDMath split by problem type, proofs against the local judge stub), stacked and raw, audited once.
+    """Every entry (split by its variants, judged ones against the local judge stub), stacked and raw, audited once.
 
     Audited the way the CLI does it: each target in its own process, two at a time.
     """
     judge = start_judge_stub()
-    assert judge is not None, "gym_integrity.testing.judge_server is needed to audit proof mode offline"
+    assert judge is not None, "gym_integrity.testing.judge_server is needed to audit judged envs offline"
     try:
-        ids = [entry.id for entry in REGISTERED]
-        targets = audit_targets(ids, raw=False, compare=True, judge=judge)
-        isolated = [IsolatedTarget(t.env_id, t.kwargs, t.raw, t.name, (t.label,) if t.label else (), t.probes)
-                    for t in targets]
+        targets = audit_targets([e.id for e in ENTRIES], raw=False, compare=True, judge=judge)
+        isolated = [IsolatedTarget(t.env_id, t.kwargs, t.raw, t.name, (t.label,) if t.label else (), t.probes,
+                                   t.entry) for t in targets]
         done = run_isolated(isolated, probe_names(), AuditSettings(seeds=(0, 1)), workers=2)
         return {(t.name, t.raw): report for t, report in zip(targets, done)}
     finally:
@@ -45,39 +66,49 @@ def _names(reports, raw):
     return sorted(name for name, is_raw in reports if is_raw == raw)
 
 
-def test_every_registered_id_is_audited(reports):
-    audited = {name.split(" [")[0] for name, _ in reports}
-    assert audited == {entry.id for entry in REGISTERED}
-    assert {name for name, _ in reports if name.startswith("QEDMath")} == {
-        "QEDMath-v0 [answer]", "QEDMath-v0 [proof]", "QEDMath-v0 [multi_step]", FOOLED}
+def test_every_entry_is_audited_in_its_variants_including_the_fourth_env(reports):
+    assert fourth_env.ENTRY in ENTRIES and set(gym_integrity.REGISTERED) < set(ENTRIES)
+    expected = {name for entry in ENTRIES for name in _columns(entry)}
+    assert {name for name, _ in reports} == expected
+    assert {raw for _, raw in reports} == {False, True}
+    assert any(e.audit_variants for e in ENTRIES) and FOOLED, "the variant and judge paths are exercised"
 
 
-def test_proof_mode_is_graded_by_the_labelled_local_stubs(reports):
-    for name in ("QEDMath-v0 [proof]", "QEDMath-v0 [answer]", "QEDMath-v0 [multi_step]"):
-        [note] = reports[(name, False)].notes
-        assert note.startswith("judge: local stub at 127.0.0.1:") and "not a real grader" in note
-    [note] = reports[(FOOLED, False)].notes
-    assert note.startswith("judge: fooled echo stub at 127.0.0.1:")
-    assert reports[("ReasoningGym-v0", False)].notes == []
-    proof = reports[("QEDMath-v0 [proof]", False)].result("gold_answer_scored")
-    assert proof.passed and "verdict" not in proof.summary and "grader_error" not in " ".join(proof.evidence)
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
+def test_judged_entries_are_graded_by_the_labelled_local_stubs(reports, entry):
+    for name in _columns(entry):
+        notes = reports[(name, False)].notes
+        if not entry.needs_judge:
+            assert notes == [], name
+        elif name in FOOLED:
+            [note] = notes
+            assert note.startswith("judge: fooled echo stub at 127.0.0.1:"), note
+        else:
+            [note] = notes
+            assert note.startswith("judge: local stub at 127.0.0.1:") and "not a real grader" in note, note
+    if entry.judged_variant:
+        judged = reports[(f"{entry.id} [{entry.judged_variant}]", False)].result("gold_answer_scored")
+        assert judged.passed and "verdict" not in judged.summary and "grader_error" not in " ".join(judged.evidence)
 
 
-def test_stacked_envs_pass_every_probe(reports):
-    for name in _names(reports, raw=False):
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
+def test_stacked_envs_pass_every_probe(reports, entry):
+    for name in _columns(entry):
         report = reports[(name, False)]
-        assert [r.probe for r in report.results] == (["reward_self_dealing"] if name == FOOLED else probe_names())
+        assert [r.probe for r in report.results] == (["reward_self_dealing"] if name in FOOLED else probe_names())
         failures = [(r.probe, r.summary, r.evidence[:3]) for r in report.failures]
         assert not failures, f"{name}: {failures}"
         assert all(r.status is Status.PASSED for r in report.results), name
         assert report.verdict is Verdict.PASS, name  # every probe ran: each id gives the audit its gold answers
 
 
-def test_raw_envs_fail_exactly_the_exploit_probes(reports):
-    for name in _names(reports, raw=True):
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
+def test_raw_envs_fail_exactly_the_exploit_probes(reports, entry):
+    for name in _columns(entry):
         report = reports[(name, True)]
-        expected = EXPLOITS | ({"step_budget"} if name in UNBOUNDED_RAW else set())
-        if name == FOOLED:
+        # A raw tool env whose budget only the stack enforces never ends on non-answers: step_budget fails too.
+        expected = EXPLOITS | (set() if entry.ends_by_itself else {"step_budget"})
+        if name in FOOLED:
             expected = set()  # score tags are neutralised by the judge client, below the stack: raw passes too
         failed = {r.probe for r in report.failures}
         assert failed == expected, f"{name} (raw): failed {sorted(failed)}, expected {sorted(expected)}"
@@ -86,29 +117,34 @@ def test_raw_envs_fail_exactly_the_exploit_probes(reports):
 
 def test_the_fooled_judge_is_not_fooled_by_score_tags_in_a_proof(reports):
     """Against a judge that repeats any score tag it reads, an injected <score>7</score> pays nothing extra."""
-    result = reports[(FOOLED, False)].result("reward_self_dealing")
-    assert result.passed, result.evidence
-    assert any("wrong answer alone -> reward" in line for line in result.evidence)
+    for name in FOOLED:
+        result = reports[(name, False)].result("reward_self_dealing")
+        assert result.passed, result.evidence
+        assert any("wrong answer alone -> reward" in line for line in result.evidence)
 
 
-def test_raw_failures_carry_evidence_of_the_exploit(reports):
-    for name in _names(reports, raw=True):
-        if name == FOOLED:
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
+def test_raw_failures_carry_evidence_of_the_exploit(reports, entry):
+    for name in _columns(entry):
+        if name in FOOLED:
             continue
         report = reports[(name, True)]
         rescore = report.result("rescore_after_end")
         assert any("re-scored" in line for line in rescore.evidence), (name, rescore.evidence)
         leak = report.result("reference_leakage")
         assert any(line.startswith("info@reset:privileged.") for line in leak.evidence), (name, leak.evidence)
-    finqa = reports[("FinQA-v0", True)].result("step_budget")
-    assert "no end after 52 steps" in finqa.evidence[0]
+        inert = report.result("inert_after_end")
+        assert any(" post-end actions reached " in line and not line.startswith("0 of") for line in inert.evidence)
+        if not entry.ends_by_itself:
+            assert "no end after" in report.result("step_budget").evidence[0], name
 
 
-def test_the_grader_probes_ran_on_real_grading(reports):
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
+def test_the_grader_probes_ran_on_real_grading(reports, entry):
     """Chance was measured against gold answers, the bound came from the env's declaration, and B was answered
     while slow answers were being graded on other instances."""
-    for name in _names(reports, raw=False):
-        if name == FOOLED:
+    for name in _columns(entry):
+        if name in FOOLED:
             continue
         report = reports[(name, False)]
         constants = report.result("constant_answers")
@@ -119,3 +155,45 @@ def test_the_grader_probes_ran_on_real_grading(reports):
         assert any(line.startswith("B's gold during the slow answers") for line in cross.evidence), (name, cross.evidence)
         injection = report.result("code_injection")
         assert "canary actions" in injection.summary, (name, injection.summary)
+
+
+# -- the auditor knows no env by name -----------------------------------------------------------------------------
+def _env_names() -> set[str]:
+    """Every way code could name a registered env: its id (with and without the version), class, and package."""
+    names = set()
+    for entry in ENTRIES:
+        module, _, cls = entry.entry_point.partition(":")
+        names |= {entry.id, entry.id.rsplit("-v", 1)[0], cls}
+        if module.startswith("gym_integrity.envs."):
+            names.add(module.split(".")[2])  # the env's package: reasoning_gym, ...
+    return {n.lower() for n in names}
+
+
+def _code_words(path: pathlib.Path) -> list[tuple[int, str]]:
+    """``(line, text)`` of every string constant, name, attribute and import in ``path``: code, not docstrings."""
+    tree = ast.parse(path.read_text())
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    words = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            words.append((node.lineno, node.value))
+        elif isinstance(node, ast.Name):
+            words.append((node.lineno, node.id))
+        elif isinstance(node, ast.Attribute):
+            words.append((node.lineno, node.attr))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            words += [(node.lineno, alias.name) for alias in node.names]
+            words += [(node.lineno, node.module)] if isinstance(node, ast.ImportFrom) and node.module else []
+    return words
+
+
+def test_the_auditor_and_this_file_name_no_env():
+    """Env facts live in the registration entries; the audit package and this test read them there."""
+    audit = pathlib.Path(gym_integrity.__file__).parent / "audit"
+    names = _env_names()
+    assert len(names) >= 3 * len(ENTRIES)  # ids, short names and classes at least
+    found = [f"{path.name}:{line}: {text[:60]!r}" for path in [*sorted(audit.glob("*.py")), pathlib.Path(__file__)]
+             for line, text in _code_words(path) for name in names if name in text.lower()]
+    assert found == []

@@ -1,14 +1,29 @@
-"""Every registered id: Gymnasium's env checker, vector envs, spec round trip, and the contract in docs/architecture.md."""
+"""Every registered id: Gymnasium's env checker, vector envs, spec round trip, and the contract in docs/architecture.md.
+
+"Every" is every entry of ``gym_integrity.env_entries()``: the package's ids and
+TinySum-v0, a fourth env defined in tests/fourth_env.py and registered through
+the public API, which passes the same checks without any file of the package
+naming it.
+"""
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+import fourth_env
 import gym_integrity
+from gym_integrity import AuditHooks, TextEnv
+from gym_integrity.envs.base import MAX_TEXT_CHARS
 from gym_integrity.spaces import UnicodeText
+from gym_integrity.wrappers.stack import STACK_SWITCHES
 
-IDS = [entry.id for entry in gym_integrity.REGISTERED]
+IDS = [entry.id for entry in gym_integrity.env_entries()]
+
+
+def test_the_fourth_env_is_registered_through_the_public_api_only():
+    assert fourth_env.ENTRY.id in IDS and fourth_env.ENTRY.id not in {e.id for e in gym_integrity.REGISTERED}
+    assert len(IDS) == len(gym_integrity.REGISTERED) + 1
 
 
 @pytest.fixture(autouse=True)
@@ -40,6 +55,49 @@ def test_raw_contract(env_id):
     with pytest.raises(TypeError):
         env.step(12345)
     env.close()
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_every_env_runs_on_the_base_class_and_keeps_the_hooks_the_audit_reads(env_id):
+    env = gym.make(env_id)
+    raw = env.unwrapped
+    cls = type(raw)
+    assert isinstance(raw, TextEnv)
+    # The base class asks for these and has no version of its own.
+    for method in ("reset", "step", "render_text", "gold_answers"):
+        assert getattr(cls, method) is not getattr(TextEnv, method), f"{cls.__name__} does not define {method}"
+    assert raw.observation_space == UnicodeText(MAX_TEXT_CHARS)
+    assert isinstance(raw.grading_time_bound_s, float) and raw.grading_time_bound_s > 0
+    obs, _ = env.reset(seed=0)
+    assert raw.gold_answers(), "the audit answers with the first gold answer"
+    assert env.render() == raw.render_text() and obs in raw.render_text()
+    if isinstance(raw, AuditHooks):  # an env with all three hooks: the action hooks make valid actions
+        assert raw.action_space.contains(raw.audit_non_answer_action())
+    env.close()
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_options_render_mode_and_stack_switches_follow_the_one_error_rule(env_id):
+    cls = type(gym.make(env_id).unwrapped)
+    owner = cls.config_class.__name__
+    with pytest.raises(TypeError, match=rf"^{owner}\.bogus is not an option"):
+        gym.make(env_id, bogus=1)
+    for switch in STACK_SWITCHES:
+        with pytest.raises(TypeError, match=rf"^{owner}\.{switch} is not an option") as caught:
+            gym.make(env_id, **{switch: 1})
+        assert f"gym_integrity.make({env_id!r}, {switch}=...)" in str(caught.value)
+    with pytest.raises(ValueError, match=rf"^{cls.__name__}\.render_mode"):
+        cls(render_mode="rgb_array")
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_human_render_prints_what_ansi_returns(env_id, capsys):
+    ansi, human = gym.make(env_id, render_mode="ansi"), gym.make(env_id, render_mode="human")
+    ansi.reset(seed=1), human.reset(seed=1)
+    capsys.readouterr()
+    assert human.render() is None
+    assert capsys.readouterr().out == ansi.render() + "\n"
+    ansi.close(), human.close()
 
 
 @pytest.mark.parametrize("env_id", IDS)

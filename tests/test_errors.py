@@ -16,6 +16,7 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium.envs.registration import load_env_creator
 
 from gym_integrity.audit.session import AuditSettings
 from gym_integrity.envs.finqa.config import FinQAConfig
@@ -26,6 +27,7 @@ from gym_integrity.envs.reasoning_gym.config import ReasoningGymConfig
 from gym_integrity.envs.reasoning_gym.env import ReasoningGymEnv
 from gym_integrity.services.judge import JudgeConfig
 from gym_integrity.services.pool import PoolConfig, WorkerPool
+from gym_integrity.registration import REGISTERED
 from gym_integrity.services.verifier import VerifierConfig
 from gym_integrity.spaces import UnicodeText
 from gym_integrity.vector import ThreadedVectorEnv, make_threaded_vec
@@ -126,9 +128,14 @@ BAD: dict[type, dict[str, tuple[Any, Any]]] = {
     },
 }
 
-#: Env configs fail at gym.make (some fields, e.g. QEDMath's dataset, are read only there).
-ENV_IDS = {QEDMathConfig: "QEDMath-v0", FinQAConfig: "FinQA-v0", ReasoningGymConfig: "ReasoningGym-v0"}
-ENV_CLASSES = {"QEDMath-v0": QEDMathEnv, "FinQA-v0": FinQAEnv, "ReasoningGym-v0": ReasoningGymEnv}
+#: Env configs fail at gym.make (some fields, e.g. QEDMath's dataset, are read only there). Read from the registry:
+#: a new env is walked here once registered, and test_every_registered_config_is_walked asks for its rows in BAD.
+ENV_CLASSES = {entry.id: load_env_creator(entry.entry_point) for entry in REGISTERED}
+ENV_IDS = {cls.config_class: env_id for env_id, cls in ENV_CLASSES.items()}
+
+
+def test_every_registered_config_is_walked():
+    assert set(ENV_IDS) <= set(BAD), f"add rows to BAD for {[c.__name__ for c in set(ENV_IDS) - set(BAD)]}"
 
 
 def build(cls: type, **kwargs: Any) -> Any:
@@ -241,7 +248,8 @@ class _Env(gym.Env):
 #: argument -> (a wrong type, a wrong value or ANY); every argument but ``env`` must be here.
 WRAPPER_BAD: dict[Callable[..., Any], dict[str, tuple[Any, Any]]] = {
     TerminalFreeze: {"frozen_reward": (3, "double")},
-    HideInfoKeys: {"keys": ("answer", [""]), "mode": (3, "block"), "reveal_on_end": ("yes", ANY)},
+    HideInfoKeys: {"keys": ("answer", [""]), "mode": (3, "block"), "reveal_on_end": ("yes", ANY),
+                   "deep_scan": ("yes", ANY)},
     MaxStepsTruncation: {"max_steps": ("3", 0)},
     UnicodeText: {"max_length": ("10", 0), "min_length": (1.5, -1), "seed": ANY},
 }

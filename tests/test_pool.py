@@ -201,7 +201,7 @@ def test_forked_child_uses_its_own_pool():
         parent_pid = shared.run(("pid", None)).value
         read_end, write_end = os.pipe()
         child = os.fork()
-        if child == 0:  # the child: same get_pool key, its own dispatcher and workers
+        if child == 0:  # the child: same get_pool key, a pool of its own (services/cache.py's fork rule)
             try:
                 mine = get_pool(HANDLER, PoolConfig(num_workers=1, spare_workers=0))
                 outcome = mine.run(("pid", None))
@@ -213,7 +213,7 @@ def test_forked_child_uses_its_own_pool():
         with os.fdopen(read_end, "rb") as handle:
             same_object, status, child_worker = pickle.loads(handle.read())
         os.waitpid(child, 0)
-        assert same_object and status == "ok"  # the registry survives the fork, its processes do not
+        assert not same_object and status == "ok"  # a forked child's caches start empty
         assert child_worker != parent_pid
         assert shared.run(("pid", None)).value == parent_pid  # the parent's pool is untouched
     finally:

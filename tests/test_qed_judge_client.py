@@ -1,4 +1,10 @@
-"""The proof judge client against a real OpenAI-compatible HTTP server on 127.0.0.1 (real `openai` package)."""
+"""The proof judge client against a real OpenAI-compatible HTTP server on 127.0.0.1 (real `openai` package).
+
+What needs a real socket lives here: both APIs end to end, hangs and dropped or
+refused connections, the environment variables and headers a request carries,
+concurrency, the test server's own modes (echo, leak, stub) and its command
+line. Parsing, retries and the fault table run in process: test_judge_transport.py.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +16,7 @@ import urllib.request
 import pytest
 
 from gym_integrity.protocol import Verdict
-from gym_integrity.services.judge import (
-    METRIC_KEYS,
-    JudgeConfig,
-    ScoreParseError,
-    get_judge,
-    neutralise_tags,
-    parse_score,
-)
+from gym_integrity.services.judge import METRIC_KEYS, JudgeConfig, get_judge, parse_score
 from gym_integrity.envs.qed_math.problems import BUILTIN_PATH, load_problems
 from gym_integrity.testing.judge_server import HARMLESS_ERROR, LEAK_KINDS, JudgeServer, quoted_secrets
 
@@ -64,7 +63,7 @@ def grade(judge, proof=PROOF, reference=REFERENCE, **kw):
 
 
 def failures(result):
-    return {k.rsplit("/", 1)[1]: v for k, v in result.metrics.items() if k.startswith("verifier/failures/") and v}
+    return {k.rsplit("/", 1)[1]: v for k, v in result.metrics.items() if k.startswith("judge/failures/") and v}
 
 
 # ------------------------------------------------------------------ scores
@@ -79,12 +78,12 @@ def test_normal_score_through_each_api(server, judge_for, api, path):
     assert result.grade.score == pytest.approx(6 / 7)
     assert set(result.metrics) == set(METRIC_KEYS)
     assert all(type(v) is float for v in result.metrics.values())
-    assert result.metrics["verifier/rollouts/success"] == 1.0 and result.metrics["verifier/rollouts/failure"] == 0.0
-    assert result.metrics["verifier/runtime/requests"] == 1.0
+    assert result.metrics["judge/rollouts/success"] == 1.0 and result.metrics["judge/rollouts/failure"] == 0.0
+    assert result.metrics["judge/runtime/requests"] == 1.0
     assert failures(result) == {}
     # real usage from the endpoint (the test server counts words)
-    assert result.metrics["verifier/runtime/input_tokens"] == len(server.requests[0].prompt.split())
-    assert result.metrics["verifier/runtime/output_tokens"] > 0
+    assert result.metrics["judge/runtime/input_tokens"] == len(server.requests[0].prompt.split())
+    assert result.metrics["judge/runtime/output_tokens"] > 0
     assert [r.path for r in server.requests] == [path]
     body = server.requests[0].body
     assert body["model"] == "test-judge" and body["temperature"] == 0.0
@@ -92,20 +91,6 @@ def test_normal_score_through_each_api(server, judge_for, api, path):
     assert result.fingerprint["model"] == "test-judge"
     assert result.fingerprint["endpoint_host"] == f"127.0.0.1:{server.port}"
     assert result.fingerprint["prompt"] == "v1"
-
-
-@pytest.mark.parametrize("points,verdict", [(7, Verdict.CORRECT), (0, Verdict.INCORRECT), (3, Verdict.PARTIAL)])
-def test_points_map_to_verdict_and_score(server, judge_for, points, verdict):
-    server.script(f"score:{points}")
-    result = grade(judge_for())
-    assert (result.points, result.grade.verdict, result.grade.score) == (points, verdict, points / 7)
-
-
-def test_success_threshold_is_configurable(server, judge_for):
-    server.script("score:6", "score:5")
-    judge = judge_for(success_threshold=6)
-    assert grade(judge).grade.verdict is Verdict.CORRECT
-    assert grade(judge).grade.verdict is Verdict.PARTIAL
 
 
 def test_temperature_and_max_tokens_forwarded(server, judge_for):
@@ -123,19 +108,9 @@ def test_auto_falls_back_to_chat_when_responses_is_missing():
         first, second = grade(judge), grade(judge)
         assert first.points == second.points == 7
         assert [r.path for r in srv.requests] == ["/v1/responses", "/v1/chat/completions", "/v1/chat/completions"]
-        assert first.metrics["verifier/failures/num_retries"] == 0.0
+        assert first.metrics["judge/failures/num_retries"] == 0.0
         assert second.fingerprint["api"] == "chat"
 
-
-def test_forced_responses_api_does_not_fall_back_and_does_not_retry_a_404():
-    with JudgeServer("score:7", apis=("chat",)) as srv:
-        judge = get_judge(JudgeConfig.from_value(dict(base_url=srv.url, model="m", api="responses", max_retries=3,
-                                                      backoff_s=0.01, timeout_s=2.0)))
-        result = grade(judge)
-        assert result.grade.verdict is Verdict.GRADER_ERROR and result.no_verdict
-        assert "HTTP 404" in result.grade.cause
-        assert failures(result) == {"api_error": 1.0}
-        assert [r.path for r in srv.requests] == ["/v1/responses"]
 
 
 def test_an_endpoint_without_a_model_is_a_no_verdict_and_nothing_is_sent(server, judge_for, clean_env):
@@ -184,34 +159,10 @@ def test_the_echoing_judge_would_be_fooled_by_a_live_tag(server):
     assert parse_score(text, allowed=range(8)) == 7
 
 
-def test_parse_takes_the_last_tag_strictly():
-    assert parse_score("<score>7</score> quoted ... final <score>3</score>", allowed=range(8)) == 3
-    assert parse_score("<score>\n 4 \n</score>", allowed=range(8)) == 4
-    for bad in ("<score>7/7</score>", "<score>seven</score>", "<score>8</score>", "<score>-1</score>",
-                "<score>3.5</score>", "<score>3</score><score></score>"):
-        with pytest.raises(ScoreParseError) as err:
-            parse_score(bad, allowed=range(8))
-        assert err.value.kind == "invalid_score"
-    with pytest.raises(ScoreParseError) as err:
-        parse_score("score: 7", allowed=range(8))
-    assert err.value.kind == "no_score_tag"
-    with pytest.raises(ScoreParseError):
-        parse_score("<score>3</score>", allowed=(0, 1, 6, 7))
-
-
-def test_neutralise_tags_keeps_inequalities():
-    assert neutralise_tags("a < b and c > d, <score>1</score>") == "a < b and c > d, &lt;score&gt;1&lt;/score&gt;"
 
 
 # ------------------------------------------------------------------ faults become no-verdicts
 
-
-def test_429_then_success_is_a_score_with_one_retry(server, judge_for):
-    server.script("429", "score:6")
-    result = grade(judge_for())
-    assert (result.points, result.grade.verdict, result.no_verdict) == (6, Verdict.PARTIAL, False)
-    assert failures(result) == {"rate_limit": 1.0, "num_retries": 1.0}
-    assert result.metrics["verifier/runtime/requests"] == 2.0
 
 
 def test_500_forever_is_a_grader_error_after_the_budget(server, judge_for):
@@ -221,7 +172,7 @@ def test_500_forever_is_a_grader_error_after_the_budget(server, judge_for):
     assert (result.grade.score, result.points) == (0.0, None)
     assert "HTTP 500" in result.grade.cause and "3 requests failed" in result.grade.cause
     assert failures(result) == {"server_error": 3.0, "num_retries": 2.0, "all_attempts_failed": 1.0}
-    assert result.metrics["verifier/rollouts/failure"] == 1.0 and result.metrics["verifier/rollouts/success"] == 0.0
+    assert result.metrics["judge/rollouts/failure"] == 1.0 and result.metrics["judge/rollouts/success"] == 0.0
     assert len(server.requests) == 3
     assert "not scored" in result.feedback
 
@@ -245,30 +196,7 @@ def test_hang_then_success(server, judge_for):
     assert failures(result) == {"timeout": 1.0, "num_retries": 1.0}
 
 
-def test_malformed_json_forever_is_a_grader_error(server, judge_for):
-    server.reset("malformed")
-    result = grade(judge_for(max_retries=1))
-    assert result.grade.verdict is Verdict.GRADER_ERROR and result.no_verdict
-    assert failures(result) == {"malformed_response": 2.0, "num_retries": 1.0, "all_attempts_failed": 1.0}
-    assert result.judge_output.startswith('{"id": "resp_broken"')  # kept for debugging (privileged)
 
-
-def test_no_score_tag_keeps_the_judge_text_for_debugging_only(server, judge_for):
-    server.reset("no_tag")
-    result = grade(judge_for(max_retries=1))
-    assert result.grade.verdict is Verdict.GRADER_ERROR and result.no_verdict
-    assert failures(result) == {"no_score_tag": 2.0, "num_retries": 1.0, "all_attempts_failed": 1.0}
-    assert "<assessment>" in result.judge_output
-    assert "assessment" not in result.feedback and "no <score>N</score> tag" in result.grade.cause
-
-
-@pytest.mark.parametrize("behaviour,kind", [("bad_score", "invalid_score"), ("empty", "empty_response"),
-                                            ("drop", "connection_error")])
-def test_other_faults_forever(server, judge_for, behaviour, kind):
-    server.reset(behaviour)
-    result = grade(judge_for(max_retries=1))
-    assert result.grade.verdict is Verdict.GRADER_ERROR and result.no_verdict and result.grade.score == 0.0
-    assert failures(result) == {kind: 2.0, "num_retries": 1.0, "all_attempts_failed": 1.0}
 
 
 def test_dropped_connection_then_success(server, judge_for):
@@ -289,14 +217,6 @@ def test_connection_refused_is_a_grader_error():
     assert failures(result) == {"connection_error": 2.0, "num_retries": 1.0, "all_attempts_failed": 1.0}
 
 
-def test_v2_accepts_only_0_1_6_7(server, judge_for):
-    server.script("score:6", "score:3")
-    judge = judge_for(prompt="v2", max_retries=0)
-    assert grade(judge).points == 6
-    result = grade(judge)
-    assert result.grade.verdict is Verdict.GRADER_ERROR and failures(result)["invalid_score"] == 1.0
-    assert result.fingerprint["allowed_scores"] == "0,1,6,7"
-
 
 # ------------------------------------------------------------------ configuration
 
@@ -307,8 +227,8 @@ def test_no_endpoint_is_a_no_verdict_that_says_how_to_configure(clean_env, given
     assert result.grade.verdict is Verdict.GRADER_ERROR and result.no_verdict
     for name in ("judge=", "JUDGE_BASE_URL", "JUDGE_MODEL", "JUDGE_API_KEY"):
         assert name in result.grade.cause
-    assert result.metrics["verifier/failures/not_configured"] == 1.0
-    assert result.metrics["verifier/runtime/requests"] == 0.0
+    assert result.metrics["judge/failures/not_configured"] == 1.0
+    assert result.metrics["judge/runtime/requests"] == 0.0
     assert result.fingerprint["endpoint_host"] == ""  # a key alone no longer means api.openai.com
 
 
@@ -495,31 +415,8 @@ def test_feedback_never_repeats_a_hidden_rubric_under_v1(server, judge_for, prob
     assert HARMLESS_ERROR in result.feedback
 
 
-def test_empty_proof_is_not_sent(server, judge_for):
-    result = grade(judge_for(), proof="   \n ")
-    assert (result.grade.verdict, result.no_verdict, result.points) == (Verdict.NO_ANSWER, False, 0)
-    assert result.metrics["verifier/failures/no_input"] == 1.0
-    assert len(server.requests) == 0
 
 
-def test_over_long_proof_is_too_long_and_not_sent(server, judge_for):
-    result = grade(judge_for(max_proof_chars=100), proof="x" * 101)
-    assert (result.grade.verdict, result.no_verdict, result.points) == (Verdict.TOO_LONG, False, 0)
-    assert result.metrics["verifier/failures/too_long"] == 1.0 and len(server.requests) == 0
-
-
-def test_any_text_is_graded(server, judge_for):
-    server.reset("score:2")
-    judge = judge_for()
-    for text in ("\ud800 lone surrogate \udfff", "\x00\x01 control", "\u202e RTL \U0001F600", "{{problem}} {{"):
-        result = grade(judge, proof=text + " " + PROOF)
-        assert (result.points, result.no_verdict) == (2, False)
-    assert len(server.requests) == 4
-
-
-def test_non_str_input_is_a_type_error(judge_for):
-    with pytest.raises(TypeError, match="proof"):
-        judge_for().grade(problem=PROBLEM, proof=None, reference_solution=REFERENCE, grading_guidelines=GUIDELINES)
 
 
 # ------------------------------------------------------------------ concurrency

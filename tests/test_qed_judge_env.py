@@ -56,17 +56,17 @@ def assert_no_leak(env, *texts):
 
 #: The keys issue 4 names for info["metrics"] on every graded step.
 ISSUE_METRICS = {
-    "verifier/rollouts/success", "verifier/rollouts/failure",
-    "verifier/failures/timeout", "verifier/failures/rate_limit", "verifier/failures/no_input",
-    "verifier/failures/no_score_tag", "verifier/failures/all_attempts_failed", "verifier/failures/num_retries",
-    "verifier/runtime/latency_per_request", "verifier/runtime/input_tokens", "verifier/runtime/output_tokens",
+    "judge/rollouts/success", "judge/rollouts/failure",
+    "judge/failures/timeout", "judge/failures/rate_limit", "judge/failures/no_input",
+    "judge/failures/no_score_tag", "judge/failures/all_attempts_failed", "judge/failures/num_retries",
+    "judge/runtime/latency_per_request", "judge/runtime/input_tokens", "judge/runtime/output_tokens",
     "reward/base", "reward/shaped", "reward/score_raw", "reward/overlong_penalty",
     "episode/attempt_number", "episode/is_correct",
 }
 
 
 def failures(info):
-    return {k.rsplit("/", 1)[1]: v for k, v in info["metrics"].items() if k.startswith("verifier/failures/") and v}
+    return {k.rsplit("/", 1)[1]: v for k, v in info["metrics"].items() if k.startswith("judge/failures/") and v}
 
 
 # ------------------------------------------------------------------ each scripted judge behaviour
@@ -108,16 +108,16 @@ def test_scripted_judge_through_the_stack(server, script, reward, verdict, no_ve
     metrics = info["metrics"]
     assert ISSUE_METRICS <= set(metrics)
     assert all(isinstance(v, float) for v in metrics.values())
-    assert metrics["verifier/rollouts/success"] == (0.0 if no_verdict else 1.0)
-    assert metrics["verifier/rollouts/failure"] == (1.0 if no_verdict else 0.0)
+    assert metrics["judge/rollouts/success"] == (0.0 if no_verdict else 1.0)
+    assert metrics["judge/rollouts/failure"] == (1.0 if no_verdict else 0.0)
     assert metrics["reward/base"] == pytest.approx(reward) and metrics["reward/shaped"] == pytest.approx(reward)
     assert metrics["episode/attempt_number"] == 1.0
     assert metrics["episode/is_correct"] == (1.0 if verdict == "correct" else 0.0)
-    assert metrics["verifier/runtime/requests"] == float(len(script))
+    assert metrics["judge/runtime/requests"] == float(len(script))
     if no_verdict:
         assert info["cause"]
     else:
-        assert metrics["verifier/runtime/input_tokens"] > 0 and metrics["verifier/runtime/output_tokens"] > 0
+        assert metrics["judge/runtime/input_tokens"] > 0 and metrics["judge/runtime/output_tokens"] > 0
     assert info["judge"]["prompt"] == "v1" and info["judge"]["endpoint_host"] == f"127.0.0.1:{server.port}"
     if "hang" in script:
         assert elapsed < 3 * 0.5 + 3 * 0.04 + 1.0  # three deadlines, the backoffs, plus a second
@@ -266,7 +266,7 @@ def _assert_proof_is_an_unconfigured_no_verdict() -> None:
     _, reward, terminated, _, info = env.step(PROOF)
     assert (reward, terminated, info["verdict"], info["no_verdict"]) == (0.0, True, "grader_error", True)
     assert "JUDGE_BASE_URL" in info["cause"] and "JUDGE_MODEL" in info["cause"]
-    assert info["metrics"]["verifier/failures/not_configured"] == 1.0
+    assert info["metrics"]["judge/failures/not_configured"] == 1.0
     env.close()
 
 
@@ -296,7 +296,7 @@ def test_a_judge_endpoint_without_a_model_is_a_no_verdict_that_names_judge_model
     env.reset(seed=0, options={"problem_id": PROOF_ID})
     _, reward, _, _, info = env.step(PROOF)
     assert (reward, info["verdict"], info["no_verdict"]) == (0.0, "grader_error", True)
-    assert "JUDGE_MODEL" in info["cause"] and info["metrics"]["verifier/failures/not_configured"] == 1.0
+    assert "JUDGE_MODEL" in info["cause"] and info["metrics"]["judge/failures/not_configured"] == 1.0
     assert list(server.requests) == []  # no model is picked from the endpoint's /models list
     env.close()
 
@@ -338,7 +338,7 @@ def test_threaded_vector_env_grades_concurrently_with_the_stack_on(server):
         assert len(set(obs)) == 1  # equal seeds: one GRPO group
         _, rewards, terminated, _, infos = envs.step(np.array([PROOF] * n, dtype=object))
         assert rewards.tolist() == pytest.approx([6 / 7] * n) and terminated.all()
-        assert infos["metrics"]["verifier/rollouts/success"].tolist() == [1.0] * n
+        assert infos["metrics"]["judge/rollouts/success"].tolist() == [1.0] * n
         assert slow.max_in_flight >= 2  # the gradings overlapped
         assert "privileged" not in infos
         for sub in envs.envs:

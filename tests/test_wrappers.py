@@ -162,3 +162,93 @@ def test_make_exposes_the_stack_switches():
     assert info["privileged"]["answer"] == env.unwrapped.gold_answers()[0]
     assert env.step("again")[1] == 0.0
     assert gym.make(env.spec).spec.additional_wrappers == env.spec.additional_wrappers
+
+
+# --------------------------------------------------------------------------- HideInfoKeys' two paths (issue 11)
+
+
+class ConventionEnv(CountingEnv):
+    """Keeps the privileged-info convention (answers only under info["privileged"]) and keeps its last info."""
+
+    privileged_info_only = True
+
+    def step(self, action):
+        self.calls += 1
+        self.last_info = {"problem_id": "p", "score": float(self.calls), "privileged": {"gold": "42", "metadata": {}},
+                          "metrics": {"m": 1.0}, "integrity": {"inner": 1}}
+        return f"obs{self.calls}", float(self.calls), action == "end", False, self.last_info
+
+
+class AddsAnswer(gym.Wrapper):
+    """A foreign wrapper between the env and the stack: it may add keys of its own."""
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs, reward, terminated, truncated, {**info, "debug": {"answer": "42"}}
+
+
+def test_hide_info_keys_fast_path_only_where_the_convention_is_declared_and_kept():
+    assert HideInfoKeys(ConventionEnv()).filter_path == "privileged key"
+    assert gym.make("ReasoningGym-v0").env.filter_path == "privileged key"  # through gym.make's layers too
+    for env in (HideInfoKeys(CountingEnv()),                                   # a foreign env: no declaration
+                HideInfoKeys(ConventionEnv(), deep_scan=True),                  # the option
+                HideInfoKeys(ConventionEnv(), keys=("privileged", "score")),    # the caller's own keys
+                HideInfoKeys(ConventionEnv(), keys=("problem_id",), mode="allow"),
+                HideInfoKeys(AddsAnswer(ConventionEnv()))):                     # an unknown layer in between
+        assert env.filter_path == "deep scan"
+    leaky = HideInfoKeys(AddsAnswer(ConventionEnv()))
+    leaky.reset()
+    info = leaky.step("go")[4]
+    assert "privileged" not in info and info["debug"] == {}
+    assert integrity_stack(ConventionEnv(), deep_scan=True).env._saved_kwargs["deep_scan"] is True  # in env.spec
+
+
+def test_the_stack_above_a_convention_env_mutates_nothing_it_was_given():
+    raw = ConventionEnv()
+    env = integrity_stack(raw)
+    _, info = env.reset()
+    assert info == {"problem_id": "p", "integrity": {"steps": 0, "step_budget": 3, "frozen": False, "ignored_steps": 0}}
+    _, _, _, _, info = env.step("go")
+    assert raw.last_info == {"problem_id": "p", "score": 1.0, "privileged": {"gold": "42", "metadata": {}},
+                             "metrics": {"m": 1.0}, "integrity": {"inner": 1}}
+    assert "privileged" not in info and info["integrity"] == {"inner": 1, "steps": 1, "step_budget": 3,
+                                                              "frozen": False, "ignored_steps": 0}
+    final = env.step("end")[4]
+    final["score"] = 99.0
+    frozen = env.step("again")[4]
+    assert frozen["score"] == 2.0 and frozen["integrity"]["frozen"] is True and raw.last_info["integrity"] == {"inner": 1}
+
+
+def _episodes(env, seeds, action_of):
+    """Everything the agent sees over a few episodes: reset, a wrong answer, the gold one (frozen), more frozen steps."""
+    seen = []
+    for seed in seeds:
+        seen.append(env.reset(seed=seed))
+        gold = env.unwrapped.gold_answers()
+        for text in ("wrong", gold[0] if gold else "none", "again"):
+            seen.append(env.step(action_of(env, text)))
+    return seen
+
+
+@pytest.mark.parametrize("options", [{"dataset": "leg_counting"}, {"dataset": "basic_arithmetic"},
+                                     {"dataset": {"leg_counting": 1, "gcd": 1}}], ids=["leg", "arith", "composite"])
+@pytest.mark.parametrize("reveal_on_end", [False, True])
+def test_both_paths_give_the_same_info_on_every_registered_env_that_declares_the_convention(options, reveal_on_end):
+    from gymnasium.envs.registration import load_env_creator
+
+    from gym_integrity.audit.adapters import answer_action
+    from gym_integrity.protocol import declares_privileged_only
+
+    declaring = [e for e in gym_integrity.REGISTERED
+                 if getattr(load_env_creator(e.entry_point), "privileged_info_only", False) is True]
+    assert "ReasoningGym-v0" in [e.id for e in declaring]
+    for entry in declaring:
+        if entry.id != "ReasoningGym-v0":
+            options = {}
+        fast = gym_integrity.make(entry.id, reveal_on_end=reveal_on_end, **options)
+        cls = load_env_creator(entry.entry_point)
+        deep = integrity_stack(cls(**options), reveal_on_end=reveal_on_end, deep_scan=True)
+        assert declares_privileged_only(fast) and fast.env.filter_path == "privileged key"
+        assert deep.env.filter_path == "deep scan"
+        seeds = range(6)
+        assert _episodes(fast, seeds, answer_action) == _episodes(deep, seeds, answer_action), entry.id

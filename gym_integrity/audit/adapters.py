@@ -1,24 +1,26 @@
 r"""How the auditor talks to an env: wrapping an answer into an action, a harmless non-answer, and where gold answers come from.
 
 Text envs take an answer in ``<answer>...</answer>`` or ``\boxed{}``; tool envs
-(FinQA-v0) take a ``submit_answer`` tool call. The auditor never asks an env
-which it is; it looks:
+take a ``submit_answer`` tool call. The auditor never asks an env which it is,
+and knows no env by name; it looks for the hooks of
+:class:`~gym_integrity.envs.base.AuditHooks` on the unwrapped env, then at
+what the env exposes:
 
-1. an env may define ``audit_answer_action(answer) -> action`` (and
-   ``audit_non_answer_action() -> action``) on its unwrapped class: used first;
+1. ``audit_answer_action(answer) -> action`` (and ``audit_non_answer_action()
+   -> action``): used first;
 2. an env whose tool schemas (``tool_schemas``, ``tools``, ...) name
    ``submit_answer`` gets ``<tool_call>{"name": "submit_answer", ...}</tool_call>``;
 3. anything else gets ``<answer>a</answer>`` followed by ``\boxed{a}`` (plain
    ``a`` if its config says ``answer_format="raw"``).
 
-Gold answers come from the **privileged auditor hook** ``env.unwrapped.gold_answers()``
+Gold answers come from the **privileged auditor hook** ``gold_answers()``
 (our raw envs define it; it is not an agent channel), else from what the env
 reveals on its own: answer-like keys of the final ``info`` or a "the correct
 answer is ..." sentence in the final observation.
 
 Example:
-    >>> import gym_integrity, gymnasium as gym
-    >>> env = gym.make("ReasoningGym-v0")
+    >>> import gymnasium as gym
+    >>> env = gym.Env()  # no hooks, no tools: a plain text env as far as the auditor can tell
     >>> answer_action(env, "42")
     '<answer>42</answer>\n\\boxed{42}'
     >>> revealed_answers({"verdict": "incorrect", "debug": {"ground_truth": 7}}, "Wrong. The correct answer is 7.")
@@ -29,9 +31,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import gymnasium as gym
+
+from gym_integrity.envs.base import AuditHooks
 
 __all__ = [
     "SUBMIT_TOOL",
@@ -39,6 +43,7 @@ __all__ = [
     "answer_action",
     "answer_wrappings",
     "non_answer_action",
+    "tool_call_action",
     "privileged_gold",
     "revealed_answers",
     "ANSWER_KEYS",
@@ -85,8 +90,8 @@ def _schema_names(value: Any) -> list[str]:
     return names
 
 
-def tool_names(env: gym.Env) -> list[str]:
-    """The tool names an env exposes through its schemas (empty for a plain text env)."""
+def _tool_listings(env: gym.Env) -> Iterator[Any]:
+    """What each of the env's tool attributes holds (called if callable), skipping any that fails."""
     unwrapped = env.unwrapped
     for attr in _TOOL_ATTRS:
         try:
@@ -95,10 +100,23 @@ def tool_names(env: gym.Env) -> list[str]:
                 value = value()
         except Exception:  # a property that fails is not a tool list
             continue
-        names = _schema_names(value) if value is not None else []
+        if value is not None:
+            yield value
+
+
+def tool_names(env: gym.Env) -> list[str]:
+    """The tool names an env exposes through its schemas (empty for a plain text env)."""
+    for value in _tool_listings(env):
+        names = _schema_names(value)
         if names:
             return names
     return []
+
+
+def _hook(env: gym.Env, method: Callable[..., Any]) -> Callable[..., Any] | None:
+    """The env's own version of an :class:`AuditHooks` method (looked up on ``env.unwrapped``), or None."""
+    hook = getattr(env.unwrapped, method.__name__, None)
+    return hook if callable(hook) else None
 
 
 def _tool_call(name: str, arguments: Mapping[str, Any]) -> str:
@@ -107,8 +125,8 @@ def _tool_call(name: str, arguments: Mapping[str, Any]) -> str:
 
 def answer_action(env: gym.Env, answer: str) -> Any:
     """The action that submits ``answer`` to ``env`` (see the module docstring for the rules)."""
-    hook = getattr(env.unwrapped, "audit_answer_action", None)
-    if callable(hook):
+    hook = _hook(env, AuditHooks.audit_answer_action)
+    if hook is not None:
         return hook(answer)
     if SUBMIT_TOOL in tool_names(env):
         return _tool_call(SUBMIT_TOOL, {"answer": answer})
@@ -126,14 +144,14 @@ def answer_wrappings(env: gym.Env, answer: str, answer_fn: "AnswerFn | None" = N
     ``<answer>`` alone, in ``\boxed{}`` alone and bare (its extractor may take
     any of them), so that a grader is tried on every path text can reach it by.
 
-    >>> import gym_integrity, gymnasium as gym
-    >>> [label for label, _ in answer_wrappings(gym.make("ReasoningGym-v0"), "42")]
+    >>> import gymnasium as gym
+    >>> [label for label, _ in answer_wrappings(gym.Env(), "42")]
     ['adapter', 'answer tag', 'boxed', 'bare']
     """
     first = (answer_fn or answer_action)(env, answer)
     out: list[tuple[str, Any]] = [("adapter", first)]
     custom = answer_fn is not None and answer_fn is not answer_action
-    if custom or callable(getattr(env.unwrapped, "audit_answer_action", None)) or SUBMIT_TOOL in tool_names(env):
+    if custom or _hook(env, AuditHooks.audit_answer_action) is not None or SUBMIT_TOOL in tool_names(env):
         return out
     for label, action in (("answer tag", f"<answer>{answer}</answer>"), ("boxed", f"\\boxed{{{answer}}}"),
                           ("bare", answer)):
@@ -142,10 +160,42 @@ def answer_wrappings(env: gym.Env, answer: str, answer_fn: "AnswerFn | None" = N
     return out
 
 
+def _tool_signatures(env: gym.Env) -> list[tuple[str, list[str]]]:
+    """``(name, required arguments)`` of each tool in the env's OpenAI-style schemas."""
+    for value in _tool_listings(env):
+        out = []
+        for item in value if isinstance(value, (list, tuple)) else ():
+            schema = item.get("function", item) if isinstance(item, Mapping) else None
+            if isinstance(schema, Mapping) and isinstance(schema.get("name"), str):
+                parameters = schema.get("parameters")
+                required = parameters.get("required", []) if isinstance(parameters, Mapping) else []
+                out.append((schema["name"], [r for r in required if isinstance(r, str)]))
+        if out:
+            return out
+    return []
+
+
+def tool_call_action(env: gym.Env, values: Sequence[Any] = ("x",)) -> str:
+    """A call of the env's own tool that would do the most work, its required arguments taken from ``values`` in turn.
+
+    Of the tools the env's schemas list (the submission aside), the one with
+    the most required arguments: what the auditor sends after the end to see
+    that no tool runs, and with ill-typed ``values`` as garbage. An env
+    without schemas gets a made-up tool: text a model could write all the same.
+
+    >>> import gymnasium as gym
+    >>> tool_call_action(gym.Env())
+    '<tool_call>{"name": "lookup", "arguments": {"query": "x"}}</tool_call>'
+    """
+    tools = [(name, required) for name, required in _tool_signatures(env) if name != SUBMIT_TOOL]
+    name, required = max(tools, key=lambda tool: len(tool[1])) if tools else ("lookup", ["query"])
+    return _tool_call(name, {argument: values[i % len(values)] for i, argument in enumerate(required)})
+
+
 def non_answer_action(env: gym.Env) -> Any:
     """An action that does not answer: a read-only tool call for tool envs, thinking text otherwise."""
-    hook = getattr(env.unwrapped, "audit_non_answer_action", None)
-    if callable(hook):
+    hook = _hook(env, AuditHooks.audit_non_answer_action)
+    if hook is not None:
         return hook()
     names = tool_names(env)
     if names:
@@ -160,8 +210,8 @@ def non_answer_action(env: gym.Env) -> Any:
 
 def privileged_gold(env: gym.Env) -> list[str] | None:
     """The current episode's gold answers from ``env.unwrapped.gold_answers()``, or None if the env has no hook."""
-    hook = getattr(env.unwrapped, "gold_answers", None)
-    if not callable(hook):
+    hook = _hook(env, AuditHooks.gold_answers)
+    if hook is None:
         return None
     golds = hook()
     if golds is None:
@@ -206,7 +256,7 @@ def revealed_answers(info: Mapping[str, Any] | None, obs: Any = None) -> list[st
 GOLD_HINT = ("give the env's unwrapped class a gold_answers() -> list[str] method returning an answer the grader "
              "accepts for the current episode (the privileged auditor hook: never shown to the agent), or pass "
              "gold_answers_fn=(env -> list[str]) to check_integrity")
-#: The hook is there but gave nothing (reasoning-gym items with no single answer): it must give one accepted answer.
+#: The hook is there but gave nothing (items with no single answer): it must give one accepted answer.
 EMPTY_GOLD_HINT = ("make the env's gold_answers() return, for every episode, at least one answer its grader accepts "
                    "(any one, for a task with many right answers), or pass gold_answers_fn=(env -> list[str]) to "
                    "check_integrity")

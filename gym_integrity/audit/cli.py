@@ -6,9 +6,13 @@ import argparse
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-__all__ = ["HELP", "add_arguments", "run", "AuditTarget", "audit_targets", "dataset_targets", "start_judge_stub"]
+if TYPE_CHECKING:
+    from gym_integrity.registration import EnvEntry
+
+__all__ = ["HELP", "add_arguments", "run", "AuditTarget", "audit_targets", "dataset_targets", "swept_entries",
+           "start_judge_stub"]
 
 HELP = ("audit env ids for reward exploits (all registered ids by default); exit 0 if every env passed, 1 if any "
         "failed, 2 if any was inconclusive (a probe it needs could not run) or for a usage error")
@@ -18,8 +22,8 @@ examples:
   gym-integrity audit                      every registered id, through the integrity stack
   gym-integrity audit --raw                the raw task classes: shows what the stack prevents
   gym-integrity audit --compare            both, side by side
-  gym-integrity audit ReasoningGym-v0 --json audit.json --seeds 0 1 2 3
-  gym-integrity audit ReasoningGym-v0 --all-datasets   every reasoning-gym dataset, the grader probes, a row each
+  gym-integrity audit {example} --json audit.json --seeds 0 1 2 3
+  gym-integrity audit {swept} --all-datasets   every one of its {noun}, the grader probes, a row each
 
 Proof-mode grading is audited offline against a judge stub this command starts
 on 127.0.0.1 (labelled in the output); no network and no key are needed.
@@ -69,22 +73,16 @@ def start_judge_stub() -> JudgeStub | None:
 
 
 def _judge_kwargs(base_url: str) -> dict[str, Any]:
+    """The ``judge`` option every env registered with ``needs_judge=True`` takes (EnvEntry), pointed at a stub."""
     return {"judge": {"base_url": base_url, "api_key": "audit-stub", "model": "stub-judge", "timeout_s": 10.0,
                       "max_retries": 1}}
 
 
-def _env_kwargs(env_id: str, judge: JudgeStub | None) -> dict[str, Any]:
-    """Embedded defaults per id; envs graded by an LLM judge get the local stub."""
-    if env_id.startswith("QEDMath") and judge is not None:
-        return _judge_kwargs(judge.base_url)
-    return {}
+def _entry(env_id: str) -> EnvEntry | None:
+    """The id's registration entry: None for an id registered some other way (no variants, no judge)."""
+    from gym_integrity.registration import env_entry
 
-
-#: Ids audited as several columns, one per mode, so that every grading path is exercised.
-_VARIANTS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
-    "QEDMath-v0": (("answer", {"problem_types": ["answer"]}), ("proof", {"problem_types": ["proof"]}),
-                   ("multi_step", {"problem_types": ["multi_step"]})),
-}
+    return env_entry(env_id)
 
 
 @dataclass
@@ -97,6 +95,8 @@ class AuditTarget:
     variant: str | None = None
     label: str | None = None
     probes: tuple[str, ...] | None = None
+    #: The id's entry, for an audit process to register it: a fresh process knows only the package's own ids.
+    entry: EnvEntry | None = None
 
     @property
     def name(self) -> str:
@@ -113,44 +113,66 @@ class AuditTarget:
 
 
 def audit_targets(ids: list[str], *, raw: bool, compare: bool, judge: JudgeStub | None) -> list[AuditTarget]:
-    """The columns to audit: each id (split into its modes, see ``_VARIANTS``), stacked, raw or both."""
+    """The columns to audit: each id, split into its entry's ``audit_variants``, stacked, raw or both.
+
+    An id whose entry ``needs_judge`` is graded by the local stub (when one
+    runs); its ``judged_variant`` gets one more column against the fooled
+    judge, for the self-dealing probe.
+    """
     modes = [False, True] if compare else [raw]
     targets = []
     for env_id in ids:
-        base = _env_kwargs(env_id, judge)
-        note = judge.label if judge is not None and "judge" in base else None
-        for variant, extra in _VARIANTS.get(env_id, ((None, {}),)):
+        entry = _entry(env_id)
+        judged = entry is not None and entry.needs_judge and judge is not None
+        base = _judge_kwargs(judge.base_url) if judged else {}
+        note = judge.label if judged else None
+        variants = list(entry.audit_variants.items()) if entry is not None else []
+        for variant, extra in variants or [(None, {})]:
             for mode in modes:
-                targets.append(AuditTarget(env_id, mode, {**base, **extra}, variant, note))
-        if env_id.startswith("QEDMath") and judge is not None and judge.fooled_url:
+                targets.append(AuditTarget(env_id, mode, {**base, **extra}, variant, note, entry=entry))
+        if judged and entry.judged_variant is not None and judge.fooled_url:
+            fooled = {**entry.audit_variants[entry.judged_variant], **_judge_kwargs(judge.fooled_url)}
             for mode in modes:
-                targets.append(AuditTarget(env_id, mode, {**_judge_kwargs(judge.fooled_url),
-                                                          "problem_types": ["proof"]}, "proof, fooled judge",
-                                           judge.fooled_label,
-                                           ("reward_self_dealing",)))
+                targets.append(AuditTarget(env_id, mode, fooled, f"{entry.judged_variant}, fooled judge",
+                                           judge.fooled_label, ("reward_self_dealing",), entry=entry))
     return targets
 
 
-#: The id whose datasets --all-datasets sweeps, and the config field that picks one.
-SWEPT_ID, SWEPT_FIELD = "ReasoningGym-v0", "dataset"
+def _all_entries() -> tuple[EnvEntry, ...]:
+    from gym_integrity.registration import env_entries
+
+    return env_entries()
 
 
-def _reasoning_gym_datasets() -> list[str]:
-    from gym_integrity.envs.reasoning_gym import available_datasets
+def swept_entries() -> list[EnvEntry]:
+    """The registered ids with an option ``--all-datasets`` can sweep (``EnvEntry.sweep``)."""
+    from gym_integrity.registration import env_entries
 
-    return available_datasets()
+    return [entry for entry in env_entries() if entry.sweep is not None]
 
 
-def dataset_targets(*, raw: bool, compare: bool, datasets: list[str] | None = None) -> list[AuditTarget]:
-    """One target per reasoning-gym dataset (``ReasoningGym-v0`` with ``dataset=name``), stacked, raw or both."""
+def _sweep_values(entry: EnvEntry) -> list[str]:
+    assert entry.sweep is not None
+    return entry.sweep.load()
+
+
+def dataset_targets(*, raw: bool, compare: bool, datasets: list[str] | None = None,
+                    env_id: str | None = None) -> list[AuditTarget]:
+    """One target per value of the swept option (every dataset, by default of the first id that has a sweep)."""
+    entry = _entry(env_id) if env_id is not None else swept_entries()[0]
+    if entry is None or entry.sweep is None:
+        raise ValueError(f"dataset_targets: {env_id!r} has no sweep (EnvEntry.sweep)")
     modes = [False, True] if compare else [raw]
-    return [AuditTarget(SWEPT_ID, mode, {SWEPT_FIELD: name}, name)
-            for name in (datasets if datasets is not None else _reasoning_gym_datasets()) for mode in modes]
+    return [AuditTarget(entry.id, mode, {entry.sweep.option: name}, name, entry=entry)
+            for name in (datasets if datasets is not None else _sweep_values(entry)) for mode in modes]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = HELP
-    parser.epilog = _EPILOG
+    swept = swept_entries()
+    # Examples with real ids, read from the registry: the auditor itself names no env.
+    parser.epilog = _EPILOG.format(example=(swept or _all_entries())[0].id, swept=swept[0].id if swept else "ID",
+                                   noun=swept[0].sweep.noun if swept else "datasets")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("ids", nargs="*", metavar="ID", help="env ids to audit (default: every registered id)")
     mode = parser.add_mutually_exclusive_group()
@@ -160,8 +182,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="audit stacked and raw side by side; exit status follows the stacked envs only")
     parser.add_argument("--json", metavar="FILE", default=None, help="also write the full report as JSON to FILE")
     parser.add_argument("--all-datasets", action="store_true",
-                        help=f"with {SWEPT_ID} (or no id): audit every reasoning-gym dataset, one row each; "
-                             "default probes: the grader probes")
+                        help=f"with {' or '.join(e.id for e in swept) or 'an id whose entry has a sweep'} (or no "
+                             "id): audit every value of its swept option (every dataset), one row each; default "
+                             "probes: the grader probes")
     parser.add_argument("--probe", action="append", default=None, metavar="NAME",
                         help="run only this probe (repeatable); default: all (with --all-datasets: the grader probes)")
     parser.add_argument("--seeds", type=int, nargs="+", default=None, help="reset seeds the probes play (default 0 1 2)")
@@ -186,18 +209,20 @@ def run(args: argparse.Namespace) -> int:
     from gym_integrity.audit.probes import PROBES
     from gym_integrity.audit.report import Verdict, exit_status, render_reports, render_sweep, reports_to_json
     from gym_integrity.audit.session import AuditSettings
-    from gym_integrity.registration import REGISTERED
 
     console = Console()
     if not console.is_terminal:  # logs, files: evidence lines (and a sweep's 155-column table) stay whole
         console = Console(width=160 if args.all_datasets else 140)
-    ids = list(args.ids) or ([SWEPT_ID] if args.all_datasets else [entry.id for entry in REGISTERED])
+    swept = {entry.id: entry for entry in swept_entries()}
+    ids = list(args.ids) or (list(swept) if args.all_datasets else [entry.id for entry in _all_entries()])
     unknown = [i for i in ids if i not in gym.registry]
     if unknown:
-        console.print(f"[red]unknown id(s) {unknown}[/]; registered: {[e.id for e in REGISTERED]}")
+        console.print(f"[red]unknown id(s) {unknown}[/]; registered: {[e.id for e in _all_entries()]}")
         return 2
-    if args.all_datasets and ids != [SWEPT_ID]:
-        console.print(f"[red]--all-datasets sweeps {SWEPT_ID}'s datasets; got id(s) {ids}[/]")
+    not_swept = [i for i in ids if i not in swept]
+    if args.all_datasets and (not_swept or not ids):
+        sweeps = ", ".join(f"{e.id}'s {e.sweep.noun}" for e in swept.values()) or "nothing (no entry has a sweep)"
+        console.print(f"[red]--all-datasets sweeps {sweeps}; got id(s) {ids}[/]")
         return 2
     probes = args.probe or (list(GRADER_PROBES) if args.all_datasets else list(PROBES))
     bad_probes = [p for p in probes if p not in PROBES]
@@ -213,10 +238,10 @@ def run(args: argparse.Namespace) -> int:
     settings.validate()
 
     start = time.perf_counter()
-    judge = start_judge_stub() if any(i.startswith("QEDMath") for i in ids) else None
+    judge = start_judge_stub() if any((e := _entry(i)) is not None and e.needs_judge for i in ids) else None
     notes = [judge.label] if judge else []
     if args.all_datasets:
-        targets = dataset_targets(raw=args.raw, compare=args.compare)
+        targets = [t for i in ids for t in dataset_targets(raw=args.raw, compare=args.compare, env_id=i)]
     else:
         targets = audit_targets(ids, raw=args.raw, compare=args.compare, judge=judge)
     try:
@@ -232,7 +257,7 @@ def run(args: argparse.Namespace) -> int:
                 from gym_integrity.audit.isolate import IsolatedTarget, run_isolated
 
                 isolated = [IsolatedTarget(t.env_id, t.kwargs, t.raw, t.name, (t.label,) if t.label else (),
-                                           tuple(p for p in probes if p in t.probes) if t.probes else None)
+                                           tuple(p for p in probes if p in t.probes) if t.probes else None, t.entry)
                             for t in targets]
                 reports = run_isolated(
                     isolated, probes, settings, workers=args.workers,
@@ -251,7 +276,8 @@ def run(args: argparse.Namespace) -> int:
     unsure = f"; {inconclusive} inconclusive" if inconclusive else ""
     if args.all_datasets:
         render_sweep(reports, console, max_evidence=args.evidence)
-        console.print(f"audited {len({t.variant for t in targets})} {SWEPT_ID} datasets ({mode}), {len(probes)} probes "
+        what = " and ".join(f"{i} {swept[i].sweep.noun}" for i in ids)
+        console.print(f"audited {len({(t.env_id, t.variant) for t in targets})} {what} ({mode}), {len(probes)} probes "
                       f"each, in [bold]{total:.1f} s[/]; {failed} failed{unsure}")
     else:
         render_reports(reports, console, max_evidence=args.evidence)

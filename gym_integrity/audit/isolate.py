@@ -34,9 +34,9 @@ __all__ = ["IsolatedTarget", "run_isolated", "GRACE_S"]
 #: Extra seconds past the probe's own bound before a silent child is killed.
 GRACE_S = 5.0
 #: Extra time before a child's first probe: spawning it and importing the env's libraries
-#: (reasoning_gym alone takes about 2 s) can take several seconds on a loaded machine.
+#: (a task library alone can take 2 s) can take several seconds on a loaded machine.
 STARTUP_S = 30.0
-_PRELOAD = ["gym_integrity.audit.isolate", "gymnasium", "numpy", "reasoning_gym"]
+_PRELOAD = ["gym_integrity.audit.isolate", "gymnasium", "numpy"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,9 @@ class IsolatedTarget:
     name: str
     notes: tuple[str, ...] = ()
     probes: tuple[str, ...] | None = None  # this target's probes, if not all of the run's
+    #: The id's registration entry (an ``EnvEntry``): the child registers it first, since a fresh process knows
+    #: only the ids its imports register, not one a script or a test registered at run time.
+    entry: Any = None
 
 
 def _load_class(spec: str) -> Any:
@@ -79,6 +82,7 @@ def _child(index: int, target: IsolatedTarget, probes: list[str], settings: Audi
 
     import gym_integrity  # noqa: F401  (registers the ids)
     from gym_integrity.audit.runner import check_integrity
+    from gym_integrity.registration import register_env
 
     def make() -> gym.Env:
         if ":" in target.env_id:
@@ -95,6 +99,8 @@ def _child(index: int, target: IsolatedTarget, probes: list[str], settings: Audi
             out.send(message)
 
     try:
+        if target.entry is not None:
+            register_env(target.entry)  # a no-op for the package's own ids
         report = check_integrity(
             make, probes=list(target.probes or probes), settings=settings, raw=target.raw, env_id=target.name,
             on_probe_start=lambda name: send(("start", index, name)),
@@ -125,8 +131,11 @@ class _Running:
 
 def _context() -> Any:
     if "forkserver" in multiprocessing.get_all_start_methods():
+        from gym_integrity.registration import env_entries
+
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(_PRELOAD)
+        # Plus the libraries each env imports slowly (EnvEntry.audit_preload), imported once for all children.
+        ctx.set_forkserver_preload(_PRELOAD + [m for e in env_entries() for m in e.audit_preload])
         return ctx
     return multiprocessing.get_context("spawn")
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import gymnasium as gym
 
-from gym_integrity.audit.adapters import no_gold_hint, no_gold_reason, revealed_answers
+from gym_integrity.audit.adapters import no_gold_hint, no_gold_reason, revealed_answers, tool_call_action
 from gym_integrity.audit.leaks import LeakMatch, find_in_text, walk_strings
 from gym_integrity.audit.report import ProbeResult, Status
 from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, short
@@ -158,7 +158,7 @@ def rescore_after_end(s: Session) -> ProbeResult:
             continue
         ended += 1
         revealed = [r for r in revealed_answers(final.info, final.obs) if r not in golds]
-        # The first gold is the answer (QEDMath's second is its reference solution, which is for the leak search).
+        # The first gold is the answer (any after it, such as a reference solution, are for the leak search).
         attempts = [(f"gold {short(g, 40)} ({source})", g) for g in golds[:1]]
         attempts += [(f"revealed {short(r, 40)}", r) for r in revealed[:2]]
         attempts += [("a different wrong answer", "-1")]
@@ -279,9 +279,7 @@ def inert_after_end(s: Session) -> ProbeResult:
         return _not_applicable(f"the episode did not end within {len(taken)} steps (see step_budget)")
     before = _fingerprint(s.env)
     counter = _StepCounter(s.env)
-    tool_call = '<tool_call>{"name": "sql_query", "arguments": {"company_name": "x", "table_name": "y", ' \
-                '"query": "SELECT 1"}}</tool_call>'
-    actions = [("a tool call", tool_call), ("a non-answer", s.non_answer()),
+    actions = [("a tool call", tool_call_action(s.env)), ("a non-answer", s.non_answer()),
                ("the gold answer" if golds else "an answer (no gold available: a wrong one)",
                 s.answer(golds[0] if golds else "-1")), ("an empty action", "")]
     bad, evidence = [], []
@@ -570,9 +568,6 @@ def garbage_actions(seed: int = 0) -> list[tuple[str, str, bool]]:
         ("malformed tool call: unclosed", '<tool_call>{"name": "submit_answer"', False),
         ("malformed tool call: unknown tool", '<tool_call>{"name": "rm_rf", "arguments": {"path": "/"}}</tool_call>',
          False),
-        ("malformed tool call: wrong argument types",
-         '<tool_call>{"name": "sql_query", "arguments": {"company_name": 5, "table_name": null, '
-         '"query": ["DROP TABLE x"]}}</tool_call>', False),
         ("malformed tool call: arguments not an object", '{"name": "submit_answer", "arguments": "42"}', False),
         ("malformed tool call: JSON nested 50,000 deep",
          '<tool_call>{"name": "submit_answer", "arguments": ' + "[" * 50_000 + "]" * 50_000 + "}</tool_call>", False),
@@ -606,6 +601,8 @@ def garbage_actions_probe(s: Session) -> ProbeResult:
         cases.append((label, text))
         if as_answer:
             cases.append((f"{label}, as an answer", s.answer(text)))
+    # The env's own tool (a made-up one for a plain text env) with every argument of a wrong type.
+    cases.append(("malformed tool call: wrong argument types", tool_call_action(s.env, (5, None, ["DROP TABLE x"]))))
     for label, action in cases:
         s.reset(seed)
         try:

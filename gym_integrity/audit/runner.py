@@ -206,7 +206,7 @@ def _preflight(make: Callable[[], gym.Env] | None, env: gym.Env | None, settings
 
 
 def _takes_text(env: gym.Env) -> bool:
-    """True if the env's action space admits text (the probes speak text; FinQA's also admits dicts)."""
+    """True if the env's action space admits text (the probes speak text; a tool env's may admit dicts too)."""
     try:
         return bool(env.action_space.contains("<answer>1</answer>") or env.action_space.contains("a"))
     except Exception:  # a space that cannot even be asked is not a text space

@@ -8,12 +8,15 @@ gold answer is parsed once per worker.
 
 from __future__ import annotations
 
-import collections
 from typing import Any
+
+from gym_integrity.services.cache import ProcessCache
 
 __all__ = ["verify", "warm"]
 
-_gold_cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()
+#: Parsed gold answers, least recently used dropped first; the bound comes with each request
+#: (``VerifierConfig.gold_cache_size``).
+_GOLDS: ProcessCache[Any, Any] = ProcessCache("parsed gold answers", max_items=4096)
 
 
 # One comparison of each common kind: the first use of each imports more of
@@ -51,14 +54,13 @@ def _parsed_gold(key: Any, gold_text: str, cache_size: int) -> tuple[Any, bool]:
     """``(parsed gold, cache hit)``; an unparsable gold (empty parse) is not cached."""
     from math_verify import parse
 
-    if key in _gold_cache:
-        _gold_cache.move_to_end(key)
-        return _gold_cache[key], True
+    _GOLDS.resize(cache_size)
+    cached = _GOLDS.get(key)
+    if cached is not None:
+        return cached, True
     gold = parse(gold_as_boxed(gold_text), parsing_timeout=None)
     if gold:
-        _gold_cache[key] = gold
-        while len(_gold_cache) > cache_size:
-            _gold_cache.popitem(last=False)
+        _GOLDS.setdefault(key, gold)
     return gold, False
 
 

@@ -44,8 +44,9 @@ parent can SIGKILL, and the parent alone keeps time:
   retry's normal outcome.
 
 :func:`get_pool` returns one pool per process per (handler, config); a forked
-child drops its parent's pools and starts its own on first use; pools stop at
-interpreter exit.
+child starts its own on first use (:mod:`gym_integrity.services.cache`), and
+the parent's pools it inherited are reset there, so an env made before the
+fork still works; pools stop at interpreter exit.
 
 Example:
     >>> from gym_integrity.services.pool import PoolConfig
@@ -76,6 +77,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from gym_integrity.checks import check_int, check_number, check_str, config_from
+from gym_integrity.services.cache import ProcessCache
 
 __all__ = ["PoolConfig", "PoolStatus", "TaskOutcome", "WorkerPool", "WORKER_START_ALLOWANCE_S", "check_pool_settings",
            "get_pool", "shutdown_all"]
@@ -738,19 +740,14 @@ class WorkerPool:
                 self._replace(worker)
 
 
-_pools: dict[tuple[str, PoolConfig], WorkerPool] = {}
-_pools_lock = threading.Lock()
+_POOLS: ProcessCache[tuple[str, PoolConfig], WorkerPool] = ProcessCache("worker pools")
 _live_pools: "weakref.WeakSet[WorkerPool]" = weakref.WeakSet()  # shared or not: for shutdown and fork
 
 
 def get_pool(handler: str, config: PoolConfig | None = None) -> WorkerPool:
     """The process's pool for ``(handler, config)`` (created on first use, not started)."""
     config = config or PoolConfig()
-    with _pools_lock:
-        pool = _pools.get((handler, config))
-        if pool is None:
-            pool = _pools[(handler, config)] = WorkerPool(handler, config)
-        return pool
+    return _POOLS.get_or_create((handler, config), lambda: WorkerPool(handler, config))
 
 
 def shutdown_all() -> None:
@@ -760,13 +757,12 @@ def shutdown_all() -> None:
 
 
 def _forget_after_fork() -> None:
-    """In a forked child, drop the parent's pools: their dispatcher thread did not survive the fork.
+    """In a forked child, reset the parent's pools: their dispatcher thread did not survive the fork.
 
     Closing the child's copies of the parent's pipe ends keeps the parent's
-    EOF-based death detection working; the child starts its own pools on first use.
+    EOF-based death detection working. A pool an env took before the fork
+    starts afresh on its next request; :func:`get_pool` builds new ones.
     """
-    global _pools_lock
-    _pools_lock = threading.Lock()
     for pool in list(_live_pools):
         for worker in pool._workers:
             for conn in (worker.send_conn, worker.recv_conn):

@@ -45,12 +45,14 @@ import hashlib
 import os
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
 from gym_integrity.checks import check_bool, check_int, check_number, config_from
 from gym_integrity.extract import last_boxed
 from gym_integrity.protocol import Grade, Verdict
+from gym_integrity.services.cache import ProcessCache
 from gym_integrity.services.pool import PoolConfig, PoolStatus, TaskOutcome, WorkerPool, check_pool_settings
 
 __all__ = ["VerifierConfig", "VerifierService", "VerifyOutcome", "check_boxed", "get_verifier", "shutdown_all"]
@@ -213,6 +215,7 @@ class VerifierService:
         self._counters: collections.Counter[str] = collections.Counter()
         self._latency_sum = 0.0
         self._latency_max = 0.0
+        _live_services.add(self)
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -349,36 +352,32 @@ class VerifierService:
         return out
 
 
-_services: dict[VerifierConfig, VerifierService] = {}
-_services_lock = threading.Lock()
+#: One service per config per process; a forked child starts without any (services/cache.py says why).
+_SERVICES: ProcessCache[VerifierConfig, VerifierService] = ProcessCache("verifier services")
+#: Every service of this process, shared or not: a forked child may still hold one an env took before the fork.
+_live_services: "weakref.WeakSet[VerifierService]" = weakref.WeakSet()
 
 
 def get_verifier(config: VerifierConfig | None = None) -> VerifierService:
     """The process's verifier service for ``config`` (created on first use, not started)."""
     config = config or VerifierConfig()
-    with _services_lock:
-        service = _services.get(config)
-        if service is None:
-            service = _services[config] = VerifierService(config)
-        return service
+    return _SERVICES.get_or_create(config, lambda: VerifierService(config))
 
 
 def shutdown_all() -> None:
     """Stop every verifier service of this process (also runs at interpreter exit)."""
-    with _services_lock:
-        services = list(_services.values())
-    for service in services:
+    for service in list(_live_services):
         service.close()
 
 
 def _renew_locks_after_fork() -> None:
-    """In a forked child, locks another thread held at the fork would stay held: replace them.
+    """In a forked child, a service an env took before the fork keeps working: its counters get a new lock.
 
-    The pools themselves are reset by :mod:`gym_integrity.services.pool`'s own fork hook.
+    A lock another thread held at the fork would stay held forever. The service's pool is reset by
+    :mod:`gym_integrity.services.pool`'s own hook; the shared-services cache is emptied by
+    :mod:`gym_integrity.services.cache`'s, so :func:`get_verifier` builds new ones in the child.
     """
-    global _services_lock
-    _services_lock = threading.Lock()
-    for service in _services.values():
+    for service in list(_live_services):
         service._lock = threading.Lock()
 
 

@@ -8,9 +8,9 @@ import gymnasium as gym
 from gymnasium.core import ActType, ObsType
 
 from gym_integrity.checks import check_bool, check_choice, check_strs
-from gym_integrity.protocol import DEFAULT_HIDDEN_KEYS
+from gym_integrity.protocol import DEFAULT_HIDDEN_KEYS, PRIVILEGED_KEY, declares_privileged_only
 
-__all__ = ["HideInfoKeys"]
+__all__ = ["HideInfoKeys", "privileged_only_below"]
 
 _MODES = ("deny", "allow")
 
@@ -55,6 +55,40 @@ def _keep_paths(info: Mapping[str, Any], paths: frozenset[tuple[str, ...]],
     return out
 
 
+def _drop_privileged(info: Mapping[str, Any]) -> dict[str, Any]:
+    """A new dict without the top-level privileged key: the fast path (C-speed copy and one delete)."""
+    out = dict(info)
+    out.pop(PRIVILEGED_KEY, None)
+    return out
+
+
+def _known_layers() -> tuple[type, ...]:
+    # Layers that add nothing answer-bearing to info: what gym.make puts below the stack, and the stack itself.
+    from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
+
+    from gym_integrity.wrappers.max_steps_truncation import MaxStepsTruncation
+    from gym_integrity.wrappers.terminal_freeze import TerminalFreeze
+
+    return (PassiveEnvChecker, OrderEnforcing, MaxStepsTruncation, HideInfoKeys, TerminalFreeze)
+
+
+def privileged_only_below(env: gym.Env) -> bool:
+    """Whether everything ``info`` can hold below this point keeps the privileged-info convention.
+
+    True when the unwrapped env declares it (:func:`~gym_integrity.protocol.declares_privileged_only`)
+    and every wrapper between is one that adds nothing answer-bearing (the
+    layers of ``gym.make`` and of the integrity stack, exact types). Any other
+    wrapper in between may add keys of its own, so it gets the deep scan.
+    """
+    known = _known_layers()
+    layer = env
+    while isinstance(layer, gym.Wrapper):
+        if type(layer) not in known:
+            return False
+        layer = layer.env
+    return declares_privileged_only(layer)
+
+
 class HideInfoKeys(
     gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.RecordConstructorArgs
 ):
@@ -74,6 +108,18 @@ class HideInfoKeys(
         reveal_on_end: The trainer's opt-in to see the hidden keys on the final
             transition of an episode (for logging gold answers). Safe only with
             TerminalFreeze outside this wrapper, which the registered stack has.
+        deep_scan: Always visit every key at every depth, even for an env that
+            declares the privileged-info convention.
+
+    Two paths, one result. The deep scan builds a new dict at every depth,
+    leaving out the hidden names wherever they are: what a foreign env needs,
+    whose answer may sit under any common name. An env that declares the
+    privileged-info convention (:data:`gym_integrity.protocol.PRIVILEGED_ONLY`:
+    answer-bearing values only under ``info["privileged"]``, no hidden name
+    anywhere else) with only the layers of ``gym.make`` and the stack in
+    between gets the fast path, with the default keys in ``"deny"`` mode: a
+    top-level copy without ``privileged``, nested dicts passed on as the inner
+    layers made them (fresh on every call). ``filter_path`` says which applies.
 
     Example:
         >>> import gymnasium as gym
@@ -91,6 +137,7 @@ class HideInfoKeys(
 
     Change logs:
         v0.1.0 - Initially added.
+        v0.2.0 - The fast path for envs that declare the privileged-info convention; ``deep_scan``.
     """
 
     def __init__(
@@ -99,21 +146,31 @@ class HideInfoKeys(
         keys: Iterable[str] = DEFAULT_HIDDEN_KEYS,
         mode: Literal["deny", "allow"] = "deny",
         reveal_on_end: bool = False,
+        deep_scan: bool = False,
     ) -> None:
         keys = check_strs("HideInfoKeys.keys", keys)
         check_choice("HideInfoKeys.mode", mode, _MODES)
         check_bool("HideInfoKeys.reveal_on_end", reveal_on_end)
-        gym.utils.RecordConstructorArgs.__init__(self, keys=keys, mode=mode, reveal_on_end=reveal_on_end)
+        check_bool("HideInfoKeys.deep_scan", deep_scan)
+        gym.utils.RecordConstructorArgs.__init__(self, keys=keys, mode=mode, reveal_on_end=reveal_on_end,
+                                                 deep_scan=deep_scan)
         gym.Wrapper.__init__(self, env)
-        self.keys, self.mode, self.reveal_on_end = keys, mode, reveal_on_end
+        self.keys, self.mode, self.reveal_on_end, self.deep_scan = keys, mode, reveal_on_end, deep_scan
         self._names = frozenset(k for k in keys if "." not in k)
         if mode == "allow":
             self._paths = frozenset(tuple(k.split(".")) for k in keys)
         else:
             self._paths = frozenset(tuple(k.split(".")) for k in keys if "." in k)
+        # Decided once: the layers below are fixed when this one is built.
+        fast = (not deep_scan and mode == "deny" and frozenset(keys) == frozenset(DEFAULT_HIDDEN_KEYS)
+                and privileged_only_below(env))
+        self._fast = fast
+        self.filter_path: Literal["privileged key", "deep scan"] = "privileged key" if fast else "deep scan"
 
     def filter(self, info: Mapping[str, Any]) -> dict[str, Any]:
-        """The agent-safe copy of ``info``."""
+        """The agent-safe copy of ``info`` (by the path ``filter_path`` names)."""
+        if self._fast:
+            return _drop_privileged(info)
         if self.mode == "allow":
             return _keep_paths(info, self._paths)
         return _drop_keys(info, self._names, self._paths)
@@ -122,10 +179,18 @@ class HideInfoKeys(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ObsType, dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)
+        if self._fast:  # filter(), inlined: this runs twice an episode
+            info = dict(info)
+            info.pop(PRIVILEGED_KEY, None)
+            return obs, info
         return obs, self.filter(info)
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         if self.reveal_on_end and (terminated or truncated):
             return obs, reward, terminated, truncated, dict(info)
+        if self._fast:
+            info = dict(info)
+            info.pop(PRIVILEGED_KEY, None)
+            return obs, reward, terminated, truncated, info
         return obs, reward, terminated, truncated, self.filter(info)

@@ -9,7 +9,7 @@ from gymnasium.core import ActType, ObsType
 
 from gym_integrity.checks import check_int
 from gym_integrity.protocol import Verdict
-from gym_integrity.wrappers.terminal_freeze import with_integrity
+from gym_integrity.wrappers.terminal_freeze import _with_integrity
 
 __all__ = ["MaxStepsTruncation"]
 
@@ -68,19 +68,23 @@ class MaxStepsTruncation(
         self.max_steps = max_steps
         self._budget = max_steps
         self._elapsed = 0
+        # The task, found once: ``unwrapped`` walks every layer below on each call, and the layers are fixed.
+        self._task = env.unwrapped
 
     def _declared_budget(self) -> int:
         # The task declares its budget; reading it off the unwrapped env skips the
         # failed-hasattr walk of get_wrapper_attr through every layer on each reset.
         try:
-            budget = self.env.unwrapped.step_budget
+            budget = self._task.step_budget
         except AttributeError:
             raise AttributeError(
                 f"MaxStepsTruncation(max_steps=None) needs the env to declare a `step_budget` attribute; "
-                f"{self.env.unwrapped.__class__.__name__} has none. Pass max_steps=N."
+                f"{self._task.__class__.__name__} has none. Pass max_steps=N."
             ) from None
+        if type(budget) is int and budget >= 1:  # the usual case, on every reset; anything else gets the full check
+            return budget
         # The task's declaration, checked as the env's own field: MaxStepsTruncation only reads it.
-        return check_int(f"{type(self.env.unwrapped).__name__}.step_budget", budget, low=1)
+        return check_int(f"{type(self._task).__name__}.step_budget", budget, low=1)
 
     @property
     def elapsed_steps(self) -> int:
@@ -92,7 +96,7 @@ class MaxStepsTruncation(
         obs, info = self.env.reset(seed=seed, options=options)
         self._elapsed = 0
         self._budget = self.max_steps if self.max_steps is not None else self._declared_budget()
-        return obs, with_integrity(info, steps=0, step_budget=self._budget)
+        return obs, _with_integrity(info, {"steps": 0, "step_budget": self._budget})
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
@@ -101,4 +105,5 @@ class MaxStepsTruncation(
             truncated = True
         if truncated and not terminated and info.get("verdict") == Verdict.PENDING.value:
             info = {**info, "verdict": Verdict.NO_ANSWER.value}
-        return obs, reward, terminated, truncated, with_integrity(info, steps=self._elapsed, step_budget=self._budget)
+        return obs, reward, terminated, truncated, _with_integrity(info, {"steps": self._elapsed,
+                                                                          "step_budget": self._budget})

@@ -33,10 +33,10 @@ def stack_switch_hints(env_id: str) -> dict[str, str]:
                   "instead of gym.make" for name in STACK_SWITCHES}
 
 def _stack_kwargs(max_steps: int | None, hidden_keys: Iterable[str], hide_mode: str, reveal_on_end: bool,
-                  frozen_reward: str) -> list[dict[str, Any]]:
+                  frozen_reward: str, deep_scan: bool) -> list[dict[str, Any]]:
     return [
         {"max_steps": max_steps},
-        {"keys": tuple(hidden_keys), "mode": hide_mode, "reveal_on_end": reveal_on_end},
+        {"keys": tuple(hidden_keys), "mode": hide_mode, "reveal_on_end": reveal_on_end, "deep_scan": deep_scan},
         {"frozen_reward": frozen_reward},
     ]
 
@@ -49,11 +49,14 @@ def integrity_stack(
     hide_mode: Literal["deny", "allow"] = "deny",
     reveal_on_end: bool = False,
     frozen_reward: Literal["repeat", "zero"] = "repeat",
+    deep_scan: bool = False,
 ) -> gym.Env:
     """Wrap ``env`` in MaxStepsTruncation, HideInfoKeys and TerminalFreeze (innermost first).
 
     This is what every registered id already has; use it for an env you build
-    yourself. ``max_steps=None`` reads the env's ``step_budget`` attribute.
+    yourself. ``max_steps=None`` reads the env's ``step_budget`` attribute;
+    ``deep_scan=True`` makes HideInfoKeys scan every key at every depth even
+    for an env that declares the privileged-info convention.
 
     Example:
         >>> import gymnasium as gym
@@ -63,7 +66,7 @@ def integrity_stack(
         >>> [type(w).__name__ for w in (env, env.env, env.env.env)]
         ['TerminalFreeze', 'HideInfoKeys', 'MaxStepsTruncation']
     """
-    kwargs = _stack_kwargs(max_steps, hidden_keys, hide_mode, reveal_on_end, frozen_reward)
+    kwargs = _stack_kwargs(max_steps, hidden_keys, hide_mode, reveal_on_end, frozen_reward, deep_scan)
     for wrapper_cls, wrapper_kwargs in zip(STACK_ORDER, kwargs):
         env = wrapper_cls(env, **wrapper_kwargs)
     return env
@@ -76,9 +79,10 @@ def integrity_wrapper_specs(
     hide_mode: Literal["deny", "allow"] = "deny",
     reveal_on_end: bool = False,
     frozen_reward: Literal["repeat", "zero"] = "repeat",
+    deep_scan: bool = False,
 ) -> tuple[WrapperSpec, ...]:
     """The same stack as ``WrapperSpec``s, for ``gym.register(additional_wrappers=...)``."""
-    kwargs = _stack_kwargs(max_steps, hidden_keys, hide_mode, reveal_on_end, frozen_reward)
+    kwargs = _stack_kwargs(max_steps, hidden_keys, hide_mode, reveal_on_end, frozen_reward, deep_scan)
     return tuple(
         WrapperSpec(name=cls.__name__, entry_point=f"{cls.__module__}:{cls.__name__}", kwargs=kw)
         for cls, kw in zip(STACK_ORDER, kwargs)

@@ -9,6 +9,7 @@ from gymnasium.core import ActType, ObsType
 
 from gym_integrity.checks import check_choice
 from gym_integrity.infotree import copy_tree
+from gym_integrity.wrappers.hide_info_keys import HideInfoKeys
 
 __all__ = ["TerminalFreeze"]
 
@@ -21,6 +22,11 @@ def with_integrity(info: dict[str, Any], **fields: Any) -> dict[str, Any]:
 
     Never mutates ``info`` or its ``integrity`` dict: the inner env may keep them.
     """
+    return _with_integrity(info, fields)
+
+
+def _with_integrity(info: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    # ``fields`` must be a dict made for this call: it becomes the new ``integrity`` when info has none.
     out = dict(info)
     inner = info.get("integrity")
     out["integrity"] = {**inner, **fields} if inner else fields
@@ -77,6 +83,11 @@ class TerminalFreeze(
         self.frozen_reward = frozen_reward
         self._final: tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]] | None = None
         self._ignored_steps = 0
+        # Whose info dicts this wrapper may change. Right above HideInfoKeys (the registered stack), the top-level
+        # dict of every info is one HideInfoKeys built for that call and does not keep: this wrapper sets its
+        # ``integrity`` key in place (a new integrity dict, since the one inside may be the inner layers') instead
+        # of copying the whole dict again. Above anything else the inner env may keep what it returns: a copy.
+        self._owns_inner_info = type(env) is HideInfoKeys
 
     @property
     def frozen_reward(self) -> Literal["repeat", "zero"]:
@@ -98,7 +109,16 @@ class TerminalFreeze(
         self._final = None
         self._ignored_steps = 0
         obs, info = self.env.reset(seed=seed, options=options)
-        return obs, with_integrity(info, frozen=False, ignored_steps=0)
+        return obs, self._live(info)
+
+    def _live(self, info: dict[str, Any]) -> dict[str, Any]:
+        """``info`` with ``integrity`` saying the episode is live (see ``_owns_inner_info`` for the copy policy)."""
+        if not self._owns_inner_info:
+            return _with_integrity(info, {"frozen": False, "ignored_steps": 0})
+        inner = info.get("integrity")
+        info["integrity"] = ({**inner, "frozen": False, "ignored_steps": 0} if inner
+                             else {"frozen": False, "ignored_steps": 0})
+        return info
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         if self._final is not None:
@@ -109,9 +129,12 @@ class TerminalFreeze(
             return copy_tree(obs), reward, terminated, truncated, info
 
         obs, reward, terminated, truncated, info = self.env.step(action)
-        info = with_integrity(info, frozen=False, ignored_steps=0)
+        info = self._live(info)
         if terminated or truncated:
-            # A top-level copy is ours, so a caller rebinding keys of what we return cannot change
-            # the replay; nested dicts are copied on each frozen step instead (this is the hot path).
+            # The snapshot the frozen steps replay. A top-level copy is ours, so a caller rebinding keys of what
+            # we return cannot change the replay. Nested dicts are shared with the caller until the first frozen
+            # step, which copies the whole tree (as does every later one, so frozen steps share nothing with
+            # each other): the final step is on every episode's path, frozen steps on few, so the deep copy
+            # is paid only where it is needed.
             self._final = (obs, reward, terminated, truncated, dict(info))
         return obs, reward, terminated, truncated, info

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
-import threading
-from dataclasses import fields
 from typing import Any, Mapping
 
 import gymnasium as gym
 
-from gym_integrity.checks import check_choice, check_int, check_str, reject_unknown
+from gym_integrity.checks import check_int, check_str, reject_unknown
+from gym_integrity.envs.base import TextEnv
 from gym_integrity.envs.finqa.actions import FORMAT_HELP, ActionError, parse_action, read_structured
 from gym_integrity.envs.finqa.config import FinQAConfig
 from gym_integrity.envs.finqa.data import FinQADataset, Question, cached_datasets, load_dataset_cached
@@ -18,28 +17,26 @@ from gym_integrity.envs.finqa.scoring import score_answer
 from gym_integrity.envs.finqa.sql_sandbox import SQLSandbox
 from gym_integrity.envs.finqa.tools import LIST_TOOLS, FinQATools
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, TrainerAction, Verdict, grade_info, split_trainer_action
+from gym_integrity.services.cache import ProcessCache
 from gym_integrity.spaces import UnicodeText
-from gym_integrity.wrappers.stack import stack_switch_hints
 
 __all__ = ["FinQAEnv", "format_tool_call"]
 
-_MAX_OBS = 1_000_000
-_TOOLS_CACHE: dict[tuple[Any, ...], FinQATools] = {}
-_TOOLS_LOCK = threading.Lock()
+_TOOLS: ProcessCache[tuple[Any, ...], FinQATools] = ProcessCache("FinQA tools")
 
 
 def _shared_tools(dataset: FinQADataset, config: FinQAConfig) -> FinQATools:
     """One FinQATools per (dataset, limits) per process: its lookups are built once, not per env."""
     key = (id(dataset), config.sql_timeout_s, config.sql_row_cap, config.max_result_chars)
-    with _TOOLS_LOCK:
-        tools = _TOOLS_CACHE.get(key)
-        if tools is None or tools.dataset is not dataset:
-            live = {id(d) for d in cached_datasets()} | {id(dataset)}
-            for stale in [k for k, t in _TOOLS_CACHE.items() if id(t.dataset) not in live]:
-                del _TOOLS_CACHE[stale]   # after clear_dataset_cache(): let old data go
-            sandbox = SQLSandbox(config.sql_timeout_s, config.sql_row_cap, config.max_result_chars)
-            tools = _TOOLS_CACHE[key] = FinQATools(dataset, sandbox, config.max_result_chars)
-    return tools
+    tools = _TOOLS.get(key)
+    if tools is not None and tools.dataset is dataset:
+        return tools
+    live = {id(d) for d in cached_datasets()} | {id(dataset)}
+    for stale, old in _TOOLS.items():
+        if old is tools or id(old.dataset) not in live:  # after clear_dataset_cache(): let old data go
+            _TOOLS.pop(stale)
+    sandbox = SQLSandbox(config.sql_timeout_s, config.sql_row_cap, config.max_result_chars)
+    return _TOOLS.setdefault(key, FinQATools(dataset, sandbox, config.max_result_chars))
 
 
 def format_tool_call(name: str, arguments: Mapping[str, Any] | None = None) -> str:
@@ -51,7 +48,7 @@ def format_tool_call(name: str, arguments: Mapping[str, Any] | None = None) -> s
     return "<tool_call>" + json.dumps({"name": name, "arguments": dict(arguments or {})}) + "</tool_call>"
 
 
-class FinQAEnv(gym.Env[str, Any]):
+class FinQAEnv(TextEnv):
     r"""Answer a question about a company's 10-K filing by calling tools over its tables.
 
     ## Description
@@ -148,18 +145,14 @@ class FinQAEnv(gym.Env[str, Any]):
         (1.0, True, False, 'correct')
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    config_class = FinQAConfig
+    config: FinQAConfig
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
-        reject_unknown("FinQAConfig", kwargs, [f.name for f in fields(FinQAConfig)],
-                       hints=stack_switch_hints("FinQA-v0"))
-        check_choice("FinQAEnv.render_mode", render_mode, (None, *self.metadata["render_modes"]))
-        self.config = FinQAConfig(**kwargs)
-        self.config.validate()
-        self.render_mode = render_mode
+        super().__init__(render_mode, **kwargs)
         self.dataset = load_dataset_cached(self.config)
         self._tools = _shared_tools(self.dataset, self.config)
-        self.observation_space = UnicodeText(_MAX_OBS)
+        # A tool call is short: its cap is the config's own (max_action_chars); step() also takes dict calls.
         self.action_space = UnicodeText(self.config.max_action_chars, min_length=0)
         self.step_budget = self.config.step_budget
         # The longest one step takes on a quiet machine: a SQL query's wall clock (sqlite's progress handler
@@ -313,12 +306,8 @@ class FinQAEnv(gym.Env[str, Any]):
         except Exception as exc:  # a scorer bug is a no-verdict, never a silent 0.0
             return Grade(Verdict.GRADER_ERROR, 0.0, cause=f"finqa scoring raised {type(exc).__name__}")
 
-    def render(self) -> str | None:
-        text = "" if self._question is None else self._last_obs
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+    def render_text(self) -> str:
+        return "" if self._question is None else self._last_obs
 
     def __repr__(self) -> str:
         return f"<FinQAEnv {self.dataset.source} questions={len(self.dataset.questions)}>"

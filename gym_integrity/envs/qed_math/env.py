@@ -6,24 +6,23 @@ from typing import Any
 
 import gymnasium as gym
 
-from gym_integrity.checks import check_choice, check_str, reject_unknown
+from gym_integrity.checks import check_str, reject_unknown
+from gym_integrity.envs.base import TextEnv
 from gym_integrity.envs.qed_math.config import QEDMathConfig
+from gym_integrity.envs.qed_math.grading import GradedAttempt
 from gym_integrity.envs.qed_math.problems import Problem, load_problems
 from gym_integrity.envs.qed_math.shaping import answer_reward, shape_reward, strip_reasoning
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, Verdict, grade_info, split_trainer_action
 from gym_integrity.services.pool import WORKER_START_ALLOWANCE_S
 from gym_integrity.services.verifier import VerifierService, get_verifier
-from gym_integrity.spaces import UnicodeText
-from gym_integrity.wrappers.stack import stack_switch_hints
 
 __all__ = ["QEDMathEnv"]
 
-_MAX_TEXT = 1_000_000
 _ANSWER_INSTRUCTION = "Put your final answer within \\boxed{}."
 _PROOF_INSTRUCTION = "Write a complete and rigorous proof."
 
 
-class QEDMathEnv(gym.Env[str, str]):
+class QEDMathEnv(TextEnv):
     r"""Olympiad-style mathematics: proofs, boxed-answer problems and multi-attempt problems.
 
     ## Description
@@ -97,7 +96,7 @@ class QEDMathEnv(gym.Env[str, str]):
     ``cause`` (no-verdicts and failed extractions), ``attempt``,
     ``attempts_remaining``, ``success``, ``metrics`` (``reward/base``,
     ``reward/shaped``, ``reward/overlong_penalty``, ``reward/discount``, and the
-    grader's ``verifier/...`` or judge keys). The gold answer, reference
+    grader's ``verifier/...`` or ``judge/...`` keys). The gold answer, reference
     solution and raw judge output are under ``info["privileged"]``, which the
     stack removes.
 
@@ -123,17 +122,11 @@ class QEDMathEnv(gym.Env[str, str]):
         token count if the config asks for length shaping.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    config_class = QEDMathConfig
+    config: QEDMathConfig
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
-        reject_unknown("QEDMathConfig", kwargs, QEDMathConfig.field_names(), hints=stack_switch_hints("QEDMath-v0"))
-        check_choice("QEDMathEnv.render_mode", render_mode, (None, *self.metadata["render_modes"]))
-        self.config = QEDMathConfig(**kwargs)
-        self.config.validate()
-        self.render_mode = render_mode
-        self.observation_space = UnicodeText(_MAX_TEXT)
-        self.action_space = UnicodeText(_MAX_TEXT, min_length=0)
-        self.step_budget = 1
+        super().__init__(render_mode, **kwargs)
         self._problems = load_problems(self.config.dataset, self.config.problem_types)
         graders = {p.grader for p in self._problems.problems}  # a bad judge option already failed in validate()
         self._uses_verifier = "verifier" in graders
@@ -207,7 +200,7 @@ class QEDMathEnv(gym.Env[str, str]):
 
     # ------------------------------------------------------------------ grading
 
-    def _grade_answer(self, text: str) -> tuple[Grade, float, bool, str, dict[str, float]]:
+    def _grade_answer(self, text: str) -> GradedAttempt:
         problem = self._problem
         assert problem is not None
         if self._verifier is None:
@@ -215,17 +208,17 @@ class QEDMathEnv(gym.Env[str, str]):
             self._verifier = get_verifier(self.config.verifier_config).acquire()
         outcome = self._verifier.verify(text, problem.gold_answer, problem_id=problem.problem_id)
         grade = outcome.grade
-        success = grade.verdict is Verdict.CORRECT
-        return grade, answer_reward(grade, self.config.reward_preset), success, "", dict(outcome.metrics)
+        return GradedAttempt(grade, answer_reward(grade, self.config.reward_preset),
+                             success=grade.verdict is Verdict.CORRECT, metrics=outcome.metrics)
 
-    def _grade_proof(self, text: str) -> tuple[Grade, float, bool, str, dict[str, float], str | None, dict[str, str]]:
+    def _grade_proof(self, text: str) -> GradedAttempt:
         problem = self._problem
         assert problem is not None
         try:
             from gym_integrity.services.judge import get_judge
         except ImportError:
             grade = Grade(Verdict.GRADER_ERROR, 0.0, cause="the proof judge (gym_integrity.services.judge) is not available")
-            return grade, 0.0, False, "The proof could not be graded.", {}, None, {}
+            return GradedAttempt(grade, 0.0, feedback="The proof could not be graded.")
         config = self.config.judge_config()
         try:
             result = get_judge(config).grade(
@@ -238,13 +231,12 @@ class QEDMathEnv(gym.Env[str, str]):
             )
         except Exception as exc:  # a judge bug is a no-verdict, never a crash or a silent 0.0
             grade = Grade(Verdict.GRADER_ERROR, 0.0, cause=f"the judge raised {type(exc).__name__}")
-            return grade, 0.0, False, "The proof could not be graded.", {}, None, {}
-        grade = result.grade
+            return GradedAttempt(grade, 0.0, feedback="The proof could not be graded.")
         success = result.points is not None and result.points >= config.success_threshold
         # Collapse follows the judge's success threshold, so a "correct" verdict never earns 0.
-        base = (1.0 if success else 0.0) if self.config.collapse_partial else float(grade.score)
-        metrics = {k: float(v) for k, v in result.metrics.items()}
-        return grade, base, success, result.feedback, metrics, result.judge_output, dict(result.fingerprint)
+        base = (1.0 if success else 0.0) if self.config.collapse_partial else float(result.grade.score)
+        return GradedAttempt(result.grade, base, success=success, feedback=result.feedback, metrics=result.metrics,
+                             judge_output=result.judge_output, judge_fingerprint=result.fingerprint)
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._problem is None:
@@ -253,16 +245,9 @@ class QEDMathEnv(gym.Env[str, str]):
         problem = self._problem
         graded_text = strip_reasoning(text, self.config.reasoning_delimiters)
         self._attempt += 1
-        judge_output: str | None = None
-        extra: dict[str, Any] = {}
-        if problem.grader == "judge":
-            grade, base, success, feedback, grader_metrics, judge_output, fingerprint = self._grade_proof(graded_text)
-            if fingerprint:
-                extra["judge"] = fingerprint
-            if grade.no_verdict:
-                base = 0.0
-        else:
-            grade, base, success, feedback, grader_metrics = self._grade_answer(graded_text)
+        graded = self._grade_proof(graded_text) if problem.grader == "judge" else self._grade_answer(graded_text)
+        grade, base, success = graded.grade, graded.base_reward, graded.success
+        extra: dict[str, Any] = {"judge": dict(graded.judge_fingerprint)} if graded.judge_fingerprint else {}
         if grade.no_verdict:  # never shaped: a length penalty on a no-verdict would be a fake negative
             reward, penalty, discount = 0.0, 0.0, 1.0
         else:
@@ -272,7 +257,7 @@ class QEDMathEnv(gym.Env[str, str]):
             discount = self.config.discount_factor ** num_tokens if num_tokens is not None else 1.0
         remaining = max(0, self._attempts - self._attempt)
         terminated = success or remaining == 0
-        self._note = self._feedback(grade, terminated, remaining, feedback)
+        self._note = self._feedback(grade, terminated, remaining, graded.feedback)
         metrics = {
             "reward/base": float(base),
             "reward/shaped": float(reward),
@@ -282,11 +267,11 @@ class QEDMathEnv(gym.Env[str, str]):
             "reward/score_raw": float(grade.score),
             "episode/attempt_number": float(self._attempt),
             "episode/is_correct": 1.0 if success else 0.0,
-            **grader_metrics,
+            **graded.metrics,
         }
         info = grade_info(problem.problem_id, grade, problem_type=problem.problem_type, attempt=self._attempt,
                           attempts_remaining=remaining, success=bool(success), metrics=metrics, **extra,
-                          **{PRIVILEGED_KEY: self._privileged(judge_output)})
+                          **{PRIVILEGED_KEY: self._privileged(graded.judge_output)})
         if self.render_mode == "human":
             self.render()
         return self._note, float(reward), bool(terminated), False, info
@@ -326,12 +311,8 @@ class QEDMathEnv(gym.Env[str, str]):
                 out.append(value)
         return out
 
-    def render(self) -> str | None:
-        text = "" if self._problem is None else self._prompt() + ("\n\n" + self._note if self._note else "")
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+    def render_text(self) -> str:
+        return "" if self._problem is None else self._prompt() + ("\n\n" + self._note if self._note else "")
 
     def close(self) -> None:
         """Release the shared verifier (the last env to close shuts its workers down)."""

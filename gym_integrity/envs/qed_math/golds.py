@@ -36,10 +36,10 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from typing import Iterable
 
 from gym_integrity.extract import braced_group
+from gym_integrity.services.cache import ProcessCache
 
 __all__ = ["GOLD_READ_BUDGET_S", "MAX_GOLD_CHARS", "MAX_PLAIN_DEPTH", "boxed_contents", "distinct_boxed",
            "is_plain_math", "plain_words", "check_golds", "read_gold", "warm"]
@@ -314,8 +314,8 @@ def read_gold(gold: str) -> tuple[str, str]:
     return "", ""
 
 
-_cache: dict[str, tuple[str, str] | None] = {}
-_cache_lock = threading.Lock()
+#: Each gold's check, done once per process (a gold read by math_verify costs a worker's time).
+_CHECKED: ProcessCache[str, tuple[str, str] | None] = ProcessCache("QEDMath gold checks")
 
 
 _NEEDS_MATH_VERIFY = ("", "")
@@ -340,16 +340,15 @@ def check_golds(golds: Iterable[str]) -> dict[str, tuple[str, str] | None]:
     """
     results: dict[str, tuple[str, str] | None] = {}
     pending: list[str] = []
-    with _cache_lock:
-        for gold in dict.fromkeys(golds):
-            if gold in _cache:
-                results[gold] = _cache[gold]
-                continue
-            quick = _quick_check(gold)
-            if quick is _NEEDS_MATH_VERIFY:
-                pending.append(gold)
-            else:
-                results[gold] = _cache[gold] = quick
+    for gold in dict.fromkeys(golds):
+        if gold in _CHECKED:
+            results[gold] = _CHECKED.get(gold)
+            continue
+        quick = _quick_check(gold)
+        if quick is _NEEDS_MATH_VERIFY:
+            pending.append(gold)
+        else:
+            results[gold] = _CHECKED.setdefault(gold, quick)
     if pending:
         results.update(_read_in_pool(pending))
     return results
@@ -384,7 +383,5 @@ def _read_in_pool(golds: list[str]) -> dict[str, tuple[str, str] | None]:
         else:  # the pool's fault, not the gold's: the row loads, unchecked, and the report says so
             results[gold] = ("unchecked", f"the gold check could not run ({outcome.detail or status.value})")
             continue
-        results[gold] = result
-        with _cache_lock:
-            _cache[gold] = result
+        results[gold] = _CHECKED.setdefault(gold, result)
     return results

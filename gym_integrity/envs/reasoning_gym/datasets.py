@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 import json
-import threading
 import time
 from typing import Any
 
 from gym_integrity.infotree import copy_tree
+from gym_integrity.services.cache import ProcessCache
 
 __all__ = ["AUTO_SIZE", "EAGER_SIZE_CAPS", "auto_size", "dataset_key", "load_dataset", "member", "own_score",
            "size_limit", "ItemCache"]
@@ -27,8 +26,16 @@ EAGER_SIZE_CAPS = {
 }
 
 
-@functools.lru_cache(maxsize=512)
+#: Whether a task's config accepts a size: asked once per (task, config, size) per process.
+_SIZE_CHECKS: ProcessCache[tuple[str, str, int], bool] = ProcessCache("reasoning-gym size checks", max_items=512)
+
+
 def _size_validates(name: str, task_config_json: str, size: int) -> bool:
+    return _SIZE_CHECKS.get_or_create((name, task_config_json, size),
+                                      lambda: _validate_size(name, task_config_json, size))
+
+
+def _validate_size(name: str, task_config_json: str, size: int) -> bool:
     from reasoning_gym.factory import DATASETS
 
     config_cls = DATASETS[name][1]
@@ -75,9 +82,16 @@ def dataset_key(dataset: Any, dataset_config: Any, composite: Any, size: int, se
                        "size": size, "seed": seed}, sort_keys=True)
 
 
-@functools.lru_cache(maxsize=64)
+#: The generators, by :func:`dataset_key`; a forked child builds its own (services/cache.py).
+_GENERATORS: ProcessCache[str, Any] = ProcessCache("reasoning-gym generators", max_items=64)
+
+
 def load_dataset(key: str) -> Any:
     """One generator per distinct config per process, shared by every env instance."""
+    return _GENERATORS.get_or_create(key, lambda: _build_dataset(key))
+
+
+def _build_dataset(key: str) -> Any:
     import reasoning_gym
     from reasoning_gym.composite import CompositeConfig, CompositeDataset, DatasetSpec
 
@@ -131,29 +145,26 @@ class ItemCache:
 
     GRPO groups and sweeps reset to the same index many times; regenerating a
     slow item each time would dominate. Fast items are never stored, so the
-    common path costs one dict lookup. Every hit is a deep copy: scorers may
-    write into the entry they are given, and one env's episode must not see
-    another's writes.
+    common path costs one cache lookup, and none until a first item was kept
+    (the lookup takes the cache's lock: a microsecond on every reset). Every
+    hit is a deep copy: scorers may write into the entry they are given, and
+    one env's episode must not see another's writes.
     """
 
     def __init__(self, slow_s: float = 0.002, max_items: int = 512) -> None:
         self.slow_s = slow_s
-        self.max_items = max_items
-        self._items: dict[tuple[str, int], dict[str, Any]] = {}
-        self._lock = threading.Lock()
+        self._items: ProcessCache[tuple[str, int], dict[str, Any]] = ProcessCache("reasoning-gym slow items",
+                                                                                  max_items=max_items)
+        self._any_kept = False  # stays True once set (a forked child's empty cache only makes lookups miss)
 
     def get(self, key: str, dataset: Any, index: int) -> dict[str, Any]:
-        cached = self._items.get((key, index))
-        if cached is not None:
-            return copy_tree(cached)
+        if self._any_kept:
+            cached = self._items.get((key, index))
+            if cached is not None:
+                return copy_tree(cached)
         start = time.perf_counter()
         item = dataset[index]
         if time.perf_counter() - start > self.slow_s:
-            self._store((key, index), copy_tree(item))
+            self._items.setdefault((key, index), copy_tree(item))
+            self._any_kept = True
         return item
-
-    def _store(self, cache_key: tuple[str, int], item: dict[str, Any]) -> None:
-        with self._lock:
-            while len(self._items) >= self.max_items:  # oldest first: dicts keep insertion order
-                self._items.pop(next(iter(self._items)))
-            self._items[cache_key] = item

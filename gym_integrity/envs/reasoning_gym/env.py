@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import Any
 
 import gymnasium as gym
 
-from gym_integrity.checks import check_choice, check_int, reject_unknown
+from gym_integrity.checks import check_int, reject_unknown
+from gym_integrity.envs.base import TextEnv
 from gym_integrity.envs.reasoning_gym.config import ReasoningGymConfig
 from gym_integrity.envs.reasoning_gym.datasets import ItemCache, dataset_key, load_dataset
 from gym_integrity.envs.reasoning_gym.scoring import Grader
 from gym_integrity.extract import extract_answer
 from gym_integrity.infotree import copy_tree
-from gym_integrity.protocol import PRIVILEGED_KEY, Grade, grade_info, split_trainer_action
+from gym_integrity.protocol import PRIVILEGED_KEY, Grade, Verdict, grade_info, split_trainer_action
+from gym_integrity.seeding import LazyNpRandom
 from gym_integrity.services.pool import WORKER_START_ALLOWANCE_S
-from gym_integrity.spaces import UnicodeText
-from gym_integrity.wrappers.stack import stack_switch_hints
 
 __all__ = ["ReasoningGymEnv"]
 
@@ -26,12 +25,33 @@ _INSTRUCTIONS = {
     "either": "Put your final answer between <answer> and </answer>.",
     "raw": "Reply with your final answer only.",
 }
-_MAX_TEXT = 1_000_000
 _IN_PROCESS_BOUND_S = 1.0
 _ITEMS = ItemCache()
 
+# Built once each (a Grade is frozen, a str immutable): a step builds neither for the usual outcomes.
+_FAILURE_GRADES: dict[Verdict, Grade] = {}
+_NOTES: dict[tuple[Verdict, float], str] = {}
 
-class ReasoningGymEnv(gym.Env[str, str]):
+
+def _failure_grade(verdict: Verdict) -> Grade:
+    grade = _FAILURE_GRADES.get(verdict)
+    if grade is None:
+        grade = _FAILURE_GRADES[verdict] = Grade(verdict, 0.0)
+    return grade
+
+
+def _note(grade: Grade) -> str:
+    """The observation after the step: the verdict and the score, never the answer."""
+    key = (grade.verdict, grade.score)
+    note = _NOTES.get(key)
+    if note is None:
+        note = f"Graded: {grade.verdict.value} (score {grade.score:.2f})."
+        if len(_NOTES) < 256:  # partial scores are many; the usual ones fit
+            _NOTES[key] = note
+    return note
+
+
+class ReasoningGymEnv(LazyNpRandom, TextEnv):
     """A reasoning-gym task as a single-turn text environment.
 
     ## Description
@@ -72,8 +92,12 @@ class ReasoningGymEnv(gym.Env[str, str]):
 
     ## Starting State
 
-    ``reset(seed=s)`` draws an item index in ``[0, size)`` from
-    ``self.np_random``: equal seeds give equal items (a GRPO group).
+    ``reset(seed=s)`` picks an item index in ``[0, size)`` by a fixed
+    function of the seed (:func:`gym_integrity.seeding.seed_index`), and each
+    unseeded reset after it the next index of the same stream: equal seeds
+    give equal items (a GRPO group) on every machine. No numpy Generator is
+    built per reset; ``np_random`` is the one ``gym.Env.reset(seed=s)`` would
+    build, made when first read (:class:`gym_integrity.seeding.LazyNpRandom`).
     ``options={"index": i}`` picks item ``i``. ``size`` (an attribute) is the
     configured size, or for the default ``size=None`` 100,000 within the
     dataset's own limit (word_ladder: 20,000) and eager cap (acre: 2,000).
@@ -88,9 +112,11 @@ class ReasoningGymEnv(gym.Env[str, str]):
 
     ``problem_id`` (``"<dataset>/<index>"``), ``dataset``, ``index``,
     ``verdict``, ``no_verdict``, ``score``, ``metrics`` (and ``cause`` when the
-    grade has one). The item's answer and raw metadata (which can hold the
-    answer, e.g. leg_counting's ``total_legs``) sit under
-    ``info["privileged"]``, removed by the stack.
+    grade has one). The item's answer (at reset and step) and raw metadata
+    (at the step; it can hold the answer, e.g. leg_counting's ``total_legs``)
+    sit under ``info["privileged"]`` and nowhere else: the env declares the
+    privileged-info convention (``privileged_info_only``), so the stack's
+    HideInfoKeys drops that one key.
 
     ## Registered Configurations
 
@@ -102,25 +128,20 @@ class ReasoningGymEnv(gym.Env[str, str]):
         >>> env = gym.make("ReasoningGym-v0", dataset="leg_counting")
         >>> question, info = env.reset(seed=0)
         >>> info["problem_id"], "privileged" in info
-        ('leg_counting/85062', False)
+        ('leg_counting/88331', False)
         >>> _, reward, terminated, truncated, info = env.step("<answer>0</answer>")
         >>> reward, terminated, truncated, info["verdict"]
         (0.0, True, False, 'incorrect')
         >>> composite = gym.make("ReasoningGym-v0", dataset={"leg_counting": 2, "basic_arithmetic": 1})
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    config_class = ReasoningGymConfig
+    config: ReasoningGymConfig
+    #: Answer-bearing values only under info["privileged"] (protocol.PRIVILEGED_ONLY): the stack drops that key.
+    privileged_info_only = True
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
-        reject_unknown("ReasoningGymConfig", kwargs, [f.name for f in fields(ReasoningGymConfig)],
-                       hints=stack_switch_hints("ReasoningGym-v0"))
-        check_choice("ReasoningGymEnv.render_mode", render_mode, (None, *self.metadata["render_modes"]))
-        self.config = ReasoningGymConfig(**kwargs)
-        self.config.validate()
-        self.render_mode = render_mode
-        self.observation_space = UnicodeText(_MAX_TEXT)
-        self.action_space = UnicodeText(_MAX_TEXT, min_length=0)
-        self.step_budget = 1
+        super().__init__(render_mode, **kwargs)
         self.size = self.config.resolved_size()  # how many items reset() draws from (``size=None`` resolved)
         self._key = dataset_key(self.config.dataset, self.config.dataset_config, self.config.composite_specs(),
                                 self.size, self.config.seed)
@@ -132,21 +153,26 @@ class ReasoningGymEnv(gym.Env[str, str]):
         self._index = -1
         self._source = ""  # the item's dataset: a composite's member, else the configured name
         self._last_note = ""
+        self._metadata_out = False  # the item's metadata went out in an info (the next one gets a copy)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        super().reset(seed=seed)
-        options = options or {}
-        reject_unknown("ReasoningGymEnv.reset options", options, ["index"], subscript=True)
-        if "index" in options:
+        # In place of super().reset(seed=seed): the seed picks the index with no numpy Generator built per reset
+        # (seeding.LazyNpRandom); np_random is made from the same seed only if something reads it.
+        self._seed_draws(seed)
+        if options:
+            reject_unknown("ReasoningGymEnv.reset options", options, ["index"], subscript=True)
+        if options and "index" in options:
             index = check_int("ReasoningGymEnv.reset options['index']", options["index"], low=0, high=self.size - 1)
         else:
-            index = int(self.np_random.integers(self.size))
+            index = self._draw_index(self.size)
         self._index = index
-        self._item = _ITEMS.get(self._key, self._dataset, index)
-        self._source = str(self._item.get("metadata", {}).get("source_dataset", self.config.dataset))
+        self._item = item = _ITEMS.get(self._key, self._dataset, index)
+        self._source = str(item.get("metadata", {}).get("source_dataset", self.config.dataset))
         self._last_note = ""
+        self._metadata_out = False
+        answer = item["answer"]
         info = {"problem_id": f"{self._source}/{index}", "dataset": self._source, "index": index,
-                PRIVILEGED_KEY: self._privileged()}
+                PRIVILEGED_KEY: {"answer": answer if type(answer) is str or answer is None else copy_tree(answer)}}
         return self._question(), info
 
     def _question(self) -> str:
@@ -154,27 +180,41 @@ class ReasoningGymEnv(gym.Env[str, str]):
         return f"{self._item['question'].rstrip()}\n\n{self._instruction}"
 
     def _privileged(self) -> dict[str, Any]:
+        """The step's privileged info: the answer and the generator's metadata, the item's own objects.
+
+        Not copied: the agent never sees them (the stack drops the key, and
+        ``reveal_on_end`` shows them to the trainer on the final transition
+        only), the item is this episode's alone (generated at this reset, or a
+        copy out of the slow-item cache) and nothing reads it after the one
+        graded step. Deep copies of leg_counting's metadata at reset and at step
+        cost about as much as the whole stack. The reset's info carries the
+        answer only, so no two calls share an object (gymnasium's check_env
+        checks it); a raw env stepped again after its end gets a copy.
+        """
         assert self._item is not None
-        # A fresh copy per call: callers keep and mutate what we return.
-        return {"answer": self._item["answer"], "metadata": copy_tree(self._item.get("metadata", {}))}
+        metadata = self._item.get("metadata", {})
+        if self._metadata_out:
+            metadata = copy_tree(metadata)
+        self._metadata_out = True
+        return {"answer": self._item["answer"], "metadata": metadata}
 
     def _grade(self, text: str) -> Grade:
         extraction = extract_answer(text, self.config.answer_format, self.config.max_answer_chars)
         if extraction.failure is not None:
-            return Grade(extraction.failure, 0.0)
+            return _failure_grade(extraction.failure)
         assert self._item is not None and extraction.answer is not None
         return self._grader.grade(extraction.answer, self._item, self._source)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._item is None:
             raise gym.error.ResetNeeded("ReasoningGymEnv.step called before reset()")
-        text, _ = split_trainer_action(action)
+        text = action if type(action) is str else split_trainer_action(action)[0]
         grade = self._grade(text)
         reward = float(grade.score)
-        self._last_note = f"Graded: {grade.verdict.value} (score {grade.score:.2f})."
+        self._last_note = _note(grade)
         info = grade_info(f"{self._source}/{self._index}", grade, dataset=self._source, index=self._index,
-                          attempt=1, metrics={"reward/score": reward},
-                          **{PRIVILEGED_KEY: self._privileged()})
+                          attempt=1, metrics={"reward/score": reward})
+        info[PRIVILEGED_KEY] = self._privileged()
         if self.render_mode == "human":
             self.render()
         return self._last_note, reward, True, False, info
@@ -197,12 +237,8 @@ class ReasoningGymEnv(gym.Env[str, str]):
             return []
         return [str(self._item["answer"])]
 
-    def render(self) -> str | None:
-        text = "" if self._item is None else self._question() + ("\n\n" + self._last_note if self._last_note else "")
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+    def render_text(self) -> str:
+        return "" if self._item is None else self._question() + ("\n\n" + self._last_note if self._last_note else "")
 
     def close(self) -> None:
         """Release the sandbox pool, if this env's datasets use it."""

@@ -49,7 +49,16 @@ def apply_strict(policy: Policy, score: float) -> float:
     return score
 
 
+# The two usual grades, built once (a Grade is frozen): most steps build none.
+_INCORRECT = Grade(Verdict.INCORRECT, 0.0)
+_CORRECT = Grade(Verdict.CORRECT, 1.0)
+
+
 def _graded(score: float) -> Grade:
+    if score == 0.0:
+        return _INCORRECT
+    if score == 1.0:
+        return _CORRECT
     score = min(max(score, 0.0), 1.0)
     verdict = Verdict.CORRECT if score >= 1.0 else Verdict.PARTIAL if score > 0.0 else Verdict.INCORRECT
     return Grade(verdict, score)
@@ -65,6 +74,7 @@ class Grader:
         self.score_timeout_s = float(score_timeout_s)
         self._single = not isinstance(getattr(dataset, "datasets", None), dict)  # not a composite
         self._needs_pool = needs_sandbox(dataset_names, scoring)
+        self._routes: dict[str, tuple[Policy, Any, bool]] = {}
         self._pool = None
         self._acquire()
 
@@ -90,9 +100,13 @@ class Grader:
             pool.release()
 
     def grade(self, answer: str, item: Mapping[str, Any], source: str) -> Grade:
-        policy = policy_for(source)
-        scorer = self.dataset if self._single else member(self.dataset, source)
-        if not uses_own_scorer(policy, self.scoring):
+        route = self._routes.get(source)
+        if route is None:  # once per dataset: the policy, the generator that scores it, and whose scorer runs
+            policy = policy_for(source)
+            route = self._routes[source] = (policy, self.dataset if self._single else member(self.dataset, source),
+                                            uses_own_scorer(policy, self.scoring))
+        policy, scorer, own = route
+        if not own:
             return _graded(strict_score(policy, answer, item, scorer))
         language = policy.language
         if language is None:

@@ -1,0 +1,181 @@
+"""One request to the judge's endpoint through the ``openai`` package (the only module that imports it), its faults as JudgeErrors."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from gym_integrity.services.judge.config import Endpoint, JudgeConfig
+from gym_integrity.services.judge.errors import (
+    JudgeConnectionError,
+    JudgeError,
+    JudgeMalformed,
+    JudgeRateLimited,
+    JudgeRejected,
+    JudgeServerError,
+    JudgeTimeout,
+)
+from gym_integrity.services.judge.parsing import Answer, answer_from_chat, answer_from_responses
+
+__all__ = ["Transport"]
+
+
+class _NoResponsesAPI(Exception):
+    """The endpoint has no Responses API (404/405/501 on ``/responses``): fall back to Chat Completions."""
+
+
+class Transport:
+    """Sends a prompt, returns the judge's :class:`Answer`, or raises the JudgeError of what went wrong.
+
+    Thread-safe. The ``openai`` client is built on first use (``import
+    gym_integrity`` must not import ``openai``) with ``max_retries=0``: the
+    caller retries and counts. ``http_client`` (an ``httpx.Client``, from
+    ``httpx2`` for openai >= 3) replaces the network: tests pass one with a
+    ``MockTransport`` to run parsing and retries in process.
+
+    With ``api="auto"`` it asks the Responses API and, if the endpoint has
+    none, uses Chat Completions from then on.
+    """
+
+    def __init__(self, endpoint: Endpoint, config: JudgeConfig, *, http_client: Any = None) -> None:
+        self._endpoint = endpoint
+        self._config = config
+        self._http_client = http_client
+        self._lock = threading.Lock()
+        self._api = "responses" if config.api == "auto" else config.api
+        self._openai: Any = None
+
+    @property
+    def api(self) -> str:
+        """The API requests use now (``auto`` settles on one at the first request)."""
+        with self._lock:
+            return self._api
+
+    def open(self) -> Any:
+        """The ``openai`` client, built on first use.
+
+        Raises whatever the package raises for a bad URL or key: the caller
+        builds it before the first request's deadline starts, and reports it.
+        """
+        with self._lock:
+            if self._openai is not None:
+                return self._openai
+            import openai  # lazy: `import gym_integrity` must not import it
+
+            # Local servers (vLLM, SGLang) take any key; the package insists on one. It is passed
+            # explicitly, like base_url, so the package never falls back to the policy's OPENAI_* values.
+            key = self._endpoint.api_key or "EMPTY"
+            client = openai.OpenAI(
+                base_url=self._endpoint.base_url,
+                api_key=key,
+                max_retries=0,  # the caller's loop retries, counts and backs off
+                timeout=self._config.timeout_s,
+                default_headers={**_policy_headers_cancelled(), "Authorization": f"Bearer {key}"},
+                http_client=self._http_client,
+            )
+            # The package loads its resource modules on first access: do it now, outside any deadline.
+            _ = client.models
+            self._openai = client
+            return client
+
+    def send(self, prompt: str) -> Answer:
+        """One request (two when ``auto`` discovers that the Responses API is missing)."""
+        import openai
+
+        try:
+            client = self.open()  # built already, unless close() ran since
+        except Exception as err:
+            raise JudgeConnectionError(f"could not build the judge client ({type(err).__name__})") from err
+        try:
+            if self.api == "responses":
+                try:
+                    return self._via_responses(client, prompt)
+                except _NoResponsesAPI:
+                    with self._lock:
+                        self._api = "chat"
+            return self._via_chat(client, prompt)
+        except JudgeError:
+            raise
+        except openai.APITimeoutError as err:
+            raise JudgeTimeout(f"HTTP timeout after {self._config.timeout_s:g} s") from err
+        except openai.RateLimitError as err:
+            raise JudgeRateLimited(err.status_code, retry_after=_retry_after(err), body=_body(err)) from err
+        except openai.APIStatusError as err:
+            code = err.status_code
+            if code >= 500 or code in (408, 409):
+                raise JudgeServerError(code, body=_body(err)) from err
+            # The body stays out of the message (a server may echo the request, reference solution
+            # included); the privileged judge_output keeps it.
+            raise JudgeRejected(code, body=_body(err)) from err
+        except openai.APIConnectionError as err:
+            raise JudgeConnectionError(f"connection failed ({type(err.__cause__ or err).__name__})") from err
+        except Exception as err:  # the package choking on a body: malformed, whatever the exception
+            raise JudgeMalformed(f"malformed response ({type(err).__name__})") from err
+
+    # Requests go through the package's generic ``post`` (auth, headers, timeouts, status errors mapped
+    # to its exceptions) and the body comes back as text, parsed by parsing.py: under half the client
+    # CPU of the typed path (param transforms, pydantic models), which decides throughput when many envs
+    # share a GIL, and a malformed body is kept for debugging.
+
+    def _via_responses(self, client: Any, prompt: str) -> Answer:
+        import openai
+
+        body: dict[str, Any] = {"model": self._endpoint.model, "input": prompt,
+                                "max_output_tokens": self._config.max_output_tokens}
+        if self._config.temperature is not None:
+            body["temperature"] = self._config.temperature
+        try:
+            text = client.post("/responses", body=body, cast_to=str)
+        except openai.APIStatusError as err:
+            if self._config.api == "auto" and err.status_code in (404, 405, 501):
+                raise _NoResponsesAPI() from err
+            raise
+        return answer_from_responses(text)
+
+    def _via_chat(self, client: Any, prompt: str) -> Answer:
+        body: dict[str, Any] = {"model": self._endpoint.model, "messages": [{"role": "user", "content": prompt}],
+                                "max_tokens": self._config.max_output_tokens}
+        if self._config.temperature is not None:
+            body["temperature"] = self._config.temperature
+        return answer_from_chat(client.post("/chat/completions", body=body, cast_to=str))
+
+    def close(self) -> None:
+        """Release the HTTP connections (the next request opens new ones)."""
+        with self._lock:
+            client, self._openai = self._openai, None
+        if client is not None and self._http_client is None:  # a caller's http_client is the caller's to close
+            client.close()
+
+
+def _policy_headers_cancelled() -> dict[str, Any]:
+    """Headers that cancel what the openai package would add from the policy's OPENAI_* variables.
+
+    The package reads OPENAI_ORG_ID, OPENAI_PROJECT_ID and OPENAI_CUSTOM_HEADERS on
+    its own; they belong to the policy's endpoint and must not reach the judge's.
+    ``Omit()`` removes a header; an explicit Authorization (set by the caller)
+    already displaces one from OPENAI_CUSTOM_HEADERS.
+    """
+    from openai import Omit
+
+    cancelled: dict[str, Any] = {"OpenAI-Organization": Omit(), "OpenAI-Project": Omit()}
+    for line in os.environ.get("OPENAI_CUSTOM_HEADERS", "").split("\n"):
+        name, colon, _ = line.partition(":")
+        if colon and name.strip() and name.strip().lower() != "authorization":
+            cancelled[name.strip()] = Omit()
+    return cancelled
+
+
+def _body(err: Any) -> str | None:
+    try:
+        return err.response.text
+    except Exception:
+        return None
+
+
+def _retry_after(err: Any) -> float | None:
+    try:
+        value = err.response.headers.get("retry-after")
+        return float(value) if value is not None else None
+    except Exception:
+        return None

@@ -1,0 +1,70 @@
+"""Seeded resets without a Generator per reset (seeding.py): reproducible picks, gymnasium's seeding semantics kept."""
+
+import collections
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils import seeding
+from gymnasium.utils.env_checker import check_env
+
+import gym_integrity  # noqa: F401
+from gym_integrity.envs.reasoning_gym import ReasoningGymEnv
+from gym_integrity.seeding import seed_index
+
+
+def test_seed_index_is_a_fixed_function_in_range_and_spread():
+    # Fixed values: a change here changes which item every seed picks (I6 across versions and machines).
+    assert [seed_index(s, 0, 100_000) for s in (0, 1, 2**63, 2**200)] == [88331, 56656, 28171, 47996]
+    assert [seed_index(0, d, 100_000) for d in range(3)] == [88331, 43152, 2643]
+    assert all(0 <= seed_index(s, d, 3) < 3 for s in range(300) for d in range(3))
+    counts = collections.Counter(seed_index(s, 0, 10) for s in range(20_000))
+    assert min(counts.values()) > 1_800 and max(counts.values()) < 2_200  # uniform within noise
+    assert len({seed_index(s, 0, 10**12) for s in range(1_000)}) == 1_000
+
+
+def test_seeded_and_following_unseeded_resets_repeat_and_check_env_passes():
+    env = ReasoningGymEnv(dataset="leg_counting")
+    run = [env.reset(seed=5)[1]["index"]] + [env.reset()[1]["index"] for _ in range(4)]
+    assert run == [env.reset(seed=5)[1]["index"]] + [env.reset()[1]["index"] for _ in range(4)]
+    assert len(set(run)) == 5
+    assert ReasoningGymEnv(dataset="leg_counting").reset(seed=5)[1]["index"] == run[0]  # another instance, same pick
+    check_env(env, skip_render_check=True)
+
+
+def test_np_random_is_gymnasiums_generator_for_the_seed_built_on_demand():
+    env = ReasoningGymEnv(dataset="leg_counting")
+    env.reset(seed=11)
+    assert "_np_random" in vars(env) and vars(env)["_np_random"] is None  # not built by the reset
+    expected, seed = seeding.np_random(11)
+    assert env.np_random.bit_generator.state == expected.bit_generator.state
+    assert env.np_random_seed == seed == 11
+    env.np_random.integers(10, size=5)  # drawing from it does not move the picks
+    assert env.reset()[1]["index"] == seed_index(11, 1, env.size)
+    fresh = ReasoningGymEnv(dataset="leg_counting")
+    fresh.reset()  # never seeded: from OS entropy, and np_random_seed says which
+    assert isinstance(fresh.np_random_seed, int) and fresh.np_random_seed >= 0
+
+
+def test_an_assigned_generator_drives_the_picks_until_the_next_seed():
+    env = ReasoningGymEnv(dataset="leg_counting")
+    env.np_random = np.random.default_rng(3)
+    picks = [env.reset()[1]["index"] for _ in range(3)]
+    assert picks == [int(x) for x in (lambda g: [g.integers(env.size) for _ in range(3)])(np.random.default_rng(3))]
+    assert env.reset(seed=4)[1]["index"] == seed_index(4, 0, env.size)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "3", np.int64(2)])
+def test_bad_seeds_fail_as_gymnasium_fails_them(seed):
+    with pytest.raises(gym.error.Error, match="Seed must be"):
+        ReasoningGymEnv(dataset="leg_counting").reset(seed=seed)
+
+
+def test_reset_and_step_infos_share_nothing_and_a_second_step_copies():
+    env = ReasoningGymEnv(dataset="leg_counting")
+    _, at_reset = env.reset(seed=0)
+    first = env.step("<answer>1</answer>")[4]
+    again = env.step("<answer>2</answer>")[4]  # the raw env grades again (the stack stops this)
+    assert set(at_reset["privileged"]) == {"answer"} and set(first["privileged"]) == {"answer", "metadata"}
+    assert first["privileged"]["metadata"] == again["privileged"]["metadata"]
+    assert first["privileged"]["metadata"] is not again["privileged"]["metadata"]
