@@ -378,3 +378,58 @@ class RefusesAfterEnd(CorrectToy):
         if self._final is not None:
             raise RuntimeError("episode over: call reset()")
         return super().step(action)
+
+
+# -- honest envs the audit must not fail (issue: user reports) ----------------------------------------------------
+class SameForAnyWrong(CorrectToy):
+    """Grades honestly but says the same for anything that is not the answer: observation "done", reward 0,
+    verdict ``incorrect``, ended, even for a non-answer. Without a gold answer a stale end after reset cannot be
+    told from this env's own grading (reset_clears_end is not run); with one it passes."""
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if not isinstance(action, str):
+            raise TypeError(f"action must be a str, got {type(action).__name__}")
+        if self._final is None:  # guards its own end, and reset clears it
+            right = self._parse(action) == self._gold()
+            self._final = ("done", float(right), True, False, {"verdict": "correct" if right else "incorrect"})
+        return self._final
+
+
+class SameForAnyWrongNoHook(SameForAnyWrong):
+    """SameForAnyWrong without the privileged hook, revealing nothing."""
+
+    gold_answers = None  # type: ignore[assignment]
+
+
+class ResetKeepsEndNoHook(ResetKeepsEnd):
+    """ResetKeepsEnd without the hook: a fresh instance answers a non-answer differently from the stale end."""
+
+    gold_answers = None  # type: ignore[assignment]
+
+
+class CrashesOnEmptyNoHook(CrashesOnEmpty):
+    """Fails a probe and has no gold answer: a failed env whose gold probes also did not run."""
+
+    gold_answers = None  # type: ignore[assignment]
+
+
+def write_user_module(directory: Any, name: str) -> Any:
+    """Write ``<directory>/<name>.py``: a user's module that registers two ids when imported, as ``gym.make("name:Id")``
+    expects: ``UserStacked-v0`` (its entry point returns ``integrity_stack(CorrectToy())``, so gym.make puts its
+    checkers outside the stack) and ``UserBare-v0`` (CorrectToy, no stack). Returns the file's path."""
+    import pathlib
+
+    path = pathlib.Path(directory) / f"{name}.py"
+    path.write_text(
+        "import importlib.util\n"
+        "import gymnasium as gym\n"
+        "from gym_integrity.wrappers import integrity_stack\n"
+        f"_spec = importlib.util.spec_from_file_location('audit_toys_for_{name}', {__file__!r})\n"
+        "toys = importlib.util.module_from_spec(_spec)\n"
+        "_spec.loader.exec_module(toys)\n"
+        "def stacked():\n"
+        "    return integrity_stack(toys.CorrectToy())\n"
+        "gym.register('UserStacked-v0', entry_point=stacked)\n"
+        "gym.register('UserBare-v0', entry_point=toys.CorrectToy)\n"
+    )
+    return path

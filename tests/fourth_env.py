@@ -54,6 +54,7 @@ class TinySumEnv(TextEnv):
     """
 
     config_class = TinySumConfig
+    reset_option_keys = ()  # no options: any key is a TypeError (TextEnv.reset_options)
     config: TinySumConfig
     #: Grading is a string comparison on at most ``max_answer_chars`` characters.
     grading_time_bound_s = 1.0
@@ -65,6 +66,7 @@ class TinySumEnv(TextEnv):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
+        self.reset_options(options)
         low, high = self.config.low, self.config.high
         self._terms = (int(self.np_random.integers(low, high + 1)), int(self.np_random.integers(low, high + 1)))
         self._note = ""

@@ -110,7 +110,7 @@ def toy_ids():
     toys = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(toys)
     ids = {"SilentNoHook": "AuditToySilent-v0", "RescoresQuietly": "AuditToyQuiet-v0",
-           "ResetRaises": "AuditToyResetRaises-v0"}
+           "ResetRaises": "AuditToyResetRaises-v0", "CrashesOnEmptyNoHook": "AuditToyCrashNoHook-v0"}
     for name, env_id in ids.items():
         gym.register(env_id, entry_point=getattr(toys, name))
     yield ids
@@ -128,7 +128,9 @@ def test_an_env_without_a_gold_answer_exits_two_and_says_what_would_run_the_miss
     assert ("not run: gold_answer_scored, rescore_after_end, reference_leakage, constant_answers, "
             "cross_env_isolation: no gold answer") in out
     assert f"to run them: {GOLD_HINT}" in out
-    assert re.search(r"audited 1 id\(s\) \(stacked\), 13 probes each, in [\d.]+ s; 1 inconclusive", out)
+    # registered without the integrity stack: not called "stacked"
+    assert re.search(r"audited 1 id\(s\) \(as made by gym.make; no integrity stack on AuditToySilent-v0\), "
+                     r"13 probes each, in [\d.]+ s; 1 inconclusive", out)
     doc = json.loads(path.read_text())
     assert doc["verdict"] == "inconclusive" and doc["passed"] is False
     [report] = doc["reports"]
@@ -152,3 +154,60 @@ def test_a_failure_outranks_an_inconclusive_env_in_the_exit_status(toy_ids, caps
     out = capsys.readouterr().out
     assert code == 1
     assert re.search(r"│ verdict\s+│\s+FAIL\s+│\s+INCONCLUSIVE\s+│", out), out
+
+
+def test_a_failed_env_also_lists_the_probes_that_did_not_run(toy_ids, capsys):
+    """A failure decides the exit status, but the gaps are still the next thing to close: they are printed too."""
+    env_id = toy_ids["CrashesOnEmptyNoHook"]
+    code = main(["audit", env_id, "--in-process", "--no-progress", "--seeds", "0",
+                 "--probe", "garbage_actions", "--probe", "gold_answer_scored"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 1 and "FAIL" in out
+    assert f"? {env_id} · not run: gold_answer_scored: no gold answer" in out
+    assert f"to run it: {GOLD_HINT}" in out
+
+
+# -- a user's env: "module:Id", as gym.make takes it ---------------------------------------------------------------
+def _user_module(tmp_path, name):
+    spec = importlib.util.spec_from_file_location(f"audit_toys_for_{name}", TOYS)
+    toys = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(toys)
+    return toys.write_user_module(tmp_path, name)
+
+
+def test_the_console_script_audits_a_module_id_from_the_working_directory_in_child_processes(tmp_path):
+    """The console script's sys.path does not hold the working directory; the module is found there anyway, and
+    each child process imports it (so the id is registered there too). Only an env with the stack is "stacked"."""
+    _user_module(tmp_path, "user_envs")
+    script = pathlib.Path(sys.executable).with_name("gym-integrity")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "gym_integrity.cli"]
+    path = tmp_path / "audit.json"
+    proc = subprocess.run(command + ["audit", "user_envs:UserStacked-v0", "user_envs:UserBare-v0", "--no-progress",
+                                     "--seeds", "0", "--probe", "inert_after_end", "--probe", "reset_clears_end",
+                                     "--probe", "seeded_reset", "--json", str(path)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    out = " ".join(proc.stdout.split())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "audited 2 id(s) (as made by gym.make; no integrity stack on user_envs:UserBare-v0)" in out
+    assert "no stack" in out  # the bare column's header
+    doc = json.loads(path.read_text())
+    assert [(r["env_id"], r["stacked"], r["verdict"]) for r in doc["reports"]] == [
+        ("user_envs:UserStacked-v0", True, "pass"), ("user_envs:UserBare-v0", False, "pass")]
+
+
+def test_a_module_id_in_process_and_what_a_bad_one_says(tmp_path, monkeypatch, capsys):
+    _user_module(tmp_path, "user_envs_cli")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert main(["audit", "user_envs_cli:UserStacked-v0", "--in-process", "--no-progress", "--seeds", "0",
+                     "--probe", "inert_after_end"]) == 0
+        assert "audited 1 id(s) (stacked)" in capsys.readouterr().out
+        assert main(["audit", "user_envs_cli:Nope-v0", "--no-progress"]) == 2
+        assert "unknown id(s) ['user_envs_cli:Nope-v0']" in capsys.readouterr().out
+        assert main(["audit", "no_such_user_module:X-v0", "--no-progress"]) == 2
+        out = " ".join(capsys.readouterr().out.split())
+        assert "no_such_user_module:X-v0: importing no_such_user_module raised ModuleNotFoundError" in out
+    finally:
+        for env_id in ("UserStacked-v0", "UserBare-v0"):
+            gym.registry.pop(env_id, None)
+        sys.modules.pop("user_envs_cli", None)

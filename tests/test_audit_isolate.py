@@ -3,7 +3,9 @@ included; a target that cannot run is inconclusive, not failed."""
 
 from __future__ import annotations
 
+import importlib.util
 import pathlib
+import sys
 import time
 
 from gym_integrity.audit import AuditSettings, Status, Verdict, probe_names
@@ -80,3 +82,75 @@ def test_an_env_class_from_a_file_may_use_dataclasses(tmp_path):
     [report] = run_isolated([IsolatedTarget(f"{env_file}:FileEnv", {}, False, "FileEnv")], ["seeded_reset"],
                             AuditSettings(), workers=1)
     assert report.passed, report.results
+
+
+QUADRATIC_ENV = '''
+import re
+import gymnasium as gym
+from gym_integrity.spaces import UnicodeText
+
+
+class Quadratic(gym.Env):
+    """Parses answers with a lazy regex: quadratic in C, holding the GIL, on a megabyte of unclosed tags."""
+
+    def __init__(self):
+        self.observation_space = UnicodeText(10_000)
+        self.action_space = UnicodeText(1_000_000, min_length=0)
+        self.step_budget = 1
+        self.a = 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.a = int(self.np_random.integers(100, 1000))
+        return f"What is {self.a} + 1?", {}
+
+    def step(self, action):
+        found = re.findall(r"<answer>(.*?)</answer>", action)
+        right = bool(found) and found[-1].strip() == str(self.a + 1)
+        return "done", float(right), True, False, {"verdict": "correct" if right else "incorrect"}
+
+    def gold_answers(self):
+        return [str(self.a + 1)]
+'''
+
+
+def test_check_integrity_isolated_bounds_a_step_that_holds_the_gil(tmp_path, monkeypatch):
+    """In-process, nothing can interrupt the regex; isolated=True runs the audit in a child and kills it."""
+    from gym_integrity.audit import check_integrity
+
+    (tmp_path / "quadratic_env.py").write_text(QUADRATIC_ENV)
+    monkeypatch.syspath_prepend(str(tmp_path))  # the child gets this path even from an older forkserver
+    import quadratic_env
+
+    start = time.perf_counter()
+    report = check_integrity(quadratic_env.Quadratic, isolated=True, probes=["seeded_reset", "garbage_actions"],
+                             settings=AuditSettings(probe_timeout_s=3.0, step_timeout_s=2.0))
+    garbage = report.result("garbage_actions")
+    assert garbage.failed and "killed" in garbage.summary and "1 MB of unbalanced tags" in garbage.summary
+    assert report.status_of("seeded_reset") is Status.PASSED and report.env_id == "Quadratic"
+    assert report.stacked is False  # told by the child before it was killed: no "(stacked)" for this env
+    assert time.perf_counter() - start < 60  # the kill comes at the step bound + grace, about 7 s in
+
+
+def test_check_integrity_isolated_audits_a_module_id(tmp_path, monkeypatch):
+    """"module:Id" as gym.make takes it: the module registers the id, in the child too."""
+    import gymnasium as gym
+
+    from gym_integrity.audit import check_integrity
+
+    spec = importlib.util.spec_from_file_location("audit_toys_for_isolate", TOYS)
+    toys = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(toys)
+    toys.write_user_module(tmp_path, "user_envs_isolated")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        stacked = check_integrity("user_envs_isolated:UserStacked-v0", isolated=True,
+                                  probes=["inert_after_end", "reset_clears_end"])
+        bare = check_integrity("user_envs_isolated:UserBare-v0", isolated=True, probes=["inert_after_end"])
+    finally:
+        for env_id in ("UserStacked-v0", "UserBare-v0"):
+            gym.registry.pop(env_id, None)
+        sys.modules.pop("user_envs_isolated", None)
+    assert stacked.passed, [(r.probe, r.summary, r.evidence) for r in stacked.results]
+    assert stacked.env_id == "user_envs_isolated:UserStacked-v0" and stacked.stacked is True
+    assert bare.passed and bare.stacked is False

@@ -395,3 +395,74 @@ def test_a_report_survives_json_with_its_verdict():
         assert back.verdict is report.verdict is Verdict.INCONCLUSIVE
         assert back.error == report.error and [r.how_to_enable for r in back.results] == [
             r.how_to_enable for r in report.results]
+
+
+# -- honest envs the audit must not fail ---------------------------------------------------------------------------
+@pytest.mark.parametrize("stacked", [False, True], ids=["raw", "stacked"])
+def test_an_env_that_answers_a_non_answer_like_a_wrong_one_is_not_failed_on_reset_without_a_gold(stacked):
+    """Constant observation, reward 0 and verdict ``incorrect`` for anything but the answer: after a wrong end and
+    a reset, a non-answer gets what the end got. Only a gold answer tells that from a stale end: not run, not a
+    failure; with the hook the probe decides, and the env passes."""
+    def build(toy):
+        return (lambda: integrity_stack(toy())) if stacked else toy
+
+    report = check_integrity(build(toys.SameForAnyWrongNoHook), probes=["reset_clears_end", "seeded_reset"])
+    row = report.result("reset_clears_end")
+    assert row.status is Status.NOT_RUN and row.how_to_enable == GOLD_HINT, (row.summary, row.evidence)
+    assert "this env grades a non-answer like a wrong answer" in row.evidence[0]
+    assert any("integrity.frozen=False" in line for line in row.evidence) is stacked
+    assert report.failures == [] and report.verdict is Verdict.INCONCLUSIVE
+    hooked = check_integrity(build(toys.SameForAnyWrong))
+    assert hooked.passed, [(r.probe, r.evidence) for r in hooked.failures + hooked.missing]
+
+
+def test_a_stale_end_is_still_caught_without_a_gold_by_comparing_with_a_fresh_instance():
+    row = check_integrity(toys.ResetKeepsEndNoHook, probes=["reset_clears_end"]).result("reset_clears_end")
+    assert row.failed
+    assert "the last end again; a non-answer on a fresh instance -> reward 0 (no_answer)" in row.evidence[0]
+    # one instance alone cannot tell the two apart: not run, never a guess
+    alone = check_integrity(toys.ResetKeepsEndNoHook(), probes=["reset_clears_end"]).result("reset_clears_end")
+    assert alone.status is Status.NOT_RUN and "no fresh instance to compare with" in alone.evidence[0]
+
+
+@pytest.fixture()
+def register_id():
+    """gym.register for the length of a test."""
+    ids = []
+
+    def register(env_id, entry_point):
+        gym.register(env_id, entry_point=entry_point)
+        ids.append(env_id)
+        return env_id
+
+    yield register
+    for env_id in ids:
+        gym.registry.pop(env_id, None)
+
+
+def test_a_stack_built_by_the_entry_point_passes_inert_after_end_under_gym_makes_checkers(register_id):
+    """gym.make puts its checkers outside a stack the entry point built: TerminalFreeze is not the outermost
+    layer, and counting the steps it stopped is its right wherever it sits."""
+    env_id = register_id("AuditToyUserStacked-v0", lambda: integrity_stack(CorrectToy()))
+    assert type(gym.make(env_id)).__name__ != "TerminalFreeze"
+    report = check_integrity(env_id, probes=["inert_after_end"])
+    row = report.result("inert_after_end")
+    assert row.passed, row.evidence
+    assert row.evidence[0] == ("0 of 4 post-end actions reached CorrectToy.step; stopped by TerminalFreeze (4); "
+                               "no state changed")
+    assert report.stacked is True
+    # Only the layer that stopped the steps is excused: a task re-scoring behind gym.make's checkers still fails.
+    broken = register_id("AuditToyUserRescores-v0", toys.RescoresAfterEnd)
+    report = check_integrity(broken, probes=["inert_after_end"])
+    row = report.result("inert_after_end")
+    assert row.failed and any("RescoresAfterEnd.graded" in line for line in row.evidence), row.evidence
+    assert report.stacked is False and report.to_dict()["stacked"] is False
+
+
+def test_isolated_takes_only_what_another_process_can_rebuild():
+    with pytest.raises(TypeError, match="lambda"):
+        check_integrity(lambda: CorrectToy(), isolated=True)
+    with pytest.raises(TypeError, match="not an env instance"):
+        check_integrity(CorrectToy(), isolated=True)
+    with pytest.raises(TypeError, match="gold_answers_fn"):
+        check_integrity("ReasoningGym-v0", isolated=True, gold_answers_fn=lambda env: ["1"])

@@ -42,6 +42,20 @@ def test_check_env_on_raw_and_stacked(env_id):
 
 
 @pytest.mark.parametrize("env_id", IDS)
+def test_a_first_reset_that_raises_leaves_the_env_usable(env_id):
+    """A mistyped reset option in a notebook must not break the env (Gymnasium 1.4's passive checker did)."""
+    env = gym.make(env_id)
+    with pytest.raises(TypeError, match=r"reset options\['bogus_option'\] is not an option"):
+        env.reset(options={"bogus_option": 1})
+    with pytest.raises(TypeError, match=r"reset options must be a dict"):
+        env.reset(options=[1])
+    obs, _ = env.reset(seed=0)
+    assert isinstance(obs, str)
+    assert len(env.step("an answer")) == 5
+    env.close()
+
+
+@pytest.mark.parametrize("env_id", IDS)
 def test_raw_contract(env_id):
     env = gym.make(env_id)
     raw = env.unwrapped

@@ -64,7 +64,7 @@ BAD: dict[type, dict[str, tuple[Any, Any]]] = {
         "scoring": (None, "fuzzy"),
         "rel_tol": ("0.1", 2.0),
         "abs_tol": (True, -1.0),
-        "sql_timeout_s": ("1", 0),
+        "sql_timeout_s": ("1", 0.25),
         "sql_row_cap": (1.5, 0),
         "max_result_chars": ("8000", 10),
         "max_action_chars": (None, 10),

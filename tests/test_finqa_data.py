@@ -74,10 +74,13 @@ def test_data_path_from_environment_variable(benchmark_copy: Path, monkeypatch):
 
 
 def test_missing_or_unrecognised_data_path_fails_at_make(tmp_path: Path):
-    with pytest.raises(FileNotFoundError, match="neither"):
+    # The one error rule: a path holding no data is a wrong value, named with its field and the path.
+    with pytest.raises(ValueError, match=r"^FinQAConfig\.data_path: '.*' *:? .*neither"):
         gym.make("FinQA-v0", data_path=str(tmp_path))
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(ValueError, match=r"^FinQAConfig\.data_path: "):
         gym.make("FinQA-v0", data_path=str(tmp_path), data_format="benchmark")
+    with pytest.raises(ValueError, match=r"^FinQAConfig\.data_path: '/no/such/dir'"):
+        gym.make("FinQA-v0", data_path="/no/such/dir")
 
 
 def test_original_finqa_json_becomes_tables_and_documents():

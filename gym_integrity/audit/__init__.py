@@ -15,6 +15,11 @@ Audit your own env in three lines::
     report = check_integrity(lambda: MyEnv())   # or a registered id (an instance alone cannot be cloned)
     print(report.to_json(indent=2)); assert report.passed
 
+In process a step that holds the GIL (a quadratic regex on a megabyte of
+garbage) cannot be interrupted: ``check_integrity(MyEnv, isolated=True)`` (or
+``"mymod:MyEnv-v0"``) audits in a child process that is killed past the bounds,
+as ``gym-integrity audit mymod:MyEnv-v0`` does.
+
 The auditor learns gold answers through the privileged hook
 ``env.unwrapped.gold_answers() -> list[str]`` when the env has it (never an
 agent channel), else from what the env reveals at the end; without either, the

@@ -24,6 +24,7 @@ examples:
   gym-integrity audit --compare            both, side by side
   gym-integrity audit {example} --json audit.json --seeds 0 1 2 3
   gym-integrity audit {swept} --all-datasets   every one of its {noun}, the grader probes, a row each
+  gym-integrity audit mymod:MyEnv-v0       your env: imports mymod (from here too), which registers MyEnv-v0
 
 Proof-mode grading is audited offline against a judge stub this command starts
 on 127.0.0.1 (labelled in the output); no network and no key are needed.
@@ -82,7 +83,37 @@ def _entry(env_id: str) -> EnvEntry | None:
     """The id's registration entry: None for an id registered some other way (no variants, no judge)."""
     from gym_integrity.registration import env_entry
 
-    return env_entry(env_id)
+    return env_entry(split_id(env_id)[1])
+
+
+def split_id(env_id: str) -> tuple[str | None, str]:
+    """``"module:Id"`` (gym.make's form: importing the module registers the id) -> ``("module", "Id")``.
+
+    >>> split_id("my_envs.tasks:Echo-v0"), split_id("Echo-v0")
+    (('my_envs.tasks', 'Echo-v0'), (None, 'Echo-v0'))
+    """
+    module, sep, bare = env_id.partition(":")
+    return (module, bare) if sep else (None, env_id)
+
+
+def resolve_ids(ids: list[str]) -> tuple[list[str], list[str]]:
+    """Import the module of every ``"module:Id"`` (as gym.make does); ``(unknown ids, import errors)``."""
+    import gymnasium as gym
+
+    from gym_integrity.audit.isolate import import_env_modules
+
+    unknown, errors = [], []
+    for env_id in ids:
+        module, bare = split_id(env_id)
+        if module is not None:
+            try:
+                import_env_modules([module])
+            except Exception as exc:  # the user's module: any error in it is theirs to see
+                errors.append(f"{env_id}: importing {module} raised {type(exc).__name__}: {exc}")
+                continue
+        if bare not in gym.registry:
+            unknown.append(env_id)
+    return unknown, errors
 
 
 @dataclass
@@ -101,6 +132,17 @@ class AuditTarget:
     @property
     def name(self) -> str:
         return f"{self.env_id} [{self.variant}]" if self.variant else self.env_id
+
+    def isolated(self, probes: list[str]) -> Any:
+        """This column as an :class:`~gym_integrity.audit.isolate.IsolatedTarget` for a child process."""
+        import sys
+
+        from gym_integrity.audit.isolate import IsolatedTarget
+
+        module, bare = split_id(self.env_id)
+        return IsolatedTarget(bare, self.kwargs, self.raw, self.name, (self.label,) if self.label else (),
+                              tuple(p for p in probes if p in self.probes) if self.probes else None, self.entry,
+                              modules=(module,) if module else (), sys_path=tuple(sys.path) if module else ())
 
     def factory(self) -> Callable[[], Any]:
         import gymnasium as gym
@@ -200,8 +242,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import gymnasium as gym
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     import gym_integrity  # noqa: F401  (registers the ids)
@@ -215,11 +257,18 @@ def run(args: argparse.Namespace) -> int:
         console = Console(width=160 if args.all_datasets else 140)
     swept = {entry.id: entry for entry in swept_entries()}
     ids = list(args.ids) or (list(swept) if args.all_datasets else [entry.id for entry in _all_entries()])
-    unknown = [i for i in ids if i not in gym.registry]
+    unknown, import_errors = resolve_ids(ids)
+    for error in import_errors:
+        console.print(f"[red]{escape(error)}[/]")
     if unknown:
-        console.print(f"[red]unknown id(s) {unknown}[/]; registered: {[e.id for e in _all_entries()]}")
+        console.print(f"[red]unknown id(s) {escape(str(unknown))}[/]; registered: {[e.id for e in _all_entries()]}"
+                      + ("" if all(":" in i for i in unknown) else "; for your own env: MODULE:ID, whose import "
+                         "registers ID (as gym.make takes it)"))
+    if unknown or import_errors:
         return 2
-    not_swept = [i for i in ids if i not in swept]
+    swept = {entry.id: entry for entry in swept_entries()}  # again: an imported module may have registered one
+    swept_ids = {i: split_id(i)[1] for i in ids}
+    not_swept = [i for i in ids if swept_ids[i] not in swept]
     if args.all_datasets and (not_swept or not ids):
         sweeps = ", ".join(f"{e.id}'s {e.sweep.noun}" for e in swept.values()) or "nothing (no entry has a sweep)"
         console.print(f"[red]--all-datasets sweeps {sweeps}; got id(s) {ids}[/]")
@@ -241,7 +290,7 @@ def run(args: argparse.Namespace) -> int:
     judge = start_judge_stub() if any((e := _entry(i)) is not None and e.needs_judge for i in ids) else None
     notes = [judge.label] if judge else []
     if args.all_datasets:
-        targets = [t for i in ids for t in dataset_targets(raw=args.raw, compare=args.compare, env_id=i)]
+        targets = [t for i in ids for t in dataset_targets(raw=args.raw, compare=args.compare, env_id=swept_ids[i])]
     else:
         targets = audit_targets(ids, raw=args.raw, compare=args.compare, judge=judge)
     try:
@@ -254,13 +303,10 @@ def run(args: argparse.Namespace) -> int:
             if args.in_process:
                 reports = _audit_in_process(targets, probes, settings, progress, task)
             else:
-                from gym_integrity.audit.isolate import IsolatedTarget, run_isolated
+                from gym_integrity.audit.isolate import run_isolated
 
-                isolated = [IsolatedTarget(t.env_id, t.kwargs, t.raw, t.name, (t.label,) if t.label else (),
-                                           tuple(p for p in probes if p in t.probes) if t.probes else None, t.entry)
-                            for t in targets]
                 reports = run_isolated(
-                    isolated, probes, settings, workers=args.workers,
+                    [t.isolated(probes) for t in targets], probes, settings, workers=args.workers,
                     on_probe_start=lambda t, p: progress.update(task, description=f"{_shown(t)}: {p}"),
                     on_probe_done=lambda t, r: progress.advance(task),
                 )
@@ -269,14 +315,14 @@ def run(args: argparse.Namespace) -> int:
             judge.stop()
     total = time.perf_counter() - start
 
-    mode = "stacked and raw" if args.compare else "raw, without the integrity stack" if args.raw else "stacked"
+    mode = _mode(reports, raw=args.raw, compare=args.compare)
     failed = sum(1 for r in reports if r.verdict is Verdict.FAIL)
     inconclusive = sum(1 for r in reports if r.verdict is Verdict.INCONCLUSIVE)
     # An inconclusive env is named in the last line: unlike a FAIL, it is easy to miss in a wide table.
     unsure = f"; {inconclusive} inconclusive" if inconclusive else ""
     if args.all_datasets:
         render_sweep(reports, console, max_evidence=args.evidence)
-        what = " and ".join(f"{i} {swept[i].sweep.noun}" for i in ids)
+        what = " and ".join(f"{i} {swept[swept_ids[i]].sweep.noun}" for i in ids)
         console.print(f"audited {len({(t.env_id, t.variant) for t in targets})} {what} ({mode}), {len(probes)} probes "
                       f"each, in [bold]{total:.1f} s[/]; {failed} failed{unsure}")
     else:
@@ -288,6 +334,16 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"JSON report written to {args.json}")
     judged = [r for r in reports if not r.raw] if args.compare else reports
     return exit_status(judged)
+
+
+def _mode(reports: list, *, raw: bool, compare: bool) -> str:
+    """How the envs were audited, for the last line: "stacked" only for envs that had the integrity stack."""
+    if raw and not compare:
+        return "raw, without the integrity stack"
+    bare = list(dict.fromkeys(r.env_id for r in reports if not r.raw and r.stacked is False))
+    made = "stacked" if not bare else "as made by gym.make"
+    mode = f"{made} and raw" if compare else made
+    return f"{mode}; no integrity stack on {', '.join(bare)}" if bare else mode
 
 
 def _shown(target: Any) -> str:

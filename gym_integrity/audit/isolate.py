@@ -29,7 +29,7 @@ from gym_integrity.checks import is_int
 from gym_integrity.audit.report import AuditReport, ProbeResult, Status
 from gym_integrity.audit.session import AuditSettings
 
-__all__ = ["IsolatedTarget", "run_isolated", "GRACE_S"]
+__all__ = ["IsolatedTarget", "run_isolated", "import_env_modules", "GRACE_S"]
 
 #: Extra seconds past the probe's own bound before a silent child is killed.
 GRACE_S = 5.0
@@ -45,7 +45,12 @@ class IsolatedTarget:
 
     ``env_id`` is a registered id (``gym.make(env_id, **kwargs)``, unwrapped if
     ``raw``), or ``"module:Class"`` / ``"path/to/file.py:Class"`` for an env
-    class that is not registered (built as ``Class(**kwargs)``).
+    class (or zero-argument factory) that is not registered (built as
+    ``Class(**kwargs)``). ``modules`` are imported in the child first: the
+    module of a ``"module:Id"`` (``gym.make``'s form), which registers the id
+    there. ``sys_path``: directories the child adds to its ``sys.path`` before
+    importing anything of the target's (the parent's path: the forkserver
+    children fork from may have started with another one).
     """
 
     env_id: str
@@ -57,6 +62,8 @@ class IsolatedTarget:
     #: The id's registration entry (an ``EnvEntry``): the child registers it first, since a fresh process knows
     #: only the ids its imports register, not one a script or a test registered at run time.
     entry: Any = None
+    modules: tuple[str, ...] = ()
+    sys_path: tuple[str, ...] = ()
 
 
 def _load_class(spec: str) -> Any:
@@ -74,21 +81,55 @@ def _load_class(spec: str) -> Any:
         module_spec.loader.exec_module(module)
     else:
         module = importlib.import_module(where)
-    return getattr(module, name)
+    found: Any = module
+    for part in name.split("."):  # a qualified name: a class nested in a class
+        found = getattr(found, part)
+    return found
+
+
+def import_env_modules(modules: Sequence[str], sys_path: Sequence[str] = ()) -> None:
+    """Import ``modules`` (each may register ids), after adding the ``sys_path`` directories this process lacks.
+
+    A module that is not found on the path is looked for in the working
+    directory too, as ``python -m`` would (the console script's path does not
+    hold it): ``gym-integrity audit mymod:MyEnv-v0`` run where ``mymod.py`` is.
+    """
+    import importlib
+    import sys
+
+    for entry in sys_path:
+        if entry not in sys.path:
+            sys.path.append(entry)
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            cwd = os.getcwd()
+            if exc.name != name.split(".")[0] or cwd in sys.path or "" in sys.path:
+                raise
+            sys.path.insert(0, cwd)
+            importlib.import_module(name)
 
 
 def _child(index: int, target: IsolatedTarget, probes: list[str], settings: AuditSettings, out: Any) -> None:
     import gymnasium as gym
 
     import gym_integrity  # noqa: F401  (registers the ids)
-    from gym_integrity.audit.runner import check_integrity
+    from gym_integrity.audit.runner import check_integrity, has_integrity_stack
     from gym_integrity.registration import register_env
+
+    told: list[bool] = []
 
     def make() -> gym.Env:
         if ":" in target.env_id:
-            return _load_class(target.env_id)(**target.kwargs)
-        env = gym.make(target.env_id, **target.kwargs)
-        return env.unwrapped if target.raw else env
+            env = _load_class(target.env_id)(**target.kwargs)
+        else:
+            env = gym.make(target.env_id, **target.kwargs)
+            env = env.unwrapped if target.raw else env
+        if not told:  # early, for the report of a child killed before its own report
+            told.append(True)
+            send(("stacked", index, has_integrity_stack(env)))
+        return env
 
     # Sent synchronously (no feeder thread that a GIL-holding probe could stall), from the main thread and,
     # for calls, from the probe's thread: a lock keeps two messages from interleaving on the pipe.
@@ -99,6 +140,7 @@ def _child(index: int, target: IsolatedTarget, probes: list[str], settings: Audi
             out.send(message)
 
     try:
+        import_env_modules(target.modules, target.sys_path)
         if target.entry is not None:
             register_env(target.entry)  # a no-op for the package's own ids
         report = check_integrity(
@@ -127,6 +169,7 @@ class _Running:
     call: str | None = None  # the reset/step the current probe is in, if it said
     results: list[ProbeResult] = field(default_factory=list)
     closed: bool = False
+    stacked: bool | None = None  # whether the env it built had the integrity stack (None: not built yet)
 
 
 def _context() -> Any:
@@ -149,7 +192,8 @@ def _partial_report(run: _Running, probes: Sequence[str], cause: str, hang: bool
     in-process.
     """
     report = AuditReport(run.target.name, results=list(run.results), raw=run.target.raw,
-                         duration_s=time.perf_counter() - run.started, notes=list(run.target.notes))
+                         duration_s=time.perf_counter() - run.started, notes=list(run.target.notes),
+                         stacked=run.stacked)
     if run.current is None and not run.results:
         where = f"; last call: {run.call}" if run.call else ""
         report.error = f"{cause}{where}"
@@ -201,6 +245,8 @@ def run_isolated(
                 on_probe_start(run.target, payload)
         elif kind == "call":
             run.call = payload
+        elif kind == "stacked":
+            run.stacked = payload
         elif kind == "done":
             result = ProbeResult.from_dict(payload)
             run.results.append(result)

@@ -217,20 +217,22 @@ def _summary(value: Any, depth: int = 0) -> Any:
     return type(value).__name__
 
 
-def _layers(env: gym.Env) -> list[Any]:
-    """The objects whose state must not move after the end: every layer below the outermost, and the task."""
+def _chain(env: gym.Env) -> list[Any]:
+    """Every layer from the outermost wrapper down to the task."""
     chain, current = [], env
     while isinstance(current, gym.Wrapper):
         chain.append(current)
         current = current.env
     chain.append(current)
-    inner = chain[1:] if len(chain) > 1 else chain
-    return inner
+    return chain
 
 
-def _fingerprint(env: gym.Env) -> dict[str, Any]:
+def _fingerprint(chain: list[Any], skip: set[int]) -> dict[tuple[int, str], Any]:
+    """A bounded picture of the state of every layer of ``chain`` but those at the indices in ``skip``."""
     picture = {}
-    for layer in _layers(env):
+    for index, layer in enumerate(chain):
+        if index in skip:
+            continue
         try:
             attributes = list(vars(layer).items())
         except TypeError:  # __slots__ classes have no __dict__: their state is not visible here
@@ -238,33 +240,56 @@ def _fingerprint(env: gym.Env) -> dict[str, Any]:
         for name, value in attributes:
             if name in _SKIP_ATTRS or callable(value) and not hasattr(value, "__dict__"):
                 continue
-            picture[f"{type(layer).__name__}.{name}"] = _summary(value)
+            picture[(index, f"{type(layer).__name__}.{name}")] = _summary(value)
     return picture
 
 
 class _StepCounter:
-    """Counts calls that reach the task's own ``step`` (installed on the instance, removed after)."""
+    """Counts the calls that reach each layer's ``step`` (installed on the instances, removed after)."""
 
-    def __init__(self, env: gym.Env) -> None:
-        self.target = env.unwrapped
-        self.calls = 0
-        self.installed = False
-        try:
-            self._had_attr = "step" in vars(self.target)
-        except TypeError:  # no __dict__ (__slots__): the count stays unknown
-            return
-        original = self.target.step
+    def __init__(self, chain: list[Any]) -> None:
+        self.chain = chain
+        self.calls = [0] * len(chain)
+        self.installed = [False] * len(chain)
+        self._previous: dict[int, Any] = {}
+        for index, layer in enumerate(chain):
+            try:
+                own = vars(layer)
+            except TypeError:  # no __dict__ (__slots__): this layer's count stays unknown
+                continue
+            if "step" in own:
+                self._previous[index] = own["step"]
+            original = layer.step
 
-        def counted(action: Any) -> Any:
-            self.calls += 1
-            return original(action)
+            def counted(action: Any, _index: int = index, _original: Any = original) -> Any:
+                self.calls[_index] += 1
+                return _original(action)
 
-        self.target.step = counted
-        self.installed = True
+            try:
+                layer.step = counted
+            except (AttributeError, TypeError):
+                continue
+            self.installed[index] = True
 
     def remove(self) -> None:
-        if self.installed and not self._had_attr:
-            vars(self.target).pop("step", None)
+        for index, layer in enumerate(self.chain):
+            if not self.installed[index]:
+                continue
+            if index in self._previous:
+                layer.step = self._previous[index]
+            else:
+                vars(layer).pop("step", None)
+
+    def reached_wrappers(self) -> set[int]:
+        """The wrappers the steps reached: the caller's side of the end. Each keeps its own bookkeeping: the
+        one that stopped them counts what it ignored (TerminalFreeze's ``ignored_steps``), gym.make's checkers
+        note what they saw (PassiveEnvChecker), wherever they sit in the chain."""
+        return {i for i in range(len(self.chain) - 1) if self.installed[i] and self.calls[i] > 0}
+
+    def stoppers(self) -> list[int]:
+        """Wrappers that stopped steps: reached more often than the layer below them."""
+        return [i for i in range(len(self.chain) - 1)
+                if self.installed[i] and self.installed[i + 1] and self.calls[i] > self.calls[i + 1]]
 
 
 @_probe("inert_after_end", "I2 scored once",
@@ -277,8 +302,12 @@ def inert_after_end(s: Session) -> ProbeResult:
     final = taken[-1]
     if not final.ended:
         return _not_applicable(f"the episode did not end within {len(taken)} steps (see step_budget)")
-    before = _fingerprint(s.env)
-    counter = _StepCounter(s.env)
+    chain = _chain(s.env)
+    # The outermost layer is the caller's side of the env; the task and every layer the steps do not reach must
+    # stay put.
+    outer = {0} if len(chain) > 1 else set()
+    before = _fingerprint(chain, outer)
+    counter = _StepCounter(chain)
     actions = [("a tool call", tool_call_action(s.env)), ("a non-answer", s.non_answer()),
                ("the gold answer" if golds else "an answer (no gold available: a wrong one)",
                 s.answer(golds[0] if golds else "-1")), ("an empty action", "")]
@@ -289,11 +318,20 @@ def inert_after_end(s: Session) -> ProbeResult:
             (evidence if ok else bad).append(line)
     finally:
         counter.remove()
-    after = _fingerprint(s.env)
-    changed = [f"{key}: {short(before.get(key), 50)} -> {short(after.get(key), 50)}"
-               for key in sorted(set(before) | set(after)) if before.get(key) != after.get(key)]
-    reached = (f"{counter.calls} of {len(actions)} post-end actions reached {type(s.env.unwrapped).__name__}.step"
-               if counter.installed else "calls to the task's step not counted (no instance __dict__)")
+    # A wrapper the steps reached may note them (the one that stopped them counts them); the task, and every layer
+    # they were stopped from reaching, may not change.
+    excused = outer | counter.reached_wrappers()
+    after = _fingerprint(chain, excused)
+    changed = [f"{key[1]}: {short(before.get(key), 50)} -> {short(after.get(key), 50)}"
+               for key in sorted(set(before) | set(after))
+               if key[0] not in excused and before.get(key) != after.get(key)]
+    task = len(chain) - 1
+    reached = (f"{counter.calls[task]} of {len(actions)} post-end actions reached {type(chain[task]).__name__}.step"
+               if counter.installed[task] else "calls to the task's step not counted (no instance __dict__)")
+    stoppers = ", ".join(f"{type(chain[i]).__name__} ({counter.calls[i] - counter.calls[i + 1]})"
+                         for i in counter.stoppers())
+    if stoppers:
+        reached += f"; stopped by {stoppers}"
     if changed:
         bad.append(f"{reached}; state changed: " + "; ".join(changed[:6]))
     if bad:
@@ -493,20 +531,67 @@ def reset_clears_end(s: Session) -> ProbeResult:
             t2 = s.step(s.answer(WRONG_ANSWER), "a wrong answer")
             line = f"seed {seed}: a wrong answer after a gold end ({t.describe()}) and reset -> {t2.describe()}"
             (evidence if _is_scored(t, t2) else bad).append(line)
-    else:
+    undecided = None
+    if not fresh:
         t = s.step(s.non_answer(), "a non-answer")
-        frozen_copy = t.verdict == wrong_end.verdict and t.obs == wrong_end.obs and t.verdict is not None
         line = f"seed {seed}: a non-answer after a wrong end ({wrong_end.describe()}) and reset -> {t.describe()}"
-        (bad if frozen_copy else evidence).append(line)
+        if not _same_transition(t, wrong_end):
+            evidence.append(line)
+        else:
+            # The end again, or an env that answers a non-answer exactly as it answered the wrong answer (reward
+            # 0, the same verdict and observation)? A live episode of a fresh instance says which.
+            baseline = _fresh_non_answer(s, seed)
+            if baseline is not None and not _same_transition(baseline, wrong_end):
+                bad.append(f"{line}: the last end again; a non-answer on a fresh instance -> {baseline.describe()}")
+            else:
+                undecided = (f"{line}: the same transition as the end"
+                             + (f", and as a non-answer on a fresh instance ({baseline.describe()}): this env grades "
+                                "a non-answer like a wrong answer" if baseline is not None else
+                                " (no fresh instance to compare with: an env instance was audited)"))
     integrity = t.info.get("integrity")
     if isinstance(integrity, Mapping):
         if integrity.get("frozen") is True:
             bad.append(f"seed {seed}: the first step after reset reports integrity.frozen=True")
         if integrity.get("steps") not in (None, 1):
             bad.append(f"seed {seed}: the first step after reset reports integrity.steps={integrity.get('steps')}")
+        if undecided and integrity.get("frozen") is False and integrity.get("steps") in (None, 1):
+            evidence.append(f"seed {seed}: the stack's info says the episode is live after reset "
+                            f"(integrity.frozen=False, steps={integrity.get('steps')}); the task's own end is what "
+                            "could not be checked")
     if bad:
         return _failed("reset() did not clear the end state", bad + evidence)
+    if undecided:
+        # Only a right answer tells a stale end from this env's own grading: without one, say so, never fail.
+        return _no_gold(source, [undecided] + evidence)
     return _passed("reset() starts a live episode", evidence)
+
+
+def _same_transition(a: Transition, b: Transition) -> bool:
+    """The same reward, verdict, observation and end flags: what replaying ``b`` would return."""
+    return (_same_reward(a.reward, b.reward) and a.verdict == b.verdict and a.terminated == b.terminated
+            and a.truncated == b.truncated and _equal(a.obs, b.obs))
+
+
+def _equal(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # arrays and other objects whose == is not a bool
+        return repr(a) == repr(b)
+
+
+def _fresh_non_answer(s: Session, seed: int) -> Transition | None:
+    """A non-answer as the first step of a new instance's first episode (no end before it), or None (no factory)."""
+    if s.new_env is None:
+        return None
+    other = s.new_env()
+    try:
+        s.reset(seed, env=other)
+        return s.step(s.non_answer(), "a non-answer on a fresh instance", env=other)
+    finally:
+        try:
+            other.close()
+        except Exception:  # closing is best effort
+            pass
 
 
 @_probe("seeded_reset", "I6 reproducible",

@@ -100,7 +100,9 @@ class AuditReport:
 
     ``error`` is set when the env could not run at all (it could not be built,
     or its first ``reset`` raised or hung): every probe is then ``not run`` and
-    the cause is named here, once.
+    the cause is named here, once. ``stacked`` says whether the audited env had
+    the integrity stack (TerminalFreeze, HideInfoKeys, MaxStepsTruncation) among
+    its wrappers, read from the env as made (None: it was never built).
 
     Example:
         >>> report = AuditReport("Toy-v0", results=[ProbeResult("rescore_after_end", Status.PASSED)])
@@ -117,6 +119,7 @@ class AuditReport:
     duration_s: float = 0.0
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+    stacked: bool | None = None
 
     @property
     def verdict(self) -> Verdict:
@@ -158,6 +161,7 @@ class AuditReport:
             "verdict": self.verdict.value,
             "passed": self.passed,
             "error": self.error,
+            "stacked": self.stacked,
             "missing": [{"probe": r.probe, "reason": r.reason, "how_to_enable": r.how_to_enable}
                         for r in self.missing],
             "duration_s": round(self.duration_s, 4),
@@ -169,7 +173,8 @@ class AuditReport:
     def from_dict(cls, data: dict[str, Any]) -> "AuditReport":
         """The inverse of :meth:`to_dict` (the verdict and ``missing`` are derived, not read)."""
         return cls(data["env_id"], [ProbeResult.from_dict(r) for r in data.get("results", [])], bool(data.get("raw")),
-                   float(data.get("duration_s", 0.0)), list(data.get("notes", [])), data.get("error"))
+                   float(data.get("duration_s", 0.0)), list(data.get("notes", [])), data.get("error"),
+                   data.get("stacked"))
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **kwargs)
@@ -235,7 +240,8 @@ def _label(report: AuditReport) -> str:
 def _header(report: AuditReport) -> str:
     """A two-line column header: the id, then the mode and whether the stack is on."""
     env_id, _, variant = report.env_id.partition(" [")
-    second = " ".join(x for x in (f"[{variant}" if variant else "", "raw" if report.raw else "") if x)
+    bare = "raw" if report.raw else "no stack" if report.stacked is False else ""
+    second = " ".join(x for x in (f"[{variant}" if variant else "", bare) if x)
     return f"{env_id}\n{second}" if second else env_id
 
 
@@ -335,8 +341,8 @@ def _render_gaps(report: AuditReport, console: Any) -> None:
 
 
 def _render_details(reports: Sequence[AuditReport], console: Any, max_evidence: int) -> None:
-    """Notes; for inconclusive reports, what could not run (always: it is the verdict's reason); then each
-    failure's first evidence lines and each n/a reason."""
+    """Notes; for every report with a gap, what could not run (always: it is an inconclusive verdict's reason,
+    and a failed env's next gap to close); then each failure's first evidence lines and each n/a reason."""
     from rich.markup import escape
 
     notes: dict[str, None] = {}
@@ -345,7 +351,7 @@ def _render_details(reports: Sequence[AuditReport], console: Any, max_evidence: 
     for note in notes:
         console.print(f"[dim]{escape(note)}[/]")
     for report in reports:
-        if report.verdict is Verdict.INCONCLUSIVE:
+        if report.verdict is Verdict.INCONCLUSIVE or report.missing:
             _render_gaps(report, console)
     if max_evidence <= 0:
         return

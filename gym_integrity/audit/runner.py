@@ -15,7 +15,7 @@ from gym_integrity.audit.probes import PROBES, Probe
 from gym_integrity.audit.report import AuditReport, ProbeResult, Status
 from gym_integrity.audit.session import WRONG_ANSWER, AuditSettings, Session
 
-__all__ = ["check_integrity", "EnvSource"]
+__all__ = ["check_integrity", "EnvSource", "has_integrity_stack"]
 
 #: What check_integrity audits: an env, a registered id, or a zero-argument factory.
 EnvSource = "gym.Env | str | Callable[[], gym.Env]"
@@ -36,6 +36,23 @@ def _factory(env: Any, raw: bool) -> tuple[Callable[[], gym.Env] | None, gym.Env
         return env, None, getattr(env, "__name__", type(env).__name__)
     raise TypeError(f"check_integrity env must be a gymnasium.Env, a registered id (str) or a zero-argument "
                     f"callable returning an env; got {type(env).__name__}")
+
+
+def has_integrity_stack(env: gym.Env) -> bool:
+    """True if every wrapper of the integrity stack (its registered wrapper specs) is among ``env``'s wrappers,
+    wherever ``gym.make`` put them (a registered id's ``additional_wrappers``, or an entry point that returns
+    ``integrity_stack(MyEnv())``)."""
+    from gym_integrity.registration import integrity_wrapper_specs
+
+    wanted = {spec.entry_point for spec in integrity_wrapper_specs()}
+    found: set[str] = set()
+    current: Any = env
+    for _ in range(64):  # a chain is short; a cycle must not hang the audit
+        found.update(f"{cls.__module__}:{cls.__qualname__}" for cls in type(current).__mro__)
+        if not isinstance(current, gym.Wrapper):
+            break
+        current = current.env
+    return wanted <= found
 
 
 def _run_bounded(fn: Callable[[], Any], timeout_s: float, name: str) -> tuple[str, Any]:
@@ -72,6 +89,7 @@ def check_integrity(
     on_probe_start: Callable[[str], None] | None = None,
     on_probe_done: Callable[[ProbeResult], None] | None = None,
     on_call: Callable[[str], None] | None = None,
+    isolated: bool = False,
 ) -> AuditReport:
     """Play adversarial episodes on ``env`` and report, probe by probe, whether its rewards can be gamed.
 
@@ -92,6 +110,14 @@ def check_integrity(
         on_probe_start, on_probe_done: Progress callbacks.
         on_call: Told the name of every ``reset``/``step`` before it is made (from the
             probe's thread), so that a watcher outside the process can name a hang.
+        isolated: Audit in a child process, as the CLI does, killed if silent past
+            the probe bound (+5 s): the only hard bound on a step that holds the GIL
+            (a catastrophic regex in a scorer), which in-process audits cannot
+            interrupt. ``env`` must then be something another process can rebuild:
+            a registered id, ``"module:Id"`` (the module registers it) or a class or
+            zero-argument function importable by module path (not a lambda, not an
+            instance); the hooks must be on the env (``gold_answers()``,
+            ``audit_answer_action()``), not passed as functions.
 
     Returns:
         An :class:`AuditReport`: one row per probe, and a verdict: ``fail`` if a probe
@@ -116,6 +142,11 @@ def check_integrity(
     unknown = [n for n in names if n not in PROBES]
     if unknown:
         raise ValueError(f"unknown probe(s) {unknown}; valid: {list(PROBES)}")
+    if isolated:
+        if answer_action_fn is not None or gold_answers_fn is not None or on_call is not None:
+            raise TypeError("check_integrity(isolated=True) takes no answer_action_fn, gold_answers_fn or on_call: "
+                            "define the hooks on the env (gold_answers(), audit_answer_action()) instead")
+        return _check_isolated(env, names, settings, raw, env_id, on_probe_start, on_probe_done)
     make, shared, default_id = _factory(env, raw)
     if shared is not None and raw:
         shared = shared.unwrapped
@@ -136,6 +167,8 @@ def check_integrity(
             warnings.simplefilter("ignore")
             current, error = _preflight(make, current, settings, answer_fn, on_call)
             report.error = error
+            if current is not None:
+                report.stacked = has_integrity_stack(current)
             for name in names:
                 probe = PROBES[name]
                 if on_probe_start:
@@ -168,6 +201,43 @@ def check_integrity(
         if make is not None and current is not None and error is None:
             _close_quietly(current)
     report.duration_s = time.perf_counter() - start
+    return report
+
+
+def _check_isolated(env: Any, names: list[str], settings: AuditSettings, raw: bool, env_id: str | None,
+                    on_probe_start: Callable[[str], None] | None,
+                    on_probe_done: Callable[[ProbeResult], None] | None) -> AuditReport:
+    """``check_integrity(..., isolated=True)``: one child process (:func:`~gym_integrity.audit.isolate.run_isolated`)."""
+    import sys
+
+    from gym_integrity.audit.isolate import IsolatedTarget, run_isolated
+    from gym_integrity.registration import env_entry
+
+    if isinstance(env, str):
+        module, sep, bare = env.partition(":")
+        if not sep:
+            module, bare = "", env
+        if module:
+            import importlib
+
+            importlib.import_module(module)  # here too: a mistyped module fails now, not in the child
+        target = IsolatedTarget(bare, {}, raw, env_id or env, entry=env_entry(bare),
+                                modules=(module,) if module else (), sys_path=tuple(sys.path))
+    elif callable(env) and not isinstance(env, gym.Env):
+        module, qualname = getattr(env, "__module__", None), getattr(env, "__qualname__", "")
+        if not module or not qualname or "<" in qualname:
+            raise TypeError(f"check_integrity(isolated=True) needs an env another process can rebuild: a registered "
+                            f"id, 'module:Id', or a class or function importable by module path; got {env!r} (a "
+                            "lambda or a local function cannot be imported)")
+        target = IsolatedTarget(f"{module}:{qualname}", {}, raw, env_id or qualname, sys_path=tuple(sys.path))
+    else:
+        raise TypeError(f"check_integrity(isolated=True) needs a registered id, 'module:Id', or a class or "
+                        f"function importable by module path, not an env instance; got {type(env).__name__}")
+    [report] = run_isolated(
+        [target], names, settings, workers=1,
+        on_probe_start=(lambda t, name: on_probe_start(name)) if on_probe_start else None,
+        on_probe_done=(lambda t, result: on_probe_done(result)) if on_probe_done else None,
+    )
     return report
 
 

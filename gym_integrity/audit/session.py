@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import gymnasium as gym
 
@@ -112,6 +113,8 @@ class Session:
     steps: int = 0
     slow_calls: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: A wider bound for the calls of a phase that is allowed to wait (see :meth:`call_bound`), and why.
+    _wider_bound: tuple[float, str] | None = None
 
     # -- calls ---------------------------------------------------------------------------------------------------
     def _timed(self, what: str, fn: Callable[[], Any]) -> tuple[Any, float]:
@@ -121,9 +124,25 @@ class Session:
         start = time.perf_counter()
         out = fn()
         duration = time.perf_counter() - start
-        if duration > self.settings.step_timeout_s:
-            self.slow_calls.append(f"{what} took {duration:.1f} s (bound {self.settings.step_timeout_s:g} s)")
+        bound, why = self._wider_bound or (self.settings.step_timeout_s, "step_timeout_s")
+        if duration > bound:
+            self.slow_calls.append(f"{what} took {duration:.1f} s (bound {bound:g} s: {why})")
         return out, duration
+
+    @contextlib.contextmanager
+    def call_bound(self, seconds: float, why: str) -> Iterator[None]:
+        """Bound the calls made inside by ``seconds`` instead of ``step_timeout_s`` (never less than it).
+
+        For a phase in which waiting is part of fair sharing: an env's step that
+        queues behind other instances' slow gradings may wait for one of them to
+        end, then takes its own bound.
+        """
+        previous = self._wider_bound
+        self._wider_bound = (max(seconds, self.settings.step_timeout_s), why)
+        try:
+            yield
+        finally:
+            self._wider_bound = previous
 
     def waiting(self, what: str) -> None:
         """Name a wait that is not a call (threads joined, say), for hang reports; bound it by ``step_timeout_s``."""

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Mapping, Protocol, runtime_checkable
 
 import gymnasium as gym
 
-from gym_integrity.checks import check_choice, reject_unknown
+from gym_integrity.checks import check_choice, check_type, reject_unknown
 from gym_integrity.protocol import PRIVILEGED_KEY
 from gym_integrity.spaces import UnicodeText
 from gym_integrity.wrappers.stack import STACK_SWITCHES, stack_switch_hints
@@ -82,6 +82,8 @@ class TextEnv(gym.Env[str, str]):
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
     #: The configuration dataclass: init fields are the options, ``validate()`` checks them.
     config_class: ClassVar[type]
+    #: The keys ``reset(options=...)`` accepts; any other is a ``TypeError`` (:meth:`reset_options`).
+    reset_option_keys: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, render_mode: str | None = None, **options: Any) -> None:
         valid = config_options(self.config_class)
@@ -108,6 +110,16 @@ class TextEnv(gym.Env[str, str]):
             if entry is cls:
                 return spec.id
         return "<id>"
+
+    def reset_options(self, options: Any) -> dict[str, Any]:
+        """``options`` as a fresh dict, checked under the one error rule: a non-mapping or an unknown key is a
+        ``TypeError`` naming ``<Class>.reset options``; the env then checks each known key's value."""
+        owner = f"{type(self).__name__}.reset options"
+        if options is None:
+            return {}
+        check_type(owner, options, Mapping, f"a dict with keys from {list(self.reset_option_keys)} or None")
+        reject_unknown(owner, options, self.reset_option_keys, subscript=True)
+        return dict(options)
 
     def render_text(self) -> str:
         """What a person watching sees now: the prompt and the last feedback, never an answer ("" before reset)."""

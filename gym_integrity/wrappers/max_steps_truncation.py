@@ -95,15 +95,16 @@ class MaxStepsTruncation(
     ) -> tuple[ObsType, dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)
         self._elapsed = 0
-        self._budget = self.max_steps if self.max_steps is not None else self._declared_budget()
-        return obs, _with_integrity(info, {"steps": 0, "step_budget": self._budget})
+        budget = self._budget = self.max_steps if self.max_steps is not None else self._declared_budget()
+        return obs, _with_integrity(info, {"steps": 0, "step_budget": budget})
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        self._elapsed += 1
-        if not terminated and self._budget is not None and self._elapsed >= self._budget:
-            truncated = True
-        if truncated and not terminated and info.get("verdict") == Verdict.PENDING.value:
-            info = {**info, "verdict": Verdict.NO_ANSWER.value}
-        return obs, reward, terminated, truncated, _with_integrity(info, {"steps": self._elapsed,
-                                                                          "step_budget": self._budget})
+        elapsed = self._elapsed = self._elapsed + 1
+        budget = self._budget
+        if not terminated:
+            if budget is not None and elapsed >= budget:
+                truncated = True
+            if truncated and info.get("verdict") == Verdict.PENDING.value:
+                info = {**info, "verdict": Verdict.NO_ANSWER.value}
+        return obs, reward, terminated, truncated, _with_integrity(info, {"steps": elapsed, "step_budget": budget})

@@ -132,9 +132,10 @@ class TerminalFreeze(
         info = self._live(info)
         if terminated or truncated:
             # The snapshot the frozen steps replay. A top-level copy is ours, so a caller rebinding keys of what
-            # we return cannot change the replay. Nested dicts are shared with the caller until the first frozen
-            # step, which copies the whole tree (as does every later one, so frozen steps share nothing with
-            # each other): the final step is on every episode's path, frozen steps on few, so the deep copy
-            # is paid only where it is needed.
+            # we return cannot change the replay. Nested dicts stay shared with what the caller got: a caller
+            # editing one in place (info["metrics"][k] = v) would see the edit replayed, except the integrity
+            # fields, which every frozen step writes afresh. Each frozen step copies the whole tree, so frozen
+            # steps share nothing with each other or with the caller. A deep copy here instead would sit on
+            # every episode's path (the final step) to serve the few episodes that are stepped after the end.
             self._final = (obs, reward, terminated, truncated, dict(info))
         return obs, reward, terminated, truncated, info

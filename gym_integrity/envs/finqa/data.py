@@ -526,7 +526,12 @@ def load_dataset_cached(config: Any) -> FinQADataset:
 
 
 def _load_checked(key: tuple[Any, ...]) -> FinQADataset:
-    dataset = _load(key)
+    try:
+        dataset = _load(key)
+    except FileNotFoundError as exc:
+        # A path that holds no data is a wrong value of the config field (the one error rule), named with it.
+        where = key[1] if key[0] != "embedded" else "the embedded set"
+        raise ValueError(f"{_field_of(key)}: {str(where)!r}: {exc}") from exc
     report = dataset.report
     if report is not None:
         report.warn(stacklevel=6)  # points at the env's caller (past ProcessCache.get_or_create and its factory)

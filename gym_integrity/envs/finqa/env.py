@@ -8,16 +8,17 @@ from typing import Any, Mapping
 
 import gymnasium as gym
 
-from gym_integrity.checks import check_int, check_str, reject_unknown
+from gym_integrity.checks import check_int, check_str
 from gym_integrity.envs.base import TextEnv
 from gym_integrity.envs.finqa.actions import FORMAT_HELP, ActionError, parse_action, read_structured
 from gym_integrity.envs.finqa.config import FinQAConfig
 from gym_integrity.envs.finqa.data import FinQADataset, Question, cached_datasets, load_dataset_cached
 from gym_integrity.envs.finqa.scoring import score_answer
-from gym_integrity.envs.finqa.sql_sandbox import SQLSandbox
+from gym_integrity.envs.finqa.sql_sandbox import SQL_UNAVAILABLE, PooledSQLSandbox, acquire_sql_pool, run_budget_s
 from gym_integrity.envs.finqa.tools import LIST_TOOLS, FinQATools
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, TrainerAction, Verdict, grade_info, split_trainer_action
 from gym_integrity.services.cache import ProcessCache
+from gym_integrity.services.pool import WORKER_START_ALLOWANCE_S, WorkerPool
 from gym_integrity.spaces import UnicodeText
 
 __all__ = ["FinQAEnv", "format_tool_call"]
@@ -35,8 +36,18 @@ def _shared_tools(dataset: FinQADataset, config: FinQAConfig) -> FinQATools:
     for stale, old in _TOOLS.items():
         if old is tools or id(old.dataset) not in live:  # after clear_dataset_cache(): let old data go
             _TOOLS.pop(stale)
-    sandbox = SQLSandbox(config.sql_timeout_s, config.sql_row_cap, config.max_result_chars)
+    sandbox = PooledSQLSandbox(config.sql_timeout_s, config.sql_row_cap, config.max_result_chars)
     return _TOOLS.setdefault(key, FinQATools(dataset, sandbox, config.max_result_chars))
+
+
+def _is_trainer_dict(action: Any) -> bool:
+    """A dict is the trainer's ``{"text", "num_tokens"}`` only when those are its keys and text is a str.
+
+    Anything else (``{"text": 5}``, ``{"text": "x", "arguments": {}}``) is read as a model-written tool call,
+    so it is an error step, never an exception. A bad ``num_tokens`` still raises: the trainer writes it.
+    """
+    return (isinstance(action, dict) and "text" in action and set(action) <= {"text", "num_tokens"}
+            and isinstance(action["text"], str))
 
 
 def format_tool_call(name: str, arguments: Mapping[str, Any] | None = None) -> str:
@@ -61,7 +72,7 @@ class FinQAEnv(TextEnv):
     * ``get_table_info(company_name, table_name)``: description, columns, types
       and the distinct values of label columns (not the numbers);
     * ``sql_query(company_name, table_name, query)``: one read-only ``SELECT``
-      (named columns, a ``WHERE`` filter) run in a sandbox;
+      (named columns, a ``WHERE`` filter) run in a sandbox on a killable worker process;
     * ``submit_answer(answer)``: ends the episode with the score;
     * ``read_document(company_name)``: the filing text (original-FinQA data only);
     * ``list_tools``: the OpenAI function-calling schemas of the tools.
@@ -79,7 +90,9 @@ class FinQAEnv(TextEnv):
     or a bare JSON object ``{"name": ..., "arguments": {...}}``. ``step()``
     also accepts the structured dict ``{"tool": name, "arguments": {...}}``
     (or OpenAI's ``{"function": {"name", "arguments"}}``), and a
-    :class:`~gym_integrity.protocol.TrainerAction` (its text is used). Any text is handled:
+    :class:`~gym_integrity.protocol.TrainerAction` or its dict
+    ``{"text": str, "num_tokens": int}`` (its text is used; a dict with other
+    keys or a non-``str`` text is read as a tool call). Any text is handled:
     text without exactly one tool call is a step that returns an error
     observation listing the tool names and the expected format; so is a dict
     holding anything but plain JSON values (a 5,000-digit int, NaN, bytes, a
@@ -146,6 +159,7 @@ class FinQAEnv(TextEnv):
     """
 
     config_class = FinQAConfig
+    reset_option_keys = ("question_id", "index")
     config: FinQAConfig
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
@@ -155,9 +169,11 @@ class FinQAEnv(TextEnv):
         # A tool call is short: its cap is the config's own (max_action_chars); step() also takes dict calls.
         self.action_space = UnicodeText(self.config.max_action_chars, min_length=0)
         self.step_budget = self.config.step_budget
-        # The longest one step takes on a quiet machine: a SQL query's wall clock (sqlite's progress handler
-        # stops it) plus a margin for connecting and scoring (both pure Python, milliseconds). Read by the audit.
-        self.grading_time_bound_s: float = float(self.config.sql_timeout_s) + 0.5
+        # The longest one step takes on a quiet machine: a SQL query's run budget on its worker (a kill at the
+        # budget stops what the in-worker clock cannot) plus the start of a killed worker's successor, which
+        # the next query may wait for. Everything else in a step is pure Python (milliseconds). Read by the audit.
+        self.grading_time_bound_s: float = run_budget_s(self.config.sql_timeout_s) + WORKER_START_ALLOWANCE_S
+        self._sql_pool: WorkerPool | None = None   # held from the first sql_query to close()
         self._question: Question | None = None
         self._index = -1
         self._last_obs = ""
@@ -195,7 +211,6 @@ class FinQAEnv(TextEnv):
 
     def _pick(self, options: Mapping[str, Any]) -> int:
         n = len(self.dataset.questions)
-        reject_unknown("FinQAEnv.reset options", options, ["question_id", "index"], subscript=True)
         if "question_id" in options:
             qid = check_str("FinQAEnv.reset options['question_id']", options["question_id"])
             if qid not in self.dataset.question_index:
@@ -234,9 +249,10 @@ class FinQAEnv(TextEnv):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
-        self._index = self._pick(options or {})
+        self._index = self._pick(self.reset_options(options))
         self._question = self.dataset.questions[self._index]
-        self._counts = {"finqa/tool_calls": 0.0, "finqa/sql_queries": 0.0, "finqa/tool_errors": 0.0}
+        self._counts = {"finqa/tool_calls": 0.0, "finqa/sql_queries": 0.0, "finqa/tool_errors": 0.0,
+                        "finqa/sql_unavailable": 0.0}
         self._last_obs = self._intro()
         q = self._question
         info = {"problem_id": q.id, "company": q.company, "question_type": q.question_type,
@@ -255,7 +271,7 @@ class FinQAEnv(TextEnv):
             # Read into plain JSON data first: a dict's content is usually the model's tool call, so an odd
             # value in it (a 5,000-digit int, NaN, a set) is an error step, never an exception.
             action = read_structured(action, self.config.max_action_chars)
-            if isinstance(action, dict) and "text" in action and not {"tool", "name", "function"} & set(action):
+            if _is_trainer_dict(action):
                 action, _ = split_trainer_action(action)   # token counts are not used: FinQA does not shape
         elif isinstance(action, TrainerAction):
             action, _ = split_trainer_action(action)
@@ -282,10 +298,14 @@ class FinQAEnv(TextEnv):
                 obs, tool, ok = (f"Answer submitted. Graded: {grade.verdict.value} (score {grade.score:.2f}). "
                                  "The episode is over."), "submit_answer", True
         elif parsed.name in self._tools.names:
+            if parsed.name == "sql_query" and self._sql_pool is None:
+                self._sql_pool = acquire_sql_pool()   # the first query of this env (again after a close)
             obs, ok = self._tools.call(parsed.name, parsed.arguments)
             tool = parsed.name
             if tool == "sql_query":
                 self._counts["finqa/sql_queries"] += 1
+                if obs.startswith(SQL_UNAVAILABLE):   # the pool's fault, not the query's: counted apart
+                    self._counts["finqa/sql_unavailable"] += 1
         else:
             obs, tool, ok = (f"Error: unknown tool {parsed.name[:64]!r}.\n" + self._tool_list_text()), "", False
         if not ok:
@@ -308,6 +328,13 @@ class FinQAEnv(TextEnv):
 
     def render_text(self) -> str:
         return "" if self._question is None else self._last_obs
+
+    def close(self) -> None:
+        """Release the SQL worker pool, if this env used it: the last env of the process out stops its workers."""
+        pool, self._sql_pool = getattr(self, "_sql_pool", None), None   # absent when __init__ failed
+        if pool is not None:
+            pool.release()
+        super().close()
 
     def __repr__(self) -> str:
         return f"<FinQAEnv {self.dataset.source} questions={len(self.dataset.questions)}>"

@@ -6,7 +6,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from gym_integrity.checks import check_str, reject_unknown
+from gym_integrity.checks import check_str
 from gym_integrity.envs.base import TextEnv
 from gym_integrity.envs.qed_math.config import QEDMathConfig
 from gym_integrity.envs.qed_math.grading import GradedAttempt
@@ -123,6 +123,7 @@ class QEDMathEnv(TextEnv):
     """
 
     config_class = QEDMathConfig
+    reset_option_keys = ("problem_id",)
     config: QEDMathConfig
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
@@ -147,8 +148,7 @@ class QEDMathEnv(TextEnv):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
-        options = dict(options or {})
-        reject_unknown("QEDMathEnv.reset options", options, ["problem_id"], subscript=True)
+        options = self.reset_options(options)
         if "problem_id" in options:
             problem_id = check_str("QEDMathEnv.reset options['problem_id']", options["problem_id"])
             if problem_id not in self._problems.by_id:

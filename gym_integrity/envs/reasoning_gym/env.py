@@ -6,7 +6,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from gym_integrity.checks import check_int, reject_unknown
+from gym_integrity.checks import check_int
 from gym_integrity.envs.base import TextEnv
 from gym_integrity.envs.reasoning_gym.config import ReasoningGymConfig
 from gym_integrity.envs.reasoning_gym.datasets import ItemCache, dataset_key, load_dataset
@@ -136,6 +136,7 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
     """
 
     config_class = ReasoningGymConfig
+    reset_option_keys = ("index",)
     config: ReasoningGymConfig
     #: Answer-bearing values only under info["privileged"] (protocol.PRIVILEGED_ONLY): the stack drops that key.
     privileged_info_only = True
@@ -159,8 +160,8 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
         # In place of super().reset(seed=seed): the seed picks the index with no numpy Generator built per reset
         # (seeding.LazyNpRandom); np_random is made from the same seed only if something reads it.
         self._seed_draws(seed)
-        if options:
-            reject_unknown("ReasoningGymEnv.reset options", options, ["index"], subscript=True)
+        if options is not None:
+            options = self.reset_options(options)
         if options and "index" in options:
             index = check_int("ReasoningGymEnv.reset options['index']", options["index"], low=0, high=self.size - 1)
         else:
