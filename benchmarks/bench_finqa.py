@@ -31,7 +31,7 @@ import gymnasium as gym
 import gym_integrity  # noqa: F401  (registers the ids)
 from gym_integrity.envs.finqa import FinQAEnv
 from gym_integrity.envs.finqa.data import clear_dataset_cache, load_dataset_cached
-from gym_integrity.envs.finqa.sql_sandbox import SQLSandbox
+from gym_integrity.envs.finqa.sql_sandbox import PooledSQLSandbox, SQLSandbox, acquire_sql_pool
 
 # ---------------------------------------------------------------- part 1: steps per second
 
@@ -71,13 +71,18 @@ def bench_steps(episodes: int, rounds: int) -> None:
 
     dataset = load_dataset_cached(None)
     table = dataset.tables[("northwind_foods", "nwf_ConsolidatedStatementsOfIncomeTableTextBlock")]
-    box, n = SQLSandbox(), 2000
     query = f"SELECT \"2024\" FROM {table.name} WHERE line_item = 'net_revenue'"
-    start = time.perf_counter()
-    for _ in range(n):
+    pool = acquire_sql_pool()
+    pool.wait_ready()
+    for label, box in (("in process (layers 1-4)", SQLSandbox()), ("on a pool worker (the env's)", PooledSQLSandbox())):
+        n = 2000
         box.run(table, query)
-    per_query = (time.perf_counter() - start) / n
-    print(f"  one sandboxed query (fresh :memory: db, 9x4 table): {per_query * 1e6:.0f} us")
+        start = time.perf_counter()
+        for _ in range(n):
+            box.run(table, query)
+        per_query = (time.perf_counter() - start) / n
+        print(f"  one sandboxed query, {label} (fresh :memory: db, 9x4 table): {per_query * 1e6:.0f} us")
+    pool.release()
 
 
 # ---------------------------------------------------------------- part 2: make time and memory

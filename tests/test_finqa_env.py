@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import gymnasium as gym
 import pytest
@@ -89,6 +90,49 @@ def test_trainer_action_text_is_used():
     obs = env.step(TrainerAction(format_tool_call("get_descriptions", {"company_name": COMPANY}), num_tokens=12))[0]
     assert INCOME in json.loads(obs)
     assert env.step({"text": submit(RIGHT), "num_tokens": 3})[1] == 1.0
+
+
+@pytest.mark.parametrize("action", [
+    {"text": 5}, {"text": None}, {"text": {"tool": "list_tools"}}, {"text": ["x"]},
+    {"text": "hi", "arguments": {}}, {"text": submit(RIGHT), "tool": "submit_answer"}, {"text": "hi", "extra": 1},
+])
+def test_a_text_dict_that_is_not_a_trainer_action_is_read_as_a_tool_call(action):
+    """Only {"text": str[, "num_tokens"]} is the trainer's; any other dict is the model's call: an error step."""
+    env = stacked()
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert obs.startswith("Error") and (reward, terminated, truncated) == (0.0, False, False), obs
+    assert info["tool_ok"] is False and info["verdict"] == "pending"
+    assert env.step(submit(RIGHT))[1:3] == (1.0, True)   # the episode goes on
+
+
+def test_a_trainer_dict_with_a_bad_token_count_still_raises():
+    env = raw()   # num_tokens is the trainer's, never the model's: a programming error
+    with pytest.raises(ValueError, match="TrainerAction.num_tokens"):
+        env.step({"text": submit(RIGHT), "num_tokens": -1})
+    with pytest.raises(TypeError, match="TrainerAction.num_tokens"):
+        env.step({"text": submit(RIGHT), "num_tokens": "3"})
+
+
+def test_a_query_killed_on_its_worker_is_a_timeout_step_and_the_next_query_works():
+    """Nested CTEs blow up in sqlite's prepare phase (13.7 s in process before): the worker is killed."""
+    from gym_integrity.envs.finqa.sql_sandbox import timeout_message
+    ctes = [f"a0 AS NOT MATERIALIZED (SELECT line_item AS x FROM {INCOME} WHERE 1)"]
+    ctes += [f"a{k} AS NOT MATERIALIZED (SELECT p0.x AS x FROM a{k - 1} p0, a{k - 1} p1, a{k - 1} p2 WHERE 1)"
+             for k in range(1, 11)]
+    query = "WITH " + ", ".join(ctes) + " SELECT x FROM a10 WHERE 0"
+    env = stacked(sql_timeout_s=0.5)
+    assert env.unwrapped.grading_time_bound_s >= 0.55 + 3.0   # the run budget plus a successor's start
+    env.step(call("sql_query", company_name=COMPANY, table_name=INCOME, query="SELECT 1 FROM x WHERE 1"))  # warm
+    start = time.monotonic()
+    obs, reward, terminated, truncated, info = env.step(call("sql_query", company_name=COMPANY, table_name=INCOME,
+                                                             query=query))
+    assert time.monotonic() - start < env.unwrapped.grading_time_bound_s
+    assert obs == timeout_message(0.5) and info["tool_ok"] is False and (reward, terminated) == (0.0, False)
+    assert info["metrics"]["finqa/sql_unavailable"] == 0.0   # the query's own fault
+    obs = env.step(call("sql_query", company_name=COMPANY, table_name=INCOME,
+                        query=f"SELECT \"2024\" FROM {INCOME} WHERE line_item = 'gross_profit'"))[0]
+    assert json.loads(obs) == [{"2024": "$4,768"}]
+    env.close()
 
 
 def test_pathological_tool_call_tags_are_handled_fast():

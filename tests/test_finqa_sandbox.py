@@ -5,13 +5,21 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import subprocess
+import sys
+import textwrap
 import time
 
+import gymnasium as gym
 import pytest
 
+import gym_integrity  # noqa: F401  (registers the ids)
+from gym_integrity.envs.finqa import sql_sandbox
 from gym_integrity.envs.finqa.data import EMBEDDED_DATA_PATH, Table, load_dataset_cached
-from gym_integrity.envs.finqa.sql_sandbox import SQLSandbox, check_query_shape
+from gym_integrity.envs.finqa.sql_sandbox import (SQL_HANDLER, SQL_POOL_CONFIG, SQL_UNAVAILABLE, PooledSQLSandbox,
+                                                  SQLSandbox, acquire_sql_pool, check_query_shape, timeout_message)
 from gym_integrity.envs.finqa.tools import FinQATools
+from gym_integrity.services.pool import PoolStatus, TaskOutcome, get_pool
 
 COMPANY = "northwind_foods"
 TABLE = "nwf_ConsolidatedStatementsOfIncomeTableTextBlock"
@@ -205,11 +213,28 @@ def _joins(n: int) -> str:
     return ", ".join(f"{TABLE} j{i}" for i in range(n))
 
 
+def _nested_ctes(levels: int) -> str:
+    """Each CTE joins the one before three times; expanding them copies it 3**levels times at prepare."""
+    ctes = [f"a0 AS NOT MATERIALIZED (SELECT line_item AS x FROM {TABLE} WHERE 1)"]
+    ctes += [f"a{k} AS NOT MATERIALIZED (SELECT p0.x AS x FROM a{k - 1} p0, a{k - 1} p1, a{k - 1} p2 WHERE 1)"
+             for k in range(1, levels)]
+    return "WITH " + ", ".join(ctes) + f" SELECT x FROM a{levels - 1} WHERE 0"
+
+
+def _nested_subqueries(depth: int, expression: str = "x||x||x||x") -> str:
+    """Each level uses the one below several times; flattening copies it at prepare (x4 per level here)."""
+    query = f"SELECT line_item AS x FROM {TABLE} WHERE 1"
+    for _ in range(depth):
+        query = f"SELECT {expression} AS x FROM ({query}) WHERE 1"
+    return query
+
+
 _H, _N = _xs(9), _xs(4)   # a 9 KB haystack (under the 10 KB string limit), a 4 KB needle
 _NINETY_KB = "(" + " || ".join([f"replace({_xs(1)}, 'x', 'xxxxxxxxxx')"] * 9) + ")"
 _CLASS = ("abcdefghijklmnopqrstuvw" * 2)[:38]
 #: Queries whose single VM instructions are as costly as we could make them, or whose work sits where
-#: the clock is not (a sort after the scan, the rows' copy after sqlite). Each is run under the clock.
+#: the clock is not (a sort after the scan, the rows' copy after sqlite, sqlite's prepare phase). Each is
+#: run under the clock, on a worker of the SQL pool (its kill at 1.1x the clock stops the prepare phase).
 WALL_CLOCK_ADVERSARIES = {
     "cross_join": f"SELECT count(*) FROM {_joins(12)} WHERE j0.line_item <> j1.line_item",
     "instr_n_times_m": f"SELECT count(instr({_H} || j0.line_item, {_N} || j1.line_item)) FROM {_joins(7)} WHERE 1",
@@ -244,13 +269,22 @@ WALL_CLOCK_ADVERSARIES = {
     "sixty_way_join": f"SELECT count(*) FROM {_joins(60)} WHERE j0.line_item <> j59.line_item",
     "wide_rows_of_big_strings": f"WITH h AS (SELECT {_H} AS s FROM {TABLE} WHERE line_item = 'net_revenue') "
                                 f"SELECT {', '.join(['h.s'] * 400)} FROM h, {TABLE} j0 WHERE 1",
+    # sqlite's prepare phase, before the progress handler's first check. Before (in process, 0.5 s clock):
+    # 13.7 s; 36 s and 4.8 GB; 1.4 s (2.8x) and 376 MB (4 levels: 179 s and 16 GB).
+    "nested_ctes_prepare": _nested_ctes(11),
+    "nested_subqueries_prepare": _nested_subqueries(12),
+    "wide_function_calls_prepare": _nested_subqueries(3, f"max({','.join(['x'] * 127)})"),
 }
 CLOCK_S = 0.5
 
 
 @pytest.fixture(scope="module")
 def clocked(dataset):
-    return FinQATools(dataset, SQLSandbox(timeout_s=CLOCK_S, row_cap=50))
+    """The env's own path: each query on a worker of the process's SQL pool, held for the module."""
+    pool = acquire_sql_pool()
+    assert pool.wait_ready(60)
+    yield FinQATools(dataset, PooledSQLSandbox(timeout_s=CLOCK_S, row_cap=50))
+    pool.release()
 
 
 @pytest.mark.parametrize("name", sorted(WALL_CLOCK_ADVERSARIES))
@@ -269,8 +303,9 @@ def test_every_query_stops_within_1_2x_the_wall_clock(clocked, name):
     assert net_revenue_2024(clocked) == '[{"2024": "$12,480"}]'
 
 
-def test_ordinary_queries_on_every_shipped_table_still_work(dataset):
-    tools = FinQATools(dataset, SQLSandbox())
+def test_ordinary_queries_on_every_shipped_table_still_work(dataset, clocked):
+    tools = FinQATools(dataset)   # the default: a pooled sandbox
+    assert isinstance(tools.sandbox, PooledSQLSandbox)
     for (company, name), table in dataset.tables.items():
         label, *values = table.columns
         columns = ", ".join([f'"{label}"'] + [f'to_number("{c}") AS "{c}"' for c in values])
@@ -310,3 +345,118 @@ def test_bounds_are_named_in_the_errors(tools):
         == "Error: LIKE and GLOB patterns are limited to 64 characters."
     assert sql(tools, f"SELECT length({_xs(9)} || {_xs(9)}) FROM {TABLE} WHERE 1").startswith(
         "Error: the query built a string or blob larger than allowed (10000 bytes)")
+
+
+# ---------------------------------------------------------------- layer 5: the killable worker
+
+
+def _income(dataset) -> Table:
+    return dataset.tables[(COMPANY, TABLE)]
+
+
+def test_a_prepare_time_blow_up_is_killed_and_the_next_query_works_at_once(dataset, clocked):
+    pool = get_pool(SQL_HANDLER, SQL_POOL_CONFIG)
+    before = pool.stats()
+    start = time.perf_counter()
+    text = sql(clocked, _nested_ctes(11))
+    assert time.perf_counter() - start <= 1.2 * CLOCK_S + 0.5   # 13.7 s before; the bound itself is tested above
+    assert text == timeout_message(CLOCK_S)   # the same observation as the in-worker clock's
+    after = pool.stats()
+    assert after["pool/timeouts"] == before["pool/timeouts"] + 1   # it was the kill, not the clock
+    start = time.perf_counter()
+    assert net_revenue_2024(clocked) == '[{"2024": "$12,480"}]'   # the spare worker: no wait for a restart
+    assert time.perf_counter() - start < 0.5
+
+
+def test_a_query_past_the_memory_limit_is_an_error_and_the_worker_goes_on(dataset, clocked):
+    """A sort of 59,049 rows of 9 KB (530 MB) in memory (temp_store=MEMORY: never on disk) passes 512 MB."""
+    roomy = FinQATools(dataset, PooledSQLSandbox(timeout_s=5.0))   # the memory limit stops it, not the clock
+    joins = ", ".join(f"{TABLE} j{i}" for i in range(5))
+    query = (f"SELECT count(x) FROM (SELECT {_xs(9)} || j0.line_item || j4.line_item AS x FROM {joins} WHERE 1 "
+             "ORDER BY x)")
+    pool = get_pool(SQL_HANDLER, SQL_POOL_CONFIG)
+    restarts = pool.stats()["pool/worker_restarts"]
+    text = sql(roomy, query)
+    assert text.startswith("Error: the query needed more memory than the SQL sandbox allows"), text[:200]
+    assert net_revenue_2024(roomy) == '[{"2024": "$12,480"}]'
+    assert pool.stats()["pool/worker_restarts"] == restarts   # MemoryError inside sqlite: no kill needed
+
+
+def test_pool_failures_are_an_unavailable_tool_never_the_querys_fault(dataset):
+    box = PooledSQLSandbox(timeout_s=1.0)
+    for status in (PoolStatus.OVERLOADED, PoolStatus.INFRA_ERROR, PoolStatus.ERROR):
+        text = box.outcome_text(TaskOutcome(status, detail="pool workers exit while starting: check `/usr/bin/python`"))
+        assert text.startswith(SQL_UNAVAILABLE) and "not caused by your query" in text and "/usr" not in text
+    assert box.outcome_text(TaskOutcome(PoolStatus.TIMEOUT)) == timeout_message(1.0)
+    memory = box.outcome_text(TaskOutcome(PoolStatus.ERROR, detail="MemoryError"))
+    assert memory.startswith("Error: the query needed more memory")
+    assert box.outcome_text(TaskOutcome(PoolStatus.CRASHED)).startswith("Error: the query crashed the SQL engine")
+    assert box.outcome_text(TaskOutcome(PoolStatus.OK, value=["not", "text"])).startswith(SQL_UNAVAILABLE)
+
+
+def test_an_unavailable_sql_tool_is_an_error_step_and_the_episode_goes_on(monkeypatch):
+    class Overloaded:
+        def acquire(self):
+            return self
+
+        def release(self):
+            pass
+
+        def run(self, payload, run_timeout_s=None):
+            return TaskOutcome(PoolStatus.OVERLOADED, detail="256 requests in flight")
+
+    monkeypatch.setattr(sql_sandbox, "get_pool", lambda handler, config: Overloaded())
+    env = gym.make("FinQA-v0")
+    env.reset(options={"question_id": "fq001"})
+    query = f"SELECT \"2024\" FROM {TABLE} WHERE line_item = 'net_revenue'"
+    obs, reward, terminated, truncated, info = env.step(
+        {"tool": "sql_query", "arguments": {"company_name": COMPANY, "table_name": TABLE, "query": query}})
+    assert obs.startswith(SQL_UNAVAILABLE) and (reward, terminated, truncated) == (0.0, False, False)
+    assert info["tool_ok"] is False and info["verdict"] == "pending"
+    assert info["metrics"]["finqa/sql_unavailable"] == 1.0 and info["metrics"]["finqa/tool_errors"] == 1.0
+    _, reward, terminated, _, info = env.step(env.unwrapped.format_submission("12480"))
+    assert (reward, terminated, info["verdict"]) == (1.0, True, "correct")
+    env.close()
+
+
+def test_one_sql_pool_per_process_shared_by_envs_and_stopped_by_the_last_close():
+    """In a fresh process, so no other test holds the shared pool."""
+    code = textwrap.dedent(f"""
+        import os, time
+        import gymnasium as gym, gym_integrity
+        from gym_integrity.envs.finqa.sql_sandbox import SQL_HANDLER, SQL_POOL_CONFIG
+        from gym_integrity.services.pool import get_pool
+
+        def alive(pid):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return False
+            return True
+
+        query = {{"tool": "sql_query", "arguments": {{"company_name": "{COMPANY}", "table_name": "{TABLE}",
+                 "query": "SELECT line_item FROM {TABLE} WHERE line_item = 'net_revenue'"}}}}
+        pool = get_pool(SQL_HANDLER, SQL_POOL_CONFIG)
+        envs = [gym.make("FinQA-v0", sql_timeout_s=t) for t in (1.0, 1.0, 2.0)]   # two tools objects, one pool
+        for env in envs:
+            env.reset(seed=0)
+        assert not pool.running   # nothing started before the first query
+        for env in envs:
+            assert env.step(query)[0] == '[{{"line_item": "net_revenue"}}]'
+            assert env.unwrapped._sql_pool is pool
+        pids = pool.worker_pids()
+        assert pool.running and len(pids) == SQL_POOL_CONFIG.workers + SQL_POOL_CONFIG.spare_workers
+        envs[0].close()
+        envs[1].close()
+        assert pool.running and pool.worker_pids() == pids   # the third env still holds it
+        envs[2].close()
+        envs[2].close()   # idempotent
+        assert not pool.running and not any(alive(pid) for pid in pids)
+        envs[2].reset(seed=0)   # a closed env that queries again takes the pool again
+        assert envs[2].step(query)[0] == '[{{"line_item": "net_revenue"}}]' and pool.running
+        envs[2].close()
+        assert not pool.running
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr[-2000:]

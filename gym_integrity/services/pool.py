@@ -295,7 +295,8 @@ class _Worker:
         self.request: _Request | None = None
         self.started_at = time.monotonic()
 
-    def kill(self) -> None:
+    def kill(self, wait: bool = True) -> None:
+        """SIGKILL; ``wait=False`` leaves the reaping to the caller (a process freeing GBs exits in tens of ms)."""
         for conn in (self.send_conn, self.recv_conn):
             try:
                 conn.close()
@@ -303,7 +304,8 @@ class _Worker:
                 pass
         try:
             self.proc.kill()
-            self.proc.wait(timeout=5)
+            if wait:
+                self.proc.wait(timeout=5)
         except (OSError, subprocess.TimeoutExpired):
             pass
 
@@ -348,6 +350,7 @@ class WorkerPool:
         self._lock = threading.RLock()
         self._queue: collections.deque[_Request] = collections.deque()
         self._workers: list[_Worker] = []
+        self._dying: list[subprocess.Popen] = []  # workers killed at a deadline, not yet reaped
         self._in_flight = self._refs = self._startup_failures = 0
         self._ids = itertools.count()
         self._thread: threading.Thread | None = None  # the live dispatcher; an old one sees it is not and exits
@@ -412,6 +415,12 @@ class WorkerPool:
             self._queue.clear()
             for worker in workers:
                 worker.kill()
+            dying, self._dying = self._dying, []
+            for proc in dying:
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass
             for request in pending:
                 self._finish(request, PoolStatus.INFRA_ERROR, detail="the worker pool was shut down")
             for fd in (wake_r, wake_w):
@@ -586,6 +595,8 @@ class WorkerPool:
         self._flush()
 
     def _refill(self) -> None:
+        if self._dying:
+            self._dying = [proc for proc in self._dying if proc.poll() is None]   # reap killed workers
         if self._broken and time.monotonic() < self._respawn_at:
             return
         while self._serving() and len(self._workers) < self.config.workers + self.config.spare_workers:
@@ -598,9 +609,15 @@ class WorkerPool:
     def _broken(self) -> bool:
         return self._startup_failures >= _MAX_STARTUP_FAILURES
 
-    def _replace(self, worker: _Worker) -> None:
-        """Kill ``worker`` and drop it; :meth:`_refill` starts its successor (caller holds the lock)."""
-        worker.kill()
+    def _replace(self, worker: _Worker, wait: bool = True) -> None:
+        """Kill ``worker`` and drop it; :meth:`_refill` starts its successor (caller holds the lock).
+
+        ``wait=False``: do not wait for its exit (the timed-out request's outcome would wait with it);
+        :meth:`_refill` reaps it later, :meth:`close` waits for it.
+        """
+        worker.kill(wait=wait)
+        if not wait:
+            self._dying.append(worker.proc)
         self._counters["worker_restarts"] += 1
         if not worker.ready:
             self._startup_failures += 1
@@ -733,7 +750,7 @@ class WorkerPool:
             request = worker.request
             if request is not None and request.started + request.budget <= now:
                 worker.request = None
-                self._replace(worker)
+                self._replace(worker, wait=False)   # the outcome is not held up by the kernel freeing its memory
                 self._finish(request, PoolStatus.TIMEOUT,
                              detail=f"ran past its {request.budget:g} s run budget; the worker was killed")
             elif not worker.ready and now - worker.started_at > _STARTUP_TIMEOUT_S:
@@ -778,6 +795,7 @@ def _forget_after_fork() -> None:
                     pass
         pool._lock = threading.RLock()
         pool._thread, pool._workers, pool._in_flight, pool._refs = None, [], 0, 0
+        pool._dying = []
         pool._queue.clear()
         pool._done = []
         pool._wake_r = pool._wake_w = -1

@@ -1,4 +1,4 @@
-"""The read-only SQL sandbox: one SELECT over one loaded table, in a fresh in-memory sqlite per query.
+"""The read-only SQL sandbox: one SELECT over one loaded table, in a fresh in-memory sqlite, on a killable worker.
 
 Layers, each enough on its own for the thing it stops:
 
@@ -8,17 +8,33 @@ Layers, each enough on its own for the thing it stops:
    no ``RECURSIVE``.
 2. **A fresh ``:memory:`` database** holding only the one table asked for, built
    from the loaded rows. No file is opened, so there is no path to reveal,
-   overwrite or attach; ``SQLITE_LIMIT_ATTACHED`` is 0 and extension loading
-   stays disabled.
+   overwrite or attach; ``SQLITE_LIMIT_ATTACHED`` is 0, extension loading
+   stays disabled, and ``temp_store=MEMORY`` keeps sorts off temporary files.
 3. **``PRAGMA query_only=ON``** set by us before the query is handed over, then
    **an authorizer** that allows only ``SELECT``, reading that table, and an
    allow-list of scalar/aggregate functions. PRAGMA, ATTACH, writes, DDL,
    ``load_extension``, ``randomblob``/``zeroblob``/``printf`` (one C call the
    clock cannot interrupt), ``sqlite_master`` and
    recursive CTEs are denied at prepare time.
-4. **Bounds**: a wall clock enforced by a progress handler (cuts off a huge
-   cross join), a row cap, a string-length limit inside sqlite, and a cap on
-   the characters returned.
+4. **Bounds inside sqlite**: a wall clock enforced by a progress handler (cuts
+   off a huge cross join with a "ran longer than" error), a row cap, a
+   string-length limit, and a cap on the characters returned.
+5. **A killable worker process** (:class:`PooledSQLSandbox`): layers 1-4 run in
+   a worker of the package's pool (:mod:`gym_integrity.services.pool`, handler
+   :func:`run_query`), under a run budget 10% above the clock
+   (:func:`run_budget_s`) and ``RLIMIT_AS`` = :data:`SQL_MEMORY_LIMIT_MB`. The
+   progress handler only runs once the statement runs, and sqlite's *prepare*
+   phase can blow up first, as query flattening and CTE expansion copy a
+   subquery's or CTE's expressions into every reference. In process, under a
+   0.5 s clock, 11 nested CTEs (900 characters) took 13.7 s, 12 nested
+   subqueries (540 characters) 36 s and 4.8 GB, and four levels of 100-wide
+   ``max(x, ..., x)`` 179 s and 16 GB before the first check; a
+   ``conn.interrupt()`` from another thread does not stop it. The pool SIGKILLs
+   the worker at the budget (the step gets the same time-limit error, the spare
+   worker takes the next query), and an allocation past the limit fails inside
+   sqlite (a memory error step; the worker keeps serving). A worker process
+   serves query after query (the table's rows travel with each request; a
+   fresh database per query), so a step costs one round trip, not a spawn.
 
 The wall clock is only as good as the work between two checks of it: the
 handler runs every ``_PROGRESS_OPS`` VM instructions, and one instruction can
@@ -29,13 +45,22 @@ at 10 KB, ~110 ms at the former 100 KB), LIKE/GLOB patterns at
 ``trim``/``ltrim``/``rtrim`` (O(n*m) in sqlite: 8-10 s in one call on a
 90 KB string) are ours, linear and refuse sets over ``_MAX_TRIM_SET``
 characters, and rows are fetched only until the result is longer than it
-may be returned. Any query stops within
-about 20 ms of its deadline (``tests/test_finqa_sandbox.py`` holds an
-adversarial set to 1.2x a 0.5 s clock).
+may be returned. What still runs between checks (a sort, the prepare phase)
+is cut by the worker's run budget: any query's step ends within 1.2x the
+clock (``tests/test_finqa_sandbox.py`` holds an adversarial set to it under a
+0.5 s clock, the smallest ``FinQAConfig.sql_timeout_s``).
+
+Who is at fault decides the observation (FinQA tool errors are observations;
+the episode goes on): a query past its budget, past the memory limit, or
+crashing its worker on every try gets an error naming what it ran into; a
+pool that is overloaded or cannot run workers gets an error starting
+:data:`SQL_UNAVAILABLE` that says so (not the query's fault; the env counts
+these in ``finqa/sql_unavailable``).
 
 Errors are short and name what is required; they never hold a file path (there is none).
 
-Example:
+Example (:class:`SQLSandbox` runs in the calling process: it is what a worker runs;
+the env uses :class:`PooledSQLSandbox`, which takes the same calls):
     >>> from gym_integrity.envs.finqa.data import Table
     >>> t = Table("acme", "sales", "", ("item", "2024"), (("revenue", "$1,200"), ("cost", "(300)")))
     >>> box = SQLSandbox()
@@ -53,9 +78,13 @@ import json
 import re
 import sqlite3
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["SQLSandbox", "ALLOWED_FUNCTIONS", "check_query_shape"]
+from gym_integrity.services.pool import PoolConfig, PoolStatus, TaskOutcome, WorkerPool, get_pool
+
+__all__ = ["SQLSandbox", "PooledSQLSandbox", "ALLOWED_FUNCTIONS", "SQL_HANDLER", "SQL_MEMORY_LIMIT_MB",
+           "SQL_POOL_CONFIG", "SQL_UNAVAILABLE", "acquire_sql_pool", "check_query_shape", "run_budget_s",
+           "run_query", "warm"]
 
 #: Functions a query may call. Everything else (load_extension, randomblob,
 #: zeroblob, sqlite_*, fts3_tokenizer, ...) is denied by the authorizer.
@@ -78,6 +107,14 @@ _PROGRESS_OPS = 50
 # call (~8 ms on 9 KB with a 200-char pattern, ~2 ms at 50); '%operating activities%' needs 22.
 _MAX_PATTERN_CHARS = 64
 _MAX_TRIM_SET = 64               # characters in trim(x, set): '$, ()%' needs six
+_MEMORY_ERROR = ("Error: the query needed more memory than the SQL sandbox allows and was stopped. "
+                 "Filter the rows you need with WHERE; avoid cross joins and deeply nested subqueries.")
+
+
+def timeout_message(timeout_s: float) -> str:
+    """The observation of a query stopped at its wall clock (by sqlite's progress handler or by a kill)."""
+    return (f"Error: the query ran longer than {timeout_s:g} s and was stopped. "
+            "Filter the rows you need with WHERE; avoid cross joins.")
 
 
 def _blank_literals(query: str) -> str:
@@ -234,6 +271,7 @@ class SQLSandbox:
         conn.execute(f"CREATE TABLE {_quote(table.name)} ({columns})")
         placeholders = ", ".join("?" for _ in table.columns)
         conn.executemany(f"INSERT INTO {_quote(table.name)} VALUES ({placeholders})", table.rows)
+        conn.execute("PRAGMA temp_store = MEMORY")   # sorts and temp b-trees never spill to disk: RLIMIT_AS bounds them
         conn.execute("PRAGMA query_only = ON")
         allowed_table = table.name.lower()
 
@@ -249,19 +287,24 @@ class SQLSandbox:
         conn.set_authorizer(authorize)
         return conn
 
-    def run(self, table: Any, query: Any) -> str:
-        """Run ``query`` against ``table`` (a loaded :class:`~gym_integrity.envs.finqa.data.Table`)."""
+    @staticmethod
+    def refusal(table: Any, query: Any, *, shape: bool = True) -> str | None:
+        """Why ``query`` is refused before sqlite sees it (type, length, NUL, an empty table, its shape), or None."""
         if not isinstance(query, str):
             return "Error: 'query' must be a string holding one SELECT statement."
         if len(query) > _MAX_QUERY_CHARS:
             return f"Error: the query is {len(query)} characters long; the limit is {_MAX_QUERY_CHARS}."
         if "\x00" in query:
             return "Error: the query contains a NUL character."
-        refusal = check_query_shape(query, table.name)
-        if refusal is not None:
-            return refusal
         if not table.columns:
             return f"Error: table {table.name!r} has no data to query."
+        return check_query_shape(query, table.name) if shape else None
+
+    def run(self, table: Any, query: Any) -> str:
+        """Run ``query`` against ``table`` (a loaded :class:`~gym_integrity.envs.finqa.data.Table`) in this process."""
+        refusal = self.refusal(table, query)
+        if refusal is not None:
+            return refusal
         conn = self._connect(table)
         deadline = time.monotonic() + self.timeout_s
         conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, _PROGRESS_OPS)
@@ -275,7 +318,9 @@ class SQLSandbox:
             return "Error: only a single SELECT statement is allowed (no ';' between statements)."
         except sqlite3.Error as exc:
             return self._explain(str(exc))
-        except (OverflowError, ValueError, MemoryError) as exc:
+        except MemoryError:   # sqlite's SQLITE_NOMEM: the worker's RLIMIT_AS reached (prepare or run)
+            return _MEMORY_ERROR
+        except (OverflowError, ValueError) as exc:
             return f"Error executing query: {type(exc).__name__}"
         finally:
             conn.close()
@@ -310,8 +355,7 @@ class SQLSandbox:
     def _explain(self, message: str) -> str:
         low = message.lower()
         if "interrupted" in low:
-            return (f"Error: the query ran longer than {self.timeout_s:g} s and was stopped. "
-                    "Filter the rows you need with WHERE; avoid cross joins.")
+            return timeout_message(self.timeout_s)
         if "not authorized" in low or "prohibited" in low:
             return ("Error: the query is not allowed: read-only access to the one table named in the call, "
                     f"with these functions only: {', '.join(sorted(ALLOWED_FUNCTIONS))}.")
@@ -323,3 +367,112 @@ class SQLSandbox:
             return f"Error: the query built a string or blob larger than allowed ({_MAX_STRING_BYTES} bytes)."
         # sqlite's own messages name only SQL tokens (no file is ever opened); keep them short.
         return "Error executing query: " + message[:300]
+
+
+# --------------------------------------------------------------------------- layer 5: a killable worker
+
+#: The handler SQL workers run (:func:`warm` once, then :func:`run_query` per query).
+SQL_HANDLER = "gym_integrity.envs.finqa.sql_sandbox:run_query"
+#: ``RLIMIT_AS`` of each SQL worker. A worker's address space is ~24 MB, idle and after ordinary queries
+#: on every shipped table (a fresh database per query), so nearly all of it is a query's own: a sort of
+#: 59,049 rows of 9 KB (in memory: ``temp_store=MEMORY``) passes it in ~0.5 s, and a prepare-phase
+#: blow-up that reached 4.8-16 GB in process fails or is killed within it.
+SQL_MEMORY_LIMIT_MB = 512
+#: One SQL pool per process for every FinQA env (each request carries its own run budget).
+SQL_POOL_CONFIG = PoolConfig(memory_limit_mb=SQL_MEMORY_LIMIT_MB)
+#: How the observation starts when the SQL tool could not run a query for a reason not the query's own
+#: (an overloaded pool, workers that cannot start or were killed from outside, a handler bug).
+SQL_UNAVAILABLE = "Error: the SQL tool is unavailable"
+
+
+def run_budget_s(timeout_s: float) -> float:
+    """The worker's run budget for a query whose clock is ``timeout_s``: 10% above it.
+
+    Above, so the in-worker clock answers an ordinary long query (no kill, no
+    worker restart); close, so the kill (for what runs where the clock is not:
+    the prepare phase, a sort) still ends the step within 1.2x the clock.
+    """
+    return 1.1 * float(timeout_s)
+
+
+class _Rows(NamedTuple):
+    """What :class:`SQLSandbox` reads of a table, rebuilt in the worker from plain data."""
+
+    name: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+
+
+def warm() -> None:
+    """Run one query before the worker says ready: sqlite's first connection is never charged to a request."""
+    SQLSandbox().run(_Rows("t", ("a",), (("1",),)), "SELECT a FROM t WHERE a = '1'")
+
+
+def run_query(payload: tuple[float, int, int, str, tuple[str, ...], tuple[tuple[Any, ...], ...], str]) -> str:
+    """Worker handler: ``(timeout_s, row_cap, max_result_chars, table name, columns, rows, query)`` -> the text."""
+    timeout_s, row_cap, max_result_chars, name, columns, rows, query = payload
+    try:
+        return SQLSandbox(timeout_s, row_cap, max_result_chars).run(_Rows(name, tuple(columns), tuple(rows)), query)
+    except MemoryError:
+        return _MEMORY_ERROR
+    except Exception as exc:  # noqa: BLE001  (an error text, never the pool's ERROR: that means the pool's own fault)
+        return f"Error executing query: {type(exc).__name__}"
+
+
+def acquire_sql_pool() -> WorkerPool:
+    """The process's SQL pool, registered as used (release it once, at the env's close)."""
+    return get_pool(SQL_HANDLER, SQL_POOL_CONFIG).acquire()
+
+
+class PooledSQLSandbox:
+    """:class:`SQLSandbox`'s limits and calls, each query run on a worker of the process's SQL pool (layer 5).
+
+    The cheap refusals (type, length, NUL, an empty table) are answered here,
+    so an oversized query never reaches a pipe; the worker checks them again,
+    then the shape (only there: a character loop in Python, not paid twice). Stateless and thread-safe: one
+    instance may serve many envs. An env holds the pool with
+    :func:`acquire_sql_pool` while it lives; a query run with no holder starts
+    the pool, which then stops at interpreter exit.
+
+    Args:
+        timeout_s, row_cap, max_result_chars: As :class:`SQLSandbox`'s; the
+            worker's run budget is :func:`run_budget_s` of ``timeout_s``.
+    """
+
+    def __init__(self, timeout_s: float = 1.0, row_cap: int = 50, max_result_chars: int = 8000) -> None:
+        self.engine = SQLSandbox(timeout_s, row_cap, max_result_chars)
+
+    @property
+    def timeout_s(self) -> float:
+        return self.engine.timeout_s
+
+    @property
+    def run_budget_s(self) -> float:
+        return run_budget_s(self.engine.timeout_s)
+
+    def run(self, table: Any, query: Any) -> str:
+        """Run ``query`` against ``table`` on a worker: the result text or an ``Error: ...`` line, never a raise."""
+        refusal = self.engine.refusal(table, query, shape=False)
+        if refusal is not None:
+            return refusal
+        engine = self.engine
+        payload = (engine.timeout_s, engine.row_cap, engine.max_result_chars, table.name, tuple(table.columns),
+                   tuple(table.rows), query)
+        outcome = get_pool(SQL_HANDLER, SQL_POOL_CONFIG).run(payload, run_timeout_s=self.run_budget_s)
+        return self.outcome_text(outcome)
+
+    def outcome_text(self, outcome: TaskOutcome) -> str:
+        """The observation of one pool outcome: the query's own failures named, the pool's as unavailable."""
+        status = outcome.status
+        if status is PoolStatus.OK and isinstance(outcome.value, str):
+            return outcome.value
+        if status is PoolStatus.TIMEOUT:   # the prepare phase (or a sort) ran past the budget: the worker was killed
+            return timeout_message(self.engine.timeout_s)
+        if status is PoolStatus.ERROR and outcome.detail == "MemoryError":
+            return _MEMORY_ERROR
+        if status is PoolStatus.CRASHED:
+            return ("Error: the query crashed the SQL engine on every try, each on a fresh process, and was "
+                    "stopped. Simplify it.")
+        reason = "overloaded" if status is PoolStatus.OVERLOADED else "its worker processes failed"
+        return (f"{SQL_UNAVAILABLE} right now ({reason}); this is not caused by your query. "
+                "Send it again, or go on with the other tools.")

@@ -23,7 +23,7 @@ import json
 from typing import Any, Mapping
 
 from gym_integrity.envs.finqa.data import FinQADataset, Table
-from gym_integrity.envs.finqa.sql_sandbox import SQLSandbox
+from gym_integrity.envs.finqa.sql_sandbox import PooledSQLSandbox, SQLSandbox
 
 __all__ = ["TOOL_SCHEMAS", "DOCUMENT_TOOL_SCHEMA", "TOOL_NAMES", "LIST_TOOLS", "FinQATools", "tool_schemas"]
 
@@ -91,12 +91,17 @@ def _shown(name: Any) -> str:
 
 
 class FinQATools:
-    """The tools over one shared :class:`FinQADataset` (stateless: one instance may serve many envs)."""
+    """The tools over one shared :class:`FinQADataset` (stateless: one instance may serve many envs).
 
-    def __init__(self, dataset: FinQADataset, sandbox: SQLSandbox | None = None,
+    ``sandbox`` runs ``sql_query``: by default a :class:`PooledSQLSandbox` (each
+    query on a killable worker); an in-process :class:`SQLSandbox` has layers
+    1-4 only (tests of those layers use it).
+    """
+
+    def __init__(self, dataset: FinQADataset, sandbox: PooledSQLSandbox | SQLSandbox | None = None,
                  max_result_chars: int = 8000) -> None:
         self.dataset = dataset
-        self.sandbox = sandbox or SQLSandbox()
+        self.sandbox = sandbox or PooledSQLSandbox()
         self.max_result_chars = max_result_chars
         self.has_documents = bool(dataset.documents)
         self.schemas = tool_schemas(self.has_documents)
