@@ -22,7 +22,7 @@ from gym_integrity.registration import env_entry
 
 
 def test_the_fourth_env_is_stacked_and_known_to_the_audit_through_its_entry():
-    assert env_entry("TinySum-v0") is fourth_env.ENTRY
+    assert env_entry("TinySum-v0") == fourth_env.ENTRY  # equal: a test may register the entry again (idempotent)
     assert [w.name for w in gym.spec("TinySum-v0").additional_wrappers] == [
         "MaxStepsTruncation", "HideInfoKeys", "TerminalFreeze"]
     env = gym.make("TinySum-v0")
