@@ -105,17 +105,18 @@ def test_a_text_dict_that_is_not_a_trainer_action_is_read_as_a_tool_call(action)
     assert env.step(submit(RIGHT))[1:3] == (1.0, True)   # the episode goes on
 
 
-def test_a_trainer_dict_with_a_bad_token_count_still_raises():
-    env = raw()   # num_tokens is the trainer's, never the model's: a programming error
-    with pytest.raises(ValueError, match="TrainerAction.num_tokens"):
-        env.step({"text": submit(RIGHT), "num_tokens": -1})
-    with pytest.raises(TypeError, match="TrainerAction.num_tokens"):
-        env.step({"text": submit(RIGHT), "num_tokens": "3"})
+@pytest.mark.parametrize("tokens", [-1, "3", True, 1.5, [1], 10**10], ids=["neg", "str", "bool", "float", "list", "huge"])
+def test_a_dict_with_a_bad_token_count_is_the_models_and_an_error_step(tokens):
+    """A model can write {"text": ..., "num_tokens": "x"} as JSON as well as a trainer: an error step (red team)."""
+    env = stacked()
+    obs, reward, terminated, truncated, info = env.step({"text": submit(RIGHT), "num_tokens": tokens})
+    assert obs.startswith("Error") and (reward, terminated, truncated) == (0.0, False, False), obs
+    assert env.step({"text": submit(RIGHT), "num_tokens": 12})[1:3] == (1.0, True)   # a valid one is the trainer's
 
 
-def test_a_query_killed_on_its_worker_is_a_timeout_step_and_the_next_query_works():
-    """Nested CTEs blow up in sqlite's prepare phase (13.7 s in process before): the worker is killed."""
-    from gym_integrity.envs.finqa.sql_sandbox import timeout_message
+def test_a_nested_blow_up_is_refused_before_it_takes_a_worker_and_the_next_query_works():
+    """Nested CTEs blow up in sqlite's prepare phase (13.7 s in process before; a worker held for its whole
+    budget, and others' queries queued behind it, under the pool alone): refused by their nesting instead."""
     ctes = [f"a0 AS NOT MATERIALIZED (SELECT line_item AS x FROM {INCOME} WHERE 1)"]
     ctes += [f"a{k} AS NOT MATERIALIZED (SELECT p0.x AS x FROM a{k - 1} p0, a{k - 1} p1, a{k - 1} p2 WHERE 1)"
              for k in range(1, 11)]
@@ -126,9 +127,9 @@ def test_a_query_killed_on_its_worker_is_a_timeout_step_and_the_next_query_works
     start = time.monotonic()
     obs, reward, terminated, truncated, info = env.step(call("sql_query", company_name=COMPANY, table_name=INCOME,
                                                              query=query))
-    assert time.monotonic() - start < env.unwrapped.grading_time_bound_s
-    assert obs == timeout_message(0.5) and info["tool_ok"] is False and (reward, terminated) == (0.0, False)
-    assert info["metrics"]["finqa/sql_unavailable"] == 0.0   # the query's own fault
+    assert time.monotonic() - start < 0.5
+    assert obs.startswith("Error: at most 1 level of nesting") and info["tool_ok"] is False
+    assert (reward, terminated) == (0.0, False) and info["metrics"]["finqa/sql_unavailable"] == 0.0
     obs = env.step(call("sql_query", company_name=COMPANY, table_name=INCOME,
                         query=f"SELECT \"2024\" FROM {INCOME} WHERE line_item = 'gross_profit'"))[0]
     assert json.loads(obs) == [{"2024": "$4,768"}]

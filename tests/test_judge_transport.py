@@ -392,6 +392,13 @@ _DISGUISED_QUOTES = {
     "latex_text_wrapper": "It never says the \\text{zorblax} of the kernel.",
     "letter_spacing": "It never says the z o r b l a x   o f   t h e   kernel.",
     "hyphenated_line_break": "It never says the zorb-\nlax of the kernel.",
+    "crlf_hyphenated_line_break": "It never says the zorb-\r\nlax of the kernel.",
+    "spaces_inside_words": "It never says the zor blax of the ker nel.",
+    "dotted_letters": "It never says the z.o.r.b.l.a.x of the kernel.",
+    "mixed_spelling": "It never says the z o r blax of the kernel.",
+    "empty_braces_inside_a_word": "It never says the zor{}blax of the kernel.",
+    "double_encoded_entity": "It never says the &amp;#122;orblax of the kernel.",
+    "tag_inside_a_word": "It never says the zor<i></i>blax of the kernel.",
 }
 
 

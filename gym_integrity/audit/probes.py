@@ -5,6 +5,10 @@ Every probe returns a :class:`~gym_integrity.audit.report.ProbeResult`: passed
 probe does not apply to this env, with why), or not run (it applies, but the
 audit lacked what it needs, typically a gold answer: with how to provide it).
 :data:`PROBES` lists them in report order.
+
+Why one long module: nine probes, each followed by the helpers only it uses,
+read top to bottom like the report; the grader probes are in
+``grader_probes.py`` and the shared calls in ``session.py``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 import gymnasium as gym
 
-from gym_integrity.checks import check_int, check_str
+from gym_integrity.checks import check_int, check_str, is_int
 from gym_integrity.envs.base import TextEnv
 from gym_integrity.envs.finqa.actions import FORMAT_HELP, ActionError, parse_action, read_structured
 from gym_integrity.envs.finqa.config import FinQAConfig
@@ -16,7 +16,8 @@ from gym_integrity.envs.finqa.data import FinQADataset, Question, cached_dataset
 from gym_integrity.envs.finqa.scoring import score_answer
 from gym_integrity.envs.finqa.sql_sandbox import SQL_UNAVAILABLE, PooledSQLSandbox, acquire_sql_pool, run_budget_s
 from gym_integrity.envs.finqa.tools import LIST_TOOLS, FinQATools
-from gym_integrity.protocol import PRIVILEGED_KEY, Grade, TrainerAction, Verdict, grade_info, split_trainer_action
+from gym_integrity.protocol import (MAX_NUM_TOKENS, PRIVILEGED_KEY, Grade, TrainerAction, Verdict, grade_info,
+                                     split_trainer_action)
 from gym_integrity.services.cache import ProcessCache
 from gym_integrity.services.pool import WORKER_START_ALLOWANCE_S, WorkerPool
 from gym_integrity.spaces import UnicodeText
@@ -41,13 +42,18 @@ def _shared_tools(dataset: FinQADataset, config: FinQAConfig) -> FinQATools:
 
 
 def _is_trainer_dict(action: Any) -> bool:
-    """A dict is the trainer's ``{"text", "num_tokens"}`` only when those are its keys and text is a str.
+    """A dict is the trainer's ``{"text", "num_tokens"}`` only when those are its keys, text is a str and
+    num_tokens is absent, None or a valid count.
 
-    Anything else (``{"text": 5}``, ``{"text": "x", "arguments": {}}``) is read as a model-written tool call,
-    so it is an error step, never an exception. A bad ``num_tokens`` still raises: the trainer writes it.
+    Anything else (``{"text": 5}``, ``{"text": "x", "arguments": {}}``, ``{"text": "x", "num_tokens": "x"}``)
+    is read as a model-written tool call: a model can write that JSON as well as a trainer, so it is an
+    error step, never an exception.
     """
-    return (isinstance(action, dict) and "text" in action and set(action) <= {"text", "num_tokens"}
-            and isinstance(action["text"], str))
+    if not (isinstance(action, dict) and "text" in action and set(action) <= {"text", "num_tokens"}
+            and isinstance(action["text"], str)):
+        return False
+    tokens = action.get("num_tokens")
+    return tokens is None or (is_int(tokens) and 0 <= tokens <= MAX_NUM_TOKENS)
 
 
 def format_tool_call(name: str, arguments: Mapping[str, Any] | None = None) -> str:

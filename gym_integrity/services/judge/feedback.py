@@ -70,7 +70,12 @@ def _normal(text: str, format_chars: str = "") -> str:
     combining marks dropped, NFKC applied (superscript digits, full-width letters, ligatures) and Latin
     look-alikes of other scripts folded, so none of them splits or disguises a quoted word.
     """
-    text = unicodedata.normalize("NFKD", html.unescape(text))
+    for _ in range(3):   # double-encoded entities (&amp;#113;) decode in a second pass
+        decoded = html.unescape(text)
+        if decoded == text:
+            break
+        text = decoded
+    text = unicodedata.normalize("NFKD", text)
     # A format character may hide inside a word (``qu\u200bux``) or stand between two (``quux\u2060invariant``):
     # callers look both ways, with ``format_chars`` "" (dropped) and " " (a word break).
     text = "".join(format_chars if unicodedata.category(ch) == "Cf" else ch for ch in text
@@ -115,6 +120,9 @@ class _Secrets:
 
     runs: Mapping[int, frozenset[tuple[str, ...]]]
     formulas: tuple[str, ...]
+    #: The secret 3-word runs as bare letter streams (``thequuxinvariant``), for feedback that splits or
+    #: decorates words (``qu ux``, ``q.u.u.x``, ``qu{}ux``): only streams of :data:`MIN_STREAM_LETTERS`+.
+    streams: tuple[str, ...] = ()
 
 
 #: One entry per (hidden texts, problem): a GRPO group grades one problem many times in a row.
@@ -154,7 +162,20 @@ def _find_secrets(hidden: tuple[str, ...], shown: str) -> _Secrets:
             joined = _joined(symbols)
             if len(symbols) >= MIN_FORMULA_SYMBOLS and joined not in shown_symbols:
                 formulas.add(joined)
-    return _Secrets({n: frozenset(r) for n, r in runs.items() if r}, tuple(sorted(formulas)))
+    shown_stream = _stream(shown)
+    streams = {"".join(run) for run in runs[LEAK_RUN]}
+    streams = {st for st in streams if len(st) >= MIN_STREAM_LETTERS and st not in shown_stream}
+    return _Secrets({n: frozenset(r) for n, r in runs.items() if r}, tuple(sorted(formulas)), tuple(sorted(streams)))
+
+
+#: A letter stream shorter than this is too likely to occur by chance across word boundaries.
+MIN_STREAM_LETTERS = 12
+_NOT_ALNUM_RE = re.compile(r"[\W_]+")
+
+
+def _stream(text: str) -> str:
+    """Letters and digits only, folded like the tokens: what is left of a quote however it is split up."""
+    return _NOT_ALNUM_RE.sub("", _TEXT_WRAPPER_RE.sub(" ", _normal(text)))
 
 
 def redact(feedback: str, hidden: Sequence[str], shown: str = "") -> str:
@@ -172,7 +193,7 @@ def redact(feedback: str, hidden: Sequence[str], shown: str = "") -> str:
     '[redacted]'
     """
     secrets = _secrets(tuple(t for t in hidden if t), shown or "")
-    if not secrets.runs and not secrets.formulas:
+    if not secrets.runs and not secrets.formulas and not secrets.streams:
         return feedback
     parts = _UNIT_SEP_RE.split(feedback)
     seps = _UNIT_SEP_RE.findall(feedback)
@@ -211,6 +232,20 @@ def redact(feedback: str, hidden: Sequence[str], shown: str = "") -> str:
                 last = bisect.bisect_right(piece_start, at + len(formula) - 2) - 1
                 hit.update(range(first, last + 1))
                 at = joined.find(formula, at + 1)
+    if secrets.streams:
+        unit_streams = [_stream(unit) for unit in parts]
+        starts, offset = [], 0
+        for unit_stream in unit_streams:
+            starts.append(offset)
+            offset += len(unit_stream)
+        whole = "".join(unit_streams)
+        for secret in secrets.streams:
+            at = whole.find(secret)
+            while at != -1:
+                first = bisect.bisect_right(starts, at) - 1
+                last = bisect.bisect_right(starts, at + len(secret) - 1) - 1
+                hit.update(range(first, last + 1))
+                at = whole.find(secret, at + 1)
     if not hit:
         return feedback
     out: list[str] = []
@@ -232,9 +267,11 @@ def agent_feedback(points: int, judge_output: str, hidden: Sequence[str], shown:
     """Agent-safe feedback: the score and the judge's list of errors, never a piece of the hidden texts."""
     body = (last_tag_body(judge_output, "errors", ignore_case=True) or "").strip() or (
         last_tag_body(judge_output, "assessment", ignore_case=True) or "").strip()
+    # Only what can be shown is checked: cut first, so a huge judge answer costs no more than a short one.
+    body = body[: 4 * _FEEDBACK_LIMIT]
     body = re.sub(r"<[^<>]{0,40}>", " ", body)  # no tags (score tags included) reach the agent
     # A word hyphenated across a line break is one word: rejoined before the lines become redaction units.
-    body = re.sub(r"(?<=\w)-[ \t]*\n[ \t]*(?=\w)", "", body)
+    body = re.sub(r"(?<=\w)-[ \t]*\r?\n[ \t]*(?=\w)", "", body)
     body = redact(body, hidden, shown)
     if len(body) > _FEEDBACK_LIMIT:
         body = body[:_FEEDBACK_LIMIT].rstrip() + " ..."
