@@ -20,7 +20,7 @@ from gym_integrity.audit.adapters import ANSWER_HINT, INSTANCES_HINT
 from gym_integrity.audit.leaks import numeric_value, squash, strip_latex
 from gym_integrity.audit.probes import _EPS, _failed, _no_gold, _not_run, _passed, _probe, _same_reward
 from gym_integrity.audit.report import ProbeResult
-from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, short
+from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, close_quietly, short
 
 __all__ = ["same_answer", "GRADER_PROBES", "CHANCE_EPISODES", "CONCURRENT_SLOW_ANSWERS"]
 
@@ -310,10 +310,7 @@ class _Envs:
     def close(self) -> None:
         for env in self.built:
             if id(env) not in self.busy:
-                try:
-                    env.close()
-                except Exception:  # closing is best effort
-                    pass
+                close_quietly(env)
 
 
 @_probe("cross_env_isolation", "I8 isolated",

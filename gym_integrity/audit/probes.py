@@ -24,7 +24,7 @@ import gymnasium as gym
 from gym_integrity.audit.adapters import no_gold_hint, no_gold_reason, revealed_answers, tool_call_action
 from gym_integrity.audit.leaks import LeakMatch, find_in_text, walk_strings
 from gym_integrity.audit.report import ProbeResult, Status
-from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, short
+from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, close_quietly, short
 
 __all__ = ["Probe", "PROBES", "probe_names", "garbage_actions", "INJECTIONS"]
 
@@ -592,10 +592,7 @@ def _fresh_non_answer(s: Session, seed: int) -> Transition | None:
         s.reset(seed, env=other)
         return s.step(s.non_answer(), "a non-answer on a fresh instance", env=other)
     finally:
-        try:
-            other.close()
-        except Exception:  # closing is best effort
-            pass
+        close_quietly(other)
 
 
 @_probe("seeded_reset", "I6 reproducible",

@@ -13,7 +13,7 @@ import gymnasium as gym
 from gym_integrity.audit.adapters import AnswerFn, GoldFn, answer_action, privileged_gold
 from gym_integrity.audit.probes import PROBES, Probe
 from gym_integrity.audit.report import AuditReport, ProbeResult, Status
-from gym_integrity.audit.session import WRONG_ANSWER, AuditSettings, Session
+from gym_integrity.audit.session import WRONG_ANSWER, AuditSettings, Session, close_quietly
 
 __all__ = ["check_integrity", "EnvSource", "has_integrity_stack"]
 
@@ -192,14 +192,14 @@ def check_integrity(
                         hung_in = name
                     elif outcome != "ok" and make is not None:
                         if outcome == "error" and current is not None:
-                            _close_quietly(current)
+                            close_quietly(current)
                         current = None  # the next probe builds a fresh env
                 report.results.append(result)
                 if on_probe_done:
                     on_probe_done(result)
     finally:
         if make is not None and current is not None and error is None:
-            _close_quietly(current)
+            close_quietly(current)
     report.duration_s = time.perf_counter() - start
     return report
 
@@ -271,7 +271,7 @@ def _preflight(make: Callable[[], gym.Env] | None, env: gym.Env | None, settings
         return holder["env"], f"{holder['doing']} did not return within {settings.probe_timeout_s:g} s"
     exc, _ = value
     if make is not None and holder["env"] is not None:
-        _close_quietly(holder["env"])
+        close_quietly(holder["env"])
     return holder["env"], f"{holder['doing']} raised {type(exc).__name__}: {exc}"[:300]
 
 
@@ -281,13 +281,6 @@ def _takes_text(env: gym.Env) -> bool:
         return bool(env.action_space.contains("<answer>1</answer>") or env.action_space.contains("a"))
     except Exception:  # a space that cannot even be asked is not a text space
         return False
-
-
-def _close_quietly(env: gym.Env) -> None:
-    try:
-        env.close()
-    except Exception:  # closing is best effort; the report already says what went wrong
-        pass
 
 
 def _warm_up(make: Callable[[], gym.Env], settings: AuditSettings, answer_fn: AnswerFn) -> None:
@@ -311,7 +304,7 @@ def _warm_up(make: Callable[[], gym.Env], settings: AuditSettings, answer_fn: An
     except Exception:
         pass
     finally:
-        _close_quietly(env)
+        close_quietly(env)
 
 
 def _run_probe(probe: Probe, make: Callable[[], gym.Env] | None, env: gym.Env | None, settings: AuditSettings,

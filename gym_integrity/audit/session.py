@@ -98,6 +98,15 @@ class Transition:
         return f"reward {self.reward:g}{verdict}, {flags}"
 
 
+
+def close_quietly(env: gym.Env) -> None:
+    """``env.close()``, any exception swallowed: closing is best effort, and the report already says what
+    went wrong with an env that fails to close."""
+    try:
+        env.close()
+    except Exception:
+        pass
+
 @dataclass
 class Session:
     """One probe's env plus the auditor's helpers; every call is timed and the current one is named for hang reports."""

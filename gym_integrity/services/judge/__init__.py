@@ -34,6 +34,7 @@ Example (no endpoint configured: making works, grading is a no-verdict):
 
 from gym_integrity.services.judge.client import JudgeClient, JudgeResult, get_judge
 from gym_integrity.services.judge.config import JUDGE_ENV_VARS, MAX_POINTS, Endpoint, JudgeConfig, resolve_endpoint
+from gym_integrity.services.judge import errors as _errors
 from gym_integrity.services.judge.errors import (
     InvalidScore,
     JudgeBadAnswer,
@@ -86,20 +87,8 @@ __all__ = [
     "FUNCTION_WORDS",
     "LEAK_RUN",
     "MIN_FORMULA_SYMBOLS",
-    # errors
-    "JudgeError",
-    "JudgeTimeout",
-    "JudgeConnectionError",
-    "JudgeStatusError",
-    "JudgeRateLimited",
-    "JudgeServerError",
-    "JudgeRejected",
-    "JudgeBadAnswer",
-    "JudgeMalformed",
-    "JudgeEmptyAnswer",
-    "ScoreParseError",
-    "NoScoreTag",
-    "InvalidScore",
+    # errors: the hierarchy drawn in errors.py, every class exported
+    *_errors.__all__,
 ]
 
 # The private modules' objects say they come from here (httpx does the same): reprs, docs and
