@@ -8,7 +8,7 @@ linear time.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gym_integrity.protocol import Verdict
 
@@ -18,21 +18,29 @@ ANSWER_FORMATS = ("tag", "boxed", "either", "raw")
 _BOX_COMMANDS = ("\\boxed", "\\fbox")
 
 
-@dataclass(frozen=True)
-class Extraction:
-    """Either ``answer`` (the extracted text) or ``failure`` (why there is none)."""
+class Extraction(NamedTuple):
+    """Either ``answer`` (the extracted text) or ``failure`` (why there is none).
+
+    A named tuple (immutable, like the frozen dataclass it replaced, and about
+    three times cheaper to build): one is made on every graded step.
+    """
 
     answer: str | None = None
     failure: Verdict | None = None
 
 
+_NO_ANSWER = Extraction(failure=Verdict.NO_ANSWER)
+_UNPARSABLE = Extraction(failure=Verdict.UNPARSABLE)
+_TOO_LONG = Extraction(failure=Verdict.TOO_LONG)
+
+
 def _check(answer: str, max_chars: int) -> Extraction:
     answer = answer.strip()
     if not answer:
-        return Extraction(failure=Verdict.UNPARSABLE)
+        return _UNPARSABLE
     if len(answer) > max_chars:
-        return Extraction(failure=Verdict.TOO_LONG)
-    return Extraction(answer=answer)
+        return _TOO_LONG
+    return Extraction(answer)
 
 
 def braced_group(text: str, i: int) -> tuple[str | None, int]:
@@ -74,11 +82,11 @@ def last_boxed(text: str, max_chars: int = 4096) -> Extraction:
     """
     start = max(text.rfind(cmd) for cmd in _BOX_COMMANDS)
     if start < 0:
-        return Extraction(failure=Verdict.NO_ANSWER)
+        return _NO_ANSWER
     cmd_len = len("\\boxed") if text.startswith("\\boxed", start) else len("\\fbox")
     content, _ = braced_group(text, start + cmd_len)
     if content is None:
-        return Extraction(failure=Verdict.UNPARSABLE)
+        return _UNPARSABLE
     return _check(content, max_chars)
 
 
@@ -94,9 +102,10 @@ def last_tag_body(text: str, tag: str, *, ignore_case: bool = False) -> str | No
     ('x', '1')
     """
     if not ignore_case:
-        end = text.rfind(f"</{tag}>")
-        start = text.rfind(f"<{tag}>", 0, max(end, 0))
-        return None if end < 0 or start < 0 else text[start + len(tag) + 2 : end]
+        opening, closing = ("<answer>", "</answer>") if tag == "answer" else (f"<{tag}>", f"</{tag}>")
+        end = text.rfind(closing)
+        start = text.rfind(opening, 0, max(end, 0))
+        return None if end < 0 or start < 0 else text[start + len(opening) : end]
     # Regex, not text.lower(): lowering can change the length (e.g. "İ") and shift every index.
     last_close = None
     for last_close in re.finditer(re.escape(f"</{tag}>"), text, re.IGNORECASE):
@@ -120,7 +129,7 @@ def last_tagged(text: str, tag: str = "answer", max_chars: int = 4096) -> Extrac
     body = last_tag_body(text, tag)
     if body is None:
         stray = f"<{tag}>" in text or f"</{tag}>" in text
-        return Extraction(failure=Verdict.UNPARSABLE if stray else Verdict.NO_ANSWER)
+        return _UNPARSABLE if stray else _NO_ANSWER
     return _check(body, max_chars)
 
 

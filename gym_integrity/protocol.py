@@ -20,6 +20,8 @@ __all__ = [
     "DEFAULT_HIDDEN_KEYS",
     "PRIVILEGED_ONLY",
     "declares_privileged_only",
+    "FRESH_INFO",
+    "declares_fresh_info",
     "TrainerAction",
     "split_trainer_action",
     "grade_info",
@@ -80,6 +82,21 @@ PRIVILEGED_ONLY = "privileged_info_only"
 def declares_privileged_only(env: Any) -> bool:
     """Whether ``env`` (its ``unwrapped`` env) declares the privileged-info convention (:data:`PRIVILEGED_ONLY`)."""
     return getattr(getattr(env, "unwrapped", env), PRIVILEGED_ONLY, False) is True
+
+
+#: The attribute by which a raw env declares that every ``info`` dict its
+#: ``reset()`` and ``step()`` return is built for that call and kept by no one
+#: (the values inside may be shared). The stack's layers then set their keys in
+#: the dict they are handed instead of copying it first: one copy fewer per
+#: layer and call. Every :class:`~gym_integrity.envs.base.TextEnv` declares it;
+#: ``tests/test_conformance.py`` checks that no registered env keeps its infos.
+#: A class attribute ``= True``.
+FRESH_INFO = "fresh_info"
+
+
+def declares_fresh_info(env: Any) -> bool:
+    """Whether ``env`` (its ``unwrapped`` env) declares that its info dicts are its callers' (:data:`FRESH_INFO`)."""
+    return getattr(getattr(env, "unwrapped", env), FRESH_INFO, False) is True
 
 
 @dataclass(frozen=True)

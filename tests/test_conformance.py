@@ -91,6 +91,45 @@ def test_every_env_runs_on_the_base_class_and_keeps_the_hooks_the_audit_reads(en
 
 
 @pytest.mark.parametrize("env_id", IDS)
+def test_the_env_itself_enforces_reset_first(env_id):
+    """The ids are registered without OrderEnforcing: the env raises ResetNeeded itself, and renders "" first."""
+    env = gym.make(env_id, render_mode="ansi")
+    assert not any(type(layer).__name__ == "OrderEnforcing" for layer in _layers(env))
+    assert env.render() == ""
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step("<answer>1</answer>")
+    env.reset(seed=0)
+    assert len(env.step("<answer>1</answer>")) == 5
+    env.close()
+
+
+def _layers(env):
+    while isinstance(env, gym.Wrapper):
+        yield env
+        env = env.env
+    yield env
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_the_env_keeps_none_of_the_info_dicts_it_returns(env_id):
+    """fresh_info: the stack's layers edit each info in place, so the raw env must not hold one after returning it."""
+    import gc
+
+    raw = gym.make(env_id).unwrapped
+    assert raw.fresh_info is True
+    infos = [raw.reset(seed=3)[1], raw.step(raw.audit_non_answer_action() if isinstance(raw, AuditHooks)
+                                             else "<answer>1</answer>")[4]]
+    if not raw.step_budget > 1:  # single-turn: a step after the end (no TerminalFreeze here) still builds a new one
+        infos.append(raw.step("<answer>1</answer>")[4])
+    infos.append(raw.reset(seed=3)[1])
+    assert len({id(info) for info in infos}) == len(infos)
+    for info in infos:
+        holders = [ref for ref in gc.get_referrers(info) if ref is not infos]
+        assert not holders, f"{type(raw).__name__} keeps an info dict it returned: {holders!r:.300}"
+    raw.close()
+
+
+@pytest.mark.parametrize("env_id", IDS)
 def test_options_render_mode_and_stack_switches_follow_the_one_error_rule(env_id):
     cls = type(gym.make(env_id).unwrapped)
     owner = cls.config_class.__name__

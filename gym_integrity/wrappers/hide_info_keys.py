@@ -8,9 +8,9 @@ import gymnasium as gym
 from gymnasium.core import ActType, ObsType
 
 from gym_integrity.checks import check_bool, check_choice, check_strs
-from gym_integrity.protocol import DEFAULT_HIDDEN_KEYS, PRIVILEGED_KEY, declares_privileged_only
+from gym_integrity.protocol import DEFAULT_HIDDEN_KEYS, PRIVILEGED_KEY, declares_fresh_info, declares_privileged_only
 
-__all__ = ["HideInfoKeys", "privileged_only_below"]
+__all__ = ["HideInfoKeys", "privileged_only_below", "fresh_info_below"]
 
 _MODES = ("deny", "allow")
 
@@ -72,6 +72,17 @@ def _known_layers() -> tuple[type, ...]:
     return (PassiveEnvChecker, OrderEnforcing, MaxStepsTruncation, HideInfoKeys, TerminalFreeze)
 
 
+def _raw_below(env: gym.Env) -> gym.Env | None:
+    """The raw env under ``env`` if every layer between is a known one (see ``_known_layers``), else None."""
+    known = _known_layers()
+    layer = env
+    while isinstance(layer, gym.Wrapper):
+        if type(layer) not in known:
+            return None
+        layer = layer.env
+    return layer
+
+
 def privileged_only_below(env: gym.Env) -> bool:
     """Whether everything ``info`` can hold below this point keeps the privileged-info convention.
 
@@ -80,13 +91,20 @@ def privileged_only_below(env: gym.Env) -> bool:
     layers of ``gym.make`` and of the integrity stack, exact types). Any other
     wrapper in between may add keys of its own, so it gets the deep scan.
     """
-    known = _known_layers()
-    layer = env
-    while isinstance(layer, gym.Wrapper):
-        if type(layer) not in known:
-            return False
-        layer = layer.env
-    return declares_privileged_only(layer)
+    raw = _raw_below(env)
+    return raw is not None and declares_privileged_only(raw)
+
+
+def fresh_info_below(env: gym.Env) -> bool:
+    """Whether every info dict coming up from ``env`` is new for that call and kept by no one below.
+
+    True when the unwrapped env declares it (:func:`~gym_integrity.protocol.declares_fresh_info`)
+    and every wrapper between is a layer of ``gym.make`` (passes the dict on)
+    or of the stack (passes it on or returns a new one; a snapshot it keeps is
+    its own copy). A layer above may then set keys in the dict it is handed.
+    """
+    raw = _raw_below(env)
+    return raw is not None and declares_fresh_info(raw)
 
 
 class HideInfoKeys(
@@ -95,8 +113,9 @@ class HideInfoKeys(
     """Removes answer-bearing keys from ``info`` at ``reset()`` and at every ``step()``.
 
     Harnesses print and log ``info``, and a policy may be shown it, so ``info``
-    must be clean by default. The inner env's dicts are never mutated: a new
-    dict is built on each call.
+    must be clean by default. A dict the inner env may still hold is never
+    mutated: the filtered info is a new dict, unless the env declares that its
+    info dicts are its callers' (:data:`gym_integrity.protocol.FRESH_INFO`).
 
     Args:
         env: The environment to filter.
@@ -117,9 +136,10 @@ class HideInfoKeys(
     privileged-info convention (:data:`gym_integrity.protocol.PRIVILEGED_ONLY`:
     answer-bearing values only under ``info["privileged"]``, no hidden name
     anywhere else) with only the layers of ``gym.make`` and the stack in
-    between gets the fast path, with the default keys in ``"deny"`` mode: a
-    top-level copy without ``privileged``, nested dicts passed on as the inner
-    layers made them (fresh on every call). ``filter_path`` says which applies.
+    between gets the fast path, with the default keys in ``"deny"`` mode:
+    ``privileged`` dropped from the top level (of the dict itself when nothing
+    below keeps it, else of a copy), nested dicts passed on as the inner layers
+    made them (fresh on every call). ``filter_path`` says which applies.
 
     Example:
         >>> import gymnasium as gym
@@ -165,6 +185,9 @@ class HideInfoKeys(
         fast = (not deep_scan and mode == "deny" and frozenset(keys) == frozenset(DEFAULT_HIDDEN_KEYS)
                 and privileged_only_below(env))
         self._fast = fast
+        # The fast path drops the key from the dict it is handed when nothing below keeps that dict
+        # (fresh_info_below), else from a top-level copy; nested dicts are never edited on either path.
+        self._owns_inner_info = fresh_info_below(env)
         self.filter_path: Literal["privileged key", "deep scan"] = "privileged key" if fast else "deep scan"
 
     def filter(self, info: Mapping[str, Any]) -> dict[str, Any]:
@@ -180,7 +203,8 @@ class HideInfoKeys(
     ) -> tuple[ObsType, dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)
         if self._fast:  # filter(), inlined: this runs twice an episode
-            info = dict(info)
+            if not self._owns_inner_info:
+                info = dict(info)
             info.pop(PRIVILEGED_KEY, None)
             return obs, info
         return obs, self.filter(info)
@@ -190,7 +214,8 @@ class HideInfoKeys(
         if self.reveal_on_end and (terminated or truncated):
             return obs, reward, terminated, truncated, dict(info)
         if self._fast:
-            info = dict(info)
+            if not self._owns_inner_info:
+                info = dict(info)
             info.pop(PRIVILEGED_KEY, None)
             return obs, reward, terminated, truncated, info
         return obs, reward, terminated, truncated, self.filter(info)

@@ -9,6 +9,7 @@ from gymnasium.core import ActType, ObsType
 
 from gym_integrity.checks import check_int
 from gym_integrity.protocol import Verdict
+from gym_integrity.wrappers.hide_info_keys import fresh_info_below
 from gym_integrity.wrappers.terminal_freeze import _with_integrity
 
 __all__ = ["MaxStepsTruncation"]
@@ -70,6 +71,9 @@ class MaxStepsTruncation(
         self._elapsed = 0
         # The task, found once: ``unwrapped`` walks every layer below on each call, and the layers are fixed.
         self._task = env.unwrapped
+        # Below the stack's other layers, nothing keeps the info dicts of an env that declares fresh_info: this
+        # layer sets its keys in them (a new integrity dict each time) instead of copying each one first.
+        self._owns_inner_info = fresh_info_below(env)
 
     def _declared_budget(self) -> int:
         # The task declares its budget; reading it off the unwrapped env skips the
@@ -96,7 +100,7 @@ class MaxStepsTruncation(
         obs, info = self.env.reset(seed=seed, options=options)
         self._elapsed = 0
         budget = self._budget = self.max_steps if self.max_steps is not None else self._declared_budget()
-        return obs, _with_integrity(info, {"steps": 0, "step_budget": budget})
+        return obs, self._counted(info, {"steps": 0, "step_budget": budget})
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
@@ -107,4 +111,12 @@ class MaxStepsTruncation(
                 truncated = True
             if truncated and info.get("verdict") == Verdict.PENDING.value:
                 info = {**info, "verdict": Verdict.NO_ANSWER.value}
-        return obs, reward, terminated, truncated, _with_integrity(info, {"steps": elapsed, "step_budget": budget})
+        return obs, reward, terminated, truncated, self._counted(info, {"steps": elapsed, "step_budget": budget})
+
+    def _counted(self, info: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+        """``info`` with ``fields`` in its ``integrity`` dict: set in place if this layer owns it, else a copy."""
+        if not self._owns_inner_info:
+            return _with_integrity(info, fields)
+        inner = info.get("integrity")
+        info["integrity"] = {**inner, **fields} if inner else fields
+        return info

@@ -9,7 +9,7 @@ from gymnasium.core import ActType, ObsType
 
 from gym_integrity.checks import check_choice
 from gym_integrity.infotree import copy_tree
-from gym_integrity.wrappers.hide_info_keys import HideInfoKeys
+from gym_integrity.wrappers.hide_info_keys import HideInfoKeys, fresh_info_below
 
 __all__ = ["TerminalFreeze"]
 
@@ -84,10 +84,11 @@ class TerminalFreeze(
         self._final: tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]] | None = None
         self._ignored_steps = 0
         # Whose info dicts this wrapper may change. Right above HideInfoKeys (the registered stack), the top-level
-        # dict of every info is one HideInfoKeys built for that call and does not keep: this wrapper sets its
-        # ``integrity`` key in place (a new integrity dict, since the one inside may be the inner layers') instead
-        # of copying the whole dict again. Above anything else the inner env may keep what it returns: a copy.
-        self._owns_inner_info = type(env) is HideInfoKeys
+        # dict of every info is one HideInfoKeys built for that call or was handed by an env that declares
+        # fresh_info, and no layer keeps it: this wrapper sets its ``integrity`` key in place (a new integrity dict,
+        # since the one inside may be the inner layers') instead of copying the whole dict again. Above anything
+        # else the inner env may keep what it returns: a copy.
+        self._owns_inner_info = type(env) is HideInfoKeys or fresh_info_below(env)
 
     @property
     def frozen_reward(self) -> Literal["repeat", "zero"]:
