@@ -24,6 +24,7 @@ ALLOWED = {
     "vector": {"wrappers"},
     "testing": {"services"},
     "audit": {"registration", "envs.base", "testing"},
+    "integrations": {"registration"},
 }
 
 

@@ -70,3 +70,12 @@ def test_shape_reward_discount_then_penalty_and_skipped_without_tokens():
     assert penalty == pytest.approx(-0.5)
     assert shaped == pytest.approx(0.9 ** 8 - 0.5)
     assert shape_reward(-0.5, num_tokens=3, discount_factor=1.0, max_tokens=None, buffer_tokens=0) == (-0.5, 0.0)
+
+
+def test_a_penalty_is_never_discounted_so_padding_a_wrong_answer_does_not_pay():
+    """Found by the hostile-policy review of issue 13: -0.5 * 0.999**4000 is about -0.009, so padding paid."""
+    for base in (-0.5, -1.0):
+        short = shape_reward(base, num_tokens=10, discount_factor=0.999, max_tokens=8192, buffer_tokens=1024)
+        padded = shape_reward(base, num_tokens=7168, discount_factor=0.999, max_tokens=8192, buffer_tokens=1024)
+        assert padded[0] <= short[0] == base
+    assert shape_reward(1.0, num_tokens=100, discount_factor=0.99, max_tokens=None, buffer_tokens=0)[0] < 1.0

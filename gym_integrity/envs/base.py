@@ -140,6 +140,16 @@ class TextEnv(gym.Env[str, str]):
             return None
         return text
 
+    @property
+    def num_items(self) -> int | None:
+        """How many distinct items ``reset()`` draws from (problems, questions, dataset size); None if unbounded."""
+        return None
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The OpenAI function-calling schemas of the env's tools (a fresh copy); empty for an env without tools."""
+        return []
+
     def gold_answers(self) -> list[str]:
         """The current episode's accepted answers: the privileged auditor's hook (:class:`AuditHooks`)."""
         raise NotImplementedError

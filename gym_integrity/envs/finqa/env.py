@@ -188,6 +188,11 @@ class FinQAEnv(TextEnv):
     # -------------------------------------------------------------- public helpers
 
     @property
+    def num_items(self) -> int:
+        """How many questions ``reset()`` draws from."""
+        return len(self.dataset.questions)
+
+    @property
     def tools(self) -> list[dict[str, Any]]:
         """The OpenAI function-calling schemas of this env's tools (a fresh copy)."""
         return copy.deepcopy(self._tools.schemas)

@@ -66,7 +66,8 @@ class QEDMathEnv(TextEnv):
     Answers, by ``reward_preset``: ``pure_success`` (correct 1, else 0) or
     ``base`` (correct 1, incorrect -0.5, no answer or unparsable -1). Proofs:
     points / 7, or 0/1 with ``collapse_partial``. Then, if the trainer gave
-    ``L``: ``reward * discount_factor ** L`` plus the overlong penalty (linear
+    ``L``: ``reward * discount_factor ** L`` for a positive reward (a penalty
+    is never discounted toward 0: padding must not pay) plus the overlong penalty (linear
     from 0 to ``-overlong_penalty`` over the last ``buffer_tokens`` before
     ``max_tokens``). An answer whose own verification runs past the
     verifier's budget is graded ``timeout`` (``info["no_verdict"]`` False) and
@@ -140,6 +141,11 @@ class QEDMathEnv(TextEnv):
         self._note = ""
 
     # ------------------------------------------------------------------ episode
+
+    @property
+    def num_items(self) -> int:
+        """How many problems ``reset()`` draws from."""
+        return len(self._problems.problems)
 
     @property
     def problem_ids(self) -> list[str]:
@@ -254,7 +260,7 @@ class QEDMathEnv(TextEnv):
             reward, penalty = shape_reward(base, num_tokens=num_tokens, discount_factor=self.config.discount_factor,
                                            max_tokens=self.config.max_tokens, buffer_tokens=self.config.buffer_tokens,
                                            penalty_factor=self.config.overlong_penalty)
-            discount = self.config.discount_factor ** num_tokens if num_tokens is not None else 1.0
+            discount = self.config.discount_factor ** num_tokens if num_tokens is not None and base > 0 else 1.0
         remaining = max(0, self._attempts - self._attempt)
         terminated = success or remaining == 0
         self._note = self._feedback(grade, terminated, remaining, graded.feedback)

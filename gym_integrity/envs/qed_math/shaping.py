@@ -102,13 +102,20 @@ def shape_reward(
     buffer_tokens: int,
     penalty_factor: float = 1.0,
 ) -> tuple[float, float]:
-    """``(shaped reward, overlong penalty)``: ``base * discount_factor ** L + penalty``.
+    """``(shaped reward, overlong penalty)``: ``base * discount_factor ** L + penalty`` for ``base > 0``.
 
     Without ``num_tokens`` (no trainer count) the reward is ``base``, unshaped.
+    A negative base (a wrong or missing answer under the ``base`` preset) is
+    not discounted: the discount shrinks toward 0, so discounting a penalty
+    would pay a longer wrong answer more than a short one (a policy could pad
+    its way out of the penalty).
+
+    >>> shape_reward(-0.5, num_tokens=4000, discount_factor=0.999, max_tokens=None, buffer_tokens=0)
+    (-0.5, 0.0)
     """
     if num_tokens is None:
         return float(base), 0.0
-    shaped = float(base) * float(discount_factor) ** num_tokens
+    shaped = float(base) * float(discount_factor) ** num_tokens if base > 0 else float(base)
     penalty = 0.0
     if max_tokens is not None:
         penalty = overlong_penalty(num_tokens, max_tokens=max_tokens, buffer_tokens=buffer_tokens,

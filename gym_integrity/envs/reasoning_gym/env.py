@@ -221,6 +221,11 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
         return self._last_note, reward, True, False, info
 
     @property
+    def num_items(self) -> int:
+        """How many items ``reset()`` draws from: ``size``."""
+        return self.size
+
+    @property
     def grading_time_bound_s(self) -> float:
         """The longest one step may take on a quiet machine: the audit's bound for hostile answers.
 
