@@ -1,4 +1,4 @@
-"""The `gym-integrity` command: list the ids, play one by hand, audit them, check a data set before training."""
+"""The `gym-integrity` command: list the ids, play one by hand, audit them, evaluate a model, check a data set."""
 
 from __future__ import annotations
 
@@ -205,6 +205,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_audit = sub.add_parser("audit", help=audit_cli.HELP)
     audit_cli.add_arguments(p_audit)
     p_audit.set_defaults(run=audit_cli.run)
+
+    from gym_integrity.eval import cli as eval_cli  # light: the engine and openai load when it runs
+
+    p_eval = sub.add_parser("eval", help=eval_cli.HELP)
+    eval_cli.add_arguments(p_eval)
+    p_eval.set_defaults(run=eval_cli.run, parser=p_eval)
 
     p_check = sub.add_parser("check-data", help=CHECK_DATA_HELP, description=CHECK_DATA_HELP, epilog=_CHECK_DATA_EPILOG,
                              formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -178,3 +178,28 @@ def test_a_tool_episode_that_runs_out_of_steps_ends_truncated_with_no_answer():
     answer = env._env.unwrapped.gold_answers()[0]
     assert env.submit_answer(answer=answer) == last  # frozen: the final transition again, nothing graded
     assert (env.get_reward(), env.verdict) == (0.0, "no_answer")
+
+
+def test_a_row_graded_under_other_env_kwargs_is_refused_not_scored_zero():
+    """Found trying it as a new user: a leg_counting dataset graded by a basic_arithmetic reward scored 0.0 silently."""
+    rows = make_dataset("ReasoningGym-v0", num_problems=2, **RG)
+    reward = reward_function("ReasoningGym-v0", dataset="basic_arithmetic")
+    try:
+        with pytest.raises(ValueError, match="give the same env kwargs as the dataset"):
+            reward(prompts=rows["prompt"], completions=["<answer>1</answer>"] * 2, seed=rows["seed"],
+                   problem_id=rows["problem_id"])
+    finally:
+        reward.close()
+    env = environment_factory("FinQA-v0")()
+    with pytest.raises(ValueError, match="give the same env kwargs"):
+        env.reset(seed=0, problem_id="not-this-one")
+
+
+def test_module_prefixed_ids_and_positional_tool_arguments_work_as_in_gym_make():
+    assert len(make_dataset("gym_integrity:ReasoningGym-v0", num_problems=1, **RG)) == 1
+    rows = make_dataset("FinQA-v0", num_problems=1)
+    env = environment_factory("FinQA-v0")()
+    env.reset(**rows[0])
+    company = rows[0]["prompt"][0]["content"].split("Company: ")[1].split()[0]
+    assert env.get_descriptions(company) == env.get_descriptions(company_name=company)
+    assert env.get_descriptions(company, "extra").startswith("Error")

@@ -25,6 +25,7 @@ ALLOWED = {
     "testing": {"services"},
     "audit": {"registration", "envs.base", "testing"},
     "integrations": {"registration"},
+    "eval": {"registration"},
 }
 
 

@@ -185,7 +185,8 @@ def test_hang_past_the_deadline_is_a_timeout_within_the_deadline(server, judge_f
     elapsed = time.monotonic() - started
     assert result.grade.verdict is Verdict.TIMEOUT and result.no_verdict and result.grade.score == 0.0
     assert failures(result) == {"timeout": 2.0, "num_retries": 1.0, "all_attempts_failed": 1.0}
-    assert elapsed < 2 * 0.5 + 1.0  # two deadlines plus a second
+    # Two deadlines plus slack for a loaded machine and a cold client; the hang itself lasts hang_s (far longer).
+    assert elapsed < 2 * 0.5 + 3.0
     assert "deadline" in result.grade.cause
 
 

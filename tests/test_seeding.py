@@ -68,3 +68,19 @@ def test_reset_and_step_infos_share_nothing_and_a_second_step_copies():
     assert set(at_reset["privileged"]) == {"answer"} and set(first["privileged"]) == {"answer", "metadata"}
     assert first["privileged"]["metadata"] == again["privileged"]["metadata"]
     assert first["privileged"]["metadata"] is not again["privileged"]["metadata"]
+
+
+def test_distinct_item_seeds_skip_seeds_that_repeat_an_item_until_none_is_left():
+    import gymnasium as gym
+
+    from gym_integrity.seeding import distinct_item_seeds
+
+    env = gym.make("QEDMath-v0", problem_types=["answer"])
+    total = env.unwrapped.num_items
+    seeds = distinct_item_seeds(env, 12)
+    ids = [env.reset(seed=s)[1]["problem_id"] for s in seeds]
+    assert len(set(ids)) == 12 and seeds == sorted(seeds) and seeds[0] == 0
+    assert len({env.reset(seed=s)[1]["problem_id"] for s in range(12)}) < 12  # plain seeds would repeat here
+    more = distinct_item_seeds(env, total + 5, start=100)
+    assert len(more) == total + 5 and len({env.reset(seed=s)[1]["problem_id"] for s in more}) == total
+    env.close()

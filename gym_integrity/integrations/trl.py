@@ -41,6 +41,7 @@ import gymnasium as gym
 from gym_integrity.checks import check_int, check_str
 from gym_integrity.protocol import TrainerAction, Verdict
 from gym_integrity.registration import make
+from gym_integrity.seeding import distinct_item_seeds
 
 __all__ = ["make_dataset", "reward_function", "environment_factory", "EnvReward", "ToolEnvironment",
            "MAX_DATASET_ROWS"]
@@ -54,8 +55,16 @@ _JSON_TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, 
 
 
 def _make_env(where: str, env_id: Any, env_kwargs: Mapping[str, Any]) -> gym.Env:
-    """``gym_integrity.make(env_id, **env_kwargs)``, with a registry miss named for the caller."""
+    """``gym_integrity.make(env_id, **env_kwargs)``, with a registry miss named for the caller.
+
+    ``"module:Name-v0"`` imports the module first, as ``gym.make`` does.
+    """
     check_str(f"{where} env_id", env_id)
+    if ":" in env_id:
+        import importlib
+
+        module, _, env_id = env_id.partition(":")
+        importlib.import_module(module)
     if env_id not in gym.registry:
         import gym_integrity
 
@@ -72,12 +81,14 @@ def _short_name(env_id: str) -> str:
 def make_dataset(env_id: str, num_problems: int | None = None, seed: int = 0, **env_kwargs: Any) -> Any:
     """A ``datasets.Dataset`` of ``num_problems`` prompts for ``GRPOTrainer(train_dataset=...)``.
 
-    Row ``i`` is the first observation of ``reset(seed=seed + i)`` through the
+    Each row is the first observation of ``reset(seed=s)`` through the
     registered stack, as a chat (``prompt``: one user message), with ``env_id``,
     ``seed`` (what :func:`reward_function` and :func:`environment_factory` use
-    to pick the item again) and the public ``problem_id``. Seeds pick items by
-    the env's own seed map, so two rows may hold the same item. The rows carry
-    nothing the agent could not see: the stack's HideInfoKeys has run.
+    to pick the item again) and the public ``problem_id``. The seeds are the
+    first from ``seed`` up whose items differ
+    (:func:`gym_integrity.seeding.distinct_item_seeds`): items repeat only once
+    the env has no new one. The rows carry nothing the agent could not see: the
+    stack's HideInfoKeys has run.
 
     Args:
         env_id: A registered id.
@@ -96,7 +107,7 @@ def make_dataset(env_id: str, num_problems: int | None = None, seed: int = 0, **
         check_int("make_dataset num_problems", num_problems, low=1)
         check_int("make_dataset seed", seed, low=0)
         rows: dict[str, list[Any]] = {"prompt": [], "env_id": [], "seed": [], "problem_id": []}
-        for row_seed in range(seed, seed + num_problems):
+        for row_seed in distinct_item_seeds(env, num_problems, seed):
             observation, info = env.reset(seed=row_seed)
             rows["prompt"].append([{"role": "user", "content": observation}])
             rows["env_id"].append(env_id)
@@ -125,6 +136,13 @@ def _completion_text(completion: Any) -> str:
         return ""
     raise TypeError(f"reward_function: a completion must be a str or a list of chat messages, "
                     f"got {type(completion).__name__}")
+
+
+def _check_item(owner: str, seed: int, problem_id: Any, info: Mapping[str, Any]) -> None:
+    """The row's ``problem_id`` (if it has one) must be what its seed picks here: else the env kwargs differ."""
+    if problem_id is not None and problem_id != "" and str(problem_id) != str(info.get("problem_id", problem_id)):
+        raise ValueError(f"{owner}: seed {seed} picks {info.get('problem_id')!r} here, but the row was made for "
+                         f"{problem_id!r}: give the same env kwargs as the dataset (make_dataset's)")
 
 
 class EnvReward:
@@ -163,17 +181,19 @@ class EnvReward:
             self._local.env = env
         return env
 
-    def _grade(self, text: str, seed: int, num_tokens: int | None) -> tuple[float | None, str]:
+    def _grade(self, text: str, seed: int, num_tokens: int | None,
+               problem_id: str | None = None) -> tuple[float | None, str]:
         env = self._env()
-        env.reset(seed=seed)
+        _, info = env.reset(seed=seed)
+        _check_item(self.__name__, seed, problem_id, info)
         _, reward, _, _, info = env.step(TrainerAction(text, num_tokens=num_tokens))
         verdict = str(info.get("verdict", ""))
         return (None if info.get("no_verdict") else float(reward)), verdict
 
     def __call__(self, prompts: Sequence[Any] | None = None, completions: Sequence[Any] | None = None,
                  completion_ids: Sequence[Sequence[int]] | None = None, *, seed: Sequence[int] | None = None,
-                 env_id: Sequence[str] | None = None, log_metric: Callable[[str, float], None] | None = None,
-                 **columns: Any) -> list[float | None]:
+                 env_id: Sequence[str] | None = None, problem_id: Sequence[str] | None = None,
+                 log_metric: Callable[[str, float], None] | None = None, **columns: Any) -> list[float | None]:
         if completions is None:
             raise TypeError("reward_function: called without completions (TRL passes prompts=, completions=)")
         n = len(completions)
@@ -191,12 +211,15 @@ class EnvReward:
         if completion_ids is not None and len(completion_ids) != n:
             raise ValueError(f"{self.__name__}: {len(completion_ids)} completion_ids for {n} completions")
         tokens = [None] * n if completion_ids is None else [len(ids) for ids in completion_ids]
+        ids = [None] * n if problem_id is None else list(problem_id)
+        if len(ids) != n:
+            raise ValueError(f"{self.__name__}: {len(ids)} problem_ids for {n} completions")
         if n <= 1:
-            results = [self._grade(t, s, k) for t, s, k in zip(texts, seeds, tokens)]
+            results = [self._grade(t, s, k, i) for t, s, k, i in zip(texts, seeds, tokens, ids)]
         else:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(_GRADING_THREADS, thread_name_prefix=self.__name__)
-            results = list(self._executor.map(self._grade, texts, seeds, tokens))
+            results = list(self._executor.map(self._grade, texts, seeds, tokens, ids))
         rewards = [reward for reward, _ in results]
         self.last_verdicts = [verdict for _, verdict in results]
         if log_metric is not None:
@@ -261,7 +284,8 @@ class ToolEnvironment:
         if row.get("env_id", self.env_id) != self.env_id:
             raise ValueError(f"{type(self).__name__}.reset: a row of env_id {row['env_id']!r} reached "
                              f"the environment for {self.env_id!r}")
-        observation, _ = self._env.reset(seed=check_int(f"{type(self).__name__}.reset seed", seed, low=0))
+        observation, info = self._env.reset(seed=check_int(f"{type(self).__name__}.reset seed", seed, low=0))
+        _check_item(f"{type(self).__name__}.reset", seed, row.get("problem_id"), info)
         self._reward, self._ended, self.verdict = 0.0, False, ""
         prompt = row.get("prompt")
         if isinstance(prompt, Sequence) and prompt and isinstance(prompt[-1], Mapping):
@@ -300,7 +324,14 @@ def _tool_method(schema: Mapping[str, Any]) -> Callable[..., str]:
     required = set(parameters.get("required", ()))
     properties = parameters.get("properties", {})
 
-    def tool(self: ToolEnvironment, **arguments: Any) -> str:
+    names = list(properties)
+
+    def tool(self: ToolEnvironment, *args: Any, **arguments: Any) -> str:
+        # Positional arguments in the schema's order (TRL passes keywords; a person trying a tool may not).
+        for arg_name, value in zip(names, args):
+            arguments.setdefault(arg_name, value)
+        if len(args) > len(names):
+            arguments["_extra_positional"] = list(args[len(names):])  # the env reports the unknown argument
         return self._call(name, arguments)
 
     signature = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]

@@ -1,19 +1,25 @@
-"""What the test judge answers: the stub's grade, the leaking judge's quotes, and the tests' check for quotes.
+"""What the test server answers: the stub's grade, the leaking judge's quotes, the tests' quote check, and the policy's replies.
 
 These are the texts behind :mod:`gym_integrity.testing.judge_server`'s modes,
 apart from its HTTP plumbing: the server imports them, and tests and the audit
 use them (through the server module, which re-exports them, or from here).
+The policy side: :func:`check_policy` validates a ``policy`` mapping,
+:func:`policy_reply` picks the reply for a conversation, :func:`wrong_text` is
+the ``wrong`` policy's answer.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Iterable
+from typing import Any, Iterable, Mapping, Union
 
 from gym_integrity.extract import last_tag_body
 
-__all__ = ["stub_points", "leak_text", "quoted_secrets", "answer_text", "LEAK_KINDS", "HARMLESS_ERROR"]
+__all__ = [
+    "stub_points", "leak_text", "quoted_secrets", "answer_text", "LEAK_KINDS", "HARMLESS_ERROR",
+    "check_policy", "policy_reply", "wrong_text", "POLICY_DEFAULT_REPLY", "WRONG_ANSWER",
+]
 
 #: What ``leak:K`` quotes (see the module docstring).
 LEAK_KINDS = ("all", "whole", "sentences", "words", "formulas")
@@ -143,3 +149,100 @@ def answer_text(points: int | None, note: str) -> str:
         f"<assessment>Test judge (deterministic, not a real grader): {note}.</assessment>\n"
         f"<errors>none reported by the test judge</errors>{tail}"
     )
+
+
+# -- the policy side (modes ``policy`` and ``wrong``)
+
+#: What the ``policy`` mode says when no key of the mapping is in the first user message.
+POLICY_DEFAULT_REPLY = "I don't know."
+
+#: The ``wrong`` policy's final answer: well-formed, and wrong for every problem we ship.
+WRONG_ANSWER = "-7"
+
+#: One scripted reply: assistant text, or a tool call ``{"tool": name, "arguments": {...}}``.
+PolicyReply = Union[str, Mapping[str, Any]]
+
+
+def check_policy(mapping: Any) -> dict[str, Any]:
+    """``mapping`` if it is a valid ``policy`` mapping, else ``ValueError`` saying what is wrong.
+
+    Keys are substrings of the first user message; a value is a reply (for every
+    turn) or a non-empty list of replies (one per turn); a reply is a string or
+    ``{"tool": name, "arguments": {...}}`` (``arguments`` optional).
+
+    >>> check_policy({"2+2": ["<answer>4</answer>"], "": {"tool": "submit_answer", "arguments": {"answer": "1"}}})["2+2"]
+    ['<answer>4</answer>']
+    >>> check_policy({"q": []})
+    Traceback (most recent call last):
+    ...
+    ValueError: policy['q']: a list of replies must not be empty
+    """
+    if not isinstance(mapping, Mapping):
+        raise ValueError(f"a policy is a JSON object (substring -> reply), got {type(mapping).__name__}")
+    for key, value in mapping.items():
+        if not isinstance(key, str):
+            raise ValueError(f"policy keys are strings, got {key!r}")
+        if isinstance(value, list):
+            if not value:
+                raise ValueError(f"policy[{key!r}]: a list of replies must not be empty")
+            for i, reply in enumerate(value):
+                _check_reply(reply, f"policy[{key!r}][{i}]")
+        else:
+            _check_reply(value, f"policy[{key!r}]")
+    return dict(mapping)
+
+
+def _check_reply(reply: Any, where: str) -> None:
+    if isinstance(reply, str):
+        return
+    if not isinstance(reply, Mapping):
+        raise ValueError(f"{where}: a reply is a string or {{\"tool\": ..., \"arguments\": {{...}}}}, "
+                         f"got {type(reply).__name__}")
+    if not isinstance(reply.get("tool"), str) or not reply["tool"]:
+        raise ValueError(f"{where}: a tool call needs \"tool\": a non-empty string")
+    if not isinstance(reply.get("arguments", {}), Mapping):
+        raise ValueError(f"{where}: \"arguments\" must be an object")
+    extra = set(reply) - {"tool", "arguments"}
+    if extra:
+        raise ValueError(f"{where}: unknown keys {sorted(extra)} (a tool call holds \"tool\" and \"arguments\")")
+
+
+def policy_reply(mapping: Mapping[str, Any], first_user: str, n_assistant: int) -> PolicyReply:
+    """The reply of the ``policy`` mode: the longest key found in ``first_user``, at turn ``n_assistant``.
+
+    A string value answers every turn; a list answers turn ``i`` (the
+    conversation holds ``i`` assistant messages) with element ``i``, and
+    repeats its last element after that. No key found: :data:`POLICY_DEFAULT_REPLY`
+    (a ``""`` key, found in every message and tried last, replaces it).
+
+    >>> policy = {"What is 2+2": ["let me think", "<answer>4</answer>"], "2+2": "<answer>5</answer>"}
+    >>> [policy_reply(policy, "Q: What is 2+2?", n) for n in (0, 1, 5)]
+    ['let me think', '<answer>4</answer>', '<answer>4</answer>']
+    >>> policy_reply(policy, "Is 2+2 four?", 0), policy_reply(policy, "other", 0)
+    ('<answer>5</answer>', "I don't know.")
+    """
+    for key in sorted(mapping, key=lambda k: (-len(k), k)):
+        if key in first_user:
+            value = mapping[key]
+            if isinstance(value, list):
+                return value[min(max(n_assistant, 0), len(value) - 1)]
+            return value
+    return POLICY_DEFAULT_REPLY
+
+
+def wrong_text(tool_call: bool = False) -> str:
+    r"""The ``wrong`` policy's text: :data:`WRONG_ANSWER` in ``<answer>`` tags and ``\boxed{}``.
+
+    With ``tool_call`` it also holds a ``<tool_call>`` block submitting it
+    (``submit_answer``, for tool envs answered in text).
+
+    >>> from gym_integrity.extract import extract_answer
+    >>> extract_answer(wrong_text(), "tag").answer, extract_answer(wrong_text(), "boxed").answer
+    ('-7', '-7')
+    """
+    text = (f"Test policy (deterministic, wrong on purpose): the answer is \\boxed{{{WRONG_ANSWER}}}.\n"
+            f"<answer>{WRONG_ANSWER}</answer>")
+    if tool_call:
+        text += ('\n<tool_call>{"name": "submit_answer", "arguments": {"answer": "' + WRONG_ANSWER
+                 + '"}}</tool_call>')
+    return text

@@ -1,8 +1,9 @@
-r"""A small OpenAI-compatible judge server on 127.0.0.1, scriptable per request, for tests, the audit and the README.
+r"""A small OpenAI-compatible test server on 127.0.0.1 that plays the LLM judge or the policy, scriptable per request.
 
 It serves ``POST /v1/responses``, ``POST /v1/chat/completions`` and
-``GET /v1/models`` with the standard library only. Each request takes the next
-scripted behaviour, or the default mode when the script is empty:
+``GET /v1/models`` with the standard library only, for tests, the audit and the
+README. Each request takes the next scripted behaviour, or the default mode
+when the script is empty:
 
 ==============  ==============================================================
 ``stub``        deterministic rule (labelled, not a real grader): the share of
@@ -15,12 +16,14 @@ scripted behaviour, or the default mode when the script is empty:
 ``no_tag``      a well-formed answer without a score tag
 ``bad_score``   an answer whose score tag holds 9
 ``empty``       an empty answer
-``429``         HTTP 429 (rate limited)
+``429[:S]``     HTTP 429 (rate limited), with ``Retry-After: S`` when ``S`` is given
 ``500``         HTTP 500
 ``404``         HTTP 404
-``malformed``   HTTP 200 with a truncated JSON body
+``malformed``   HTTP 200 with a truncated JSON body (``openai`` raises the
+                ``json.JSONDecodeError`` as is, not an ``openai.APIError``)
 ``drop``        closes the connection without answering
-``hang``        answers nothing for ``hang_s`` seconds (or until stop), then ``score:2``
+``hang[:S]``    answers nothing for ``S`` (default ``hang_s``) seconds (or until
+                stop), then ``score:2`` (or the policy: see below)
 ``leak[:K]``    a misbehaving judge: quotes the prompt's reference solution and
                 marking scheme in its errors, then ``score:3`` (tests that
                 feedback redacts them). ``K`` picks the pieces, each on its own
@@ -29,11 +32,54 @@ scripted behaviour, or the default mode when the script is empty:
                 ``words`` (every run of 3 consecutive words, in the judge's own
                 prose), ``formulas`` (every ``$...$``, ``\(...\)``, ``\[...\]``
                 span), or ``all`` (the default: all of these)
+``policy``      a scripted policy model: the reply comes from the JSON mapping in
+                ``policy_file`` (see "Playing the policy" below)
+``wrong``       a policy that always answers well-formed but wrong:
+                ``\boxed{-7}`` and ``<answer>-7</answer>``; when the request's
+                ``tools`` name ``submit_answer``, the tool call
+                ``submit_answer(answer="-7")`` instead, and when only the prompt
+                names it, the text also holds that call as a ``<tool_call>``
 ==============  ==============================================================
 
 Every request is recorded (path, JSON body, prompt text, behaviour, headers with
 lowercased names; a ``GET`` as behaviour ``get``) so tests can check what the
-judge was sent, and that nothing was. ``latency_s`` delays every answer.
+judge was sent, and that nothing was. ``latency_s`` delays every answer without
+holding a lock (64 keep-alive clients at 0.2 s got ~290 answers a second, of
+the 320 possible, on 2 busy cores). Every answer
+carries ``usage`` (whitespace-token counts) and ``finish_reason`` (``stop``,
+or ``tool_calls`` for a native tool call); a chat request's ``n`` gives that
+many choices. A request asking for ``stream`` gets HTTP 400 (not supported).
+
+Playing the policy (for ``gym-integrity eval`` and its tests):
+
+* ``policy_file`` (CLI ``--policy-file``) holds a JSON object: key = a
+  substring of the conversation's *first user message* (keys are tried
+  longest first; ``""`` matches everything and so replaces the default
+  reply); value = one reply for every turn, or a list whose element ``i``
+  answers when the conversation already holds ``i`` assistant messages
+  (``function_call`` items count on ``/v1/responses``), the last one repeating
+  after the end. A reply is assistant text, or a tool call
+  ``{"tool": name, "arguments": {...}}``: a real ``tool_calls`` entry (unique
+  ``id``, ``arguments`` as a JSON string, ``finish_reason: "tool_calls"``; a
+  ``function_call`` item on ``/v1/responses``) when the request carries
+  ``tools`` (and ``tool_choice`` is not ``"none"``), else the text ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``.
+  No key found: :data:`POLICY_DEFAULT_REPLY` (``"I don't know."``).
+* The file is re-read whenever its mtime, size or inode change, so a test can
+  rewrite it between runs; :func:`write_policy` checks a mapping and replaces
+  the file atomically (a half-written file is never read). A missing or invalid
+  file answers HTTP 500 saying why.
+* ``native_tools=False`` (CLI ``--no-native-tools``) plays vLLM without
+  ``--enable-auto-tool-choice``: a request with non-empty ``tools`` (and a
+  ``tool_choice`` other than ``"none"``) gets HTTP 400 with an OpenAI-style
+  error body, at once; it is recorded as behaviour ``400:tools`` and takes no
+  scripted behaviour, so a script applies to the requests that pass.
+* Faults come from the script, which is shared by all connections and taken in
+  order of arrival: ``JudgeServer("policy", policy_file=p).script("500", "500")``
+  (CLI ``--script 500,500``) answers the first two requests 500, then plays
+  the policy. ``429``, ``500``, ``malformed``, ``drop`` and ``hang`` work on
+  ``/v1/chat/completions`` as on ``/v1/responses``; a ``hang`` answers after
+  its wait as the default mode when that is ``policy`` or ``wrong`` (else
+  ``score:2``).
 
 Example:
 
@@ -48,9 +94,13 @@ Example:
     >>> server.requests[0].prompt
     'grade me'
 
-From a shell: ``python -m gym_integrity.testing.judge_server --port 8000 --mode stub``.
+From a shell: ``python -m gym_integrity.testing.judge_server --port 8000 --mode stub``, or as
+a policy: ``... --mode policy --policy-file replies.json [--no-native-tools] [--script 500,500]``.
 The answers' texts (stub, leak, the tests' quote check) live in
-:mod:`gym_integrity.testing.judge_answers`; this module is the HTTP side.
+:mod:`gym_integrity.testing.judge_answers`; this module is the HTTP side. It runs past 400
+lines because one server plays both roles (judge and policy) on one request path: the script
+queue, the faults, the latency and the recording are shared, and splitting the roles would
+duplicate them.
 """
 
 from __future__ import annotations
@@ -58,6 +108,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
 import re
 import socket
 import threading
@@ -65,22 +116,37 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from gym_integrity.testing.judge_answers import (
     HARMLESS_ERROR,
     LEAK_KINDS,
+    POLICY_DEFAULT_REPLY,
+    WRONG_ANSWER,
+    PolicyReply,
     answer_text,
+    check_policy,
     leak_text,
+    policy_reply,
     quoted_secrets,
     stub_points,
+    wrong_text,
 )
 
-__all__ = ["JudgeServer", "RecordedRequest", "stub_points", "leak_text", "quoted_secrets", "MODES", "LEAK_KINDS", "HARMLESS_ERROR", "main"]
+__all__ = ["JudgeServer", "RecordedRequest", "stub_points", "leak_text", "quoted_secrets", "MODES", "LEAK_KINDS",
+           "HARMLESS_ERROR", "POLICY_MODES", "POLICY_DEFAULT_REPLY", "WRONG_ANSWER", "write_policy", "main"]
 
 MODES = (
     "stub", "score", "echo", "no_tag", "bad_score", "empty", "429", "500", "404", "malformed", "drop", "hang", "leak",
+    "policy", "wrong",
 )
+
+#: The modes that play the policy model rather than the judge.
+POLICY_MODES = ("policy", "wrong")
+
+#: vLLM's answer to a tools request when it was started without ``--enable-auto-tool-choice``.
+_NO_NATIVE_TOOLS = ('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set '
+                    "(test server started with native_tools=False)")
 
 _SCORE_RE = re.compile(r"<score>\s*([0-9]+)\s*</score>", re.IGNORECASE)
 
@@ -132,8 +198,12 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up (deadline): nothing to do
 
-    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
-        self._send_json(status, {"error": {"message": message, "type": "test_judge", "code": status}}, headers)
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None, *,
+               error_type: str = "test_judge", param: str | None = None) -> None:
+        error = {"message": message, "type": error_type, "code": status}
+        if param is not None:
+            error["param"] = param
+        self._send_json(status, {"error": error}, headers)
 
     # -- routes
 
@@ -165,6 +235,15 @@ class _Handler(BaseHTTPRequestHandler):
         except (ValueError, TypeError, AttributeError):
             self._error(400, "request body is not the expected JSON")
             return
+        if body.get("stream"):
+            owner._record(RecordedRequest(path, body, prompt, "400:stream", headers=self._header_dict()))
+            self._error(400, "stream=true is not supported by the test server", error_type="BadRequestError",
+                        param="stream")
+            return
+        if not owner.native_tools and _wants_native_tools(body):
+            owner._record(RecordedRequest(path, body, prompt, "400:tools", headers=self._header_dict()))
+            self._error(400, _NO_NATIVE_TOOLS, error_type="BadRequestError", param="tools")
+            return
         behaviour = owner._next_behaviour()
         owner._record(RecordedRequest(path, body, prompt, behaviour, headers=self._header_dict()))
         owner._enter()
@@ -194,8 +273,21 @@ class _Handler(BaseHTTPRequestHandler):
                 pass
         elif name == "hang":
             owner._stopping.wait(float(arg) if arg else owner.hang_s)
-            if not owner._stopping.is_set():
+            if owner._stopping.is_set():
+                pass
+            elif owner.mode.partition(":")[0] in POLICY_MODES:
+                self._behave(kind, body, prompt, owner.mode)
+            else:
                 self._complete(kind, body, prompt, answer_text(2, "answered late"))
+        elif name == "policy":
+            try:
+                reply = owner._policy_reply(kind, body)
+            except _PolicyError as exc:
+                self._error(500, str(exc))
+                return
+            self._reply(kind, body, prompt, reply)
+        elif name == "wrong":
+            self._reply(kind, body, prompt, _wrong_reply(body, prompt))
         elif name == "score":
             self._complete(kind, body, prompt, answer_text(int(arg or owner.score), "scripted score"))
         elif name == "echo":
@@ -214,28 +306,59 @@ class _Handler(BaseHTTPRequestHandler):
             points, note = stub_points(prompt)
             self._complete(kind, body, prompt, answer_text(points, note))
 
-    def _complete(self, kind: str, body: Any, prompt: str, text: str) -> None:
+    def _reply(self, kind: str, body: Any, prompt: str, reply: PolicyReply) -> None:
+        """Answer with a policy reply: text, or a tool call (native when the request carries ``tools``)."""
+        if isinstance(reply, str):
+            self._complete(kind, body, prompt, reply)
+            return
+        name, arguments = reply["tool"], dict(reply.get("arguments") or {})
+        if _wants_native_tools(body):
+            self._complete(kind, body, prompt, "", tool_call=(name, arguments))
+        else:
+            self._complete(kind, body, prompt, _tool_call_text(name, arguments))
+
+    def _complete(self, kind: str, body: Any, prompt: str, text: str,
+                  tool_call: tuple[str, dict[str, Any]] | None = None) -> None:
         model = body.get("model") or self.server.owner.model
-        n_in, n_out = len(prompt.split()), len(text.split())
+        arguments = json.dumps(tool_call[1], ensure_ascii=False) if tool_call else ""
+        n_in = len(prompt.split())
+        n_out = len(text.split()) + (len(tool_call[0].split()) + len(arguments.split()) if tool_call else 0)
         now = int(time.time())
         if kind == "responses":
+            if tool_call:
+                output = [{"type": "function_call", "id": f"fc_{uuid.uuid4().hex[:16]}",
+                           "call_id": f"call_{uuid.uuid4().hex[:24]}", "name": tool_call[0],
+                           "arguments": arguments, "status": "completed"}]
+            else:
+                output = [{"type": "message", "id": f"msg_{uuid.uuid4().hex[:16]}", "role": "assistant",
+                           "status": "completed",
+                           "content": [{"type": "output_text", "text": text, "annotations": []}]}]
             payload = {
                 "id": f"resp_{uuid.uuid4().hex[:16]}", "object": "response", "created_at": now, "model": model,
                 "status": "completed", "parallel_tool_calls": False, "tool_choice": "auto", "tools": [],
-                "output": [{"type": "message", "id": f"msg_{uuid.uuid4().hex[:16]}", "role": "assistant",
-                            "status": "completed",
-                            "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+                "output": output,
                 "usage": {"input_tokens": n_in, "output_tokens": n_out, "total_tokens": n_in + n_out,
                           "input_tokens_details": {"cached_tokens": 0},
                           "output_tokens_details": {"reasoning_tokens": 0}},
             }
         else:
+            n = body.get("n")
+            n = n if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 128 else 1
+            choices = []
+            for index in range(n):
+                if tool_call:
+                    message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [
+                        {"id": f"call_{uuid.uuid4().hex[:24]}", "type": "function",
+                         "function": {"name": tool_call[0], "arguments": arguments}}]}
+                else:
+                    message = {"role": "assistant", "content": text}
+                choices.append({"index": index, "message": message,
+                                "finish_reason": "tool_calls" if tool_call else "stop", "logprobs": None})
             payload = {
                 "id": f"chatcmpl-{uuid.uuid4().hex[:16]}", "object": "chat.completion", "created": now,
-                "model": model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                             "finish_reason": "stop", "logprobs": None}],
-                "usage": {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out},
+                "model": model, "choices": choices,
+                "usage": {"prompt_tokens": n_in, "completion_tokens": n * n_out,
+                          "total_tokens": n_in + n * n_out},
             }
         self._send_json(200, payload)
 
@@ -255,6 +378,100 @@ def _prompt_of(kind: str, body: Any) -> str:
     return "\n".join(parts)
 
 
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def _conversation_of(kind: str, body: Any) -> tuple[str, int]:
+    """The first user message's text and the number of assistant turns already in the conversation."""
+    items = body.get("input") if kind == "responses" else body.get("messages")
+    if isinstance(items, str):
+        return items, 0
+    first_user: str | None = None
+    n_assistant = 0
+    for item in items or []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("role") == "assistant" or item.get("type") == "function_call":
+            n_assistant += 1
+        elif item.get("role") == "user" and first_user is None:
+            first_user = _content_text(item.get("content"))
+    return first_user or "", n_assistant
+
+
+def _wants_native_tools(body: Any) -> bool:
+    """The request carries ``tools`` and lets the model call them (``tool_choice`` is not ``"none"``)."""
+    return bool(body.get("tools")) and body.get("tool_choice") != "none"
+
+
+def _tool_names(body: Any) -> set[str]:
+    names = set()
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict):
+            function = tool.get("function")
+            name = function.get("name") if isinstance(function, dict) else tool.get("name")  # chat / responses
+            if isinstance(name, str):
+                names.add(name)
+    return names
+
+
+def _tool_call_text(name: str, arguments: Mapping[str, Any]) -> str:
+    """A tool call as text, the form our tool envs parse: ``<tool_call>{"name": ..., "arguments": ...}</tool_call>``."""
+    return "<tool_call>" + json.dumps({"name": name, "arguments": dict(arguments)}, ensure_ascii=False) + "</tool_call>"
+
+
+def _wrong_reply(body: Any, prompt: str) -> PolicyReply:
+    """The ``wrong`` policy's reply: a ``submit_answer`` tool call when offered natively, else :func:`wrong_text`."""
+    if _wants_native_tools(body) and "submit_answer" in _tool_names(body):
+        return {"tool": "submit_answer", "arguments": {"answer": WRONG_ANSWER}}
+    return wrong_text(tool_call="submit_answer" in prompt or "submit_answer" in _tool_names(body))
+
+
+class _PolicyError(Exception):
+    """The policy file cannot be used (missing, not JSON, not a valid mapping): answered as HTTP 500."""
+
+
+class _PolicyFile:
+    """The ``policy`` mapping, re-read from its file whenever the file's mtime, size or inode change."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self._lock = threading.Lock()
+        self._key: tuple[int, int, int] | None = None
+        self._mapping: dict[str, Any] = {}
+
+    def mapping(self) -> dict[str, Any]:
+        try:
+            st = os.stat(self.path)
+            key = (st.st_mtime_ns, st.st_size, st.st_ino)
+            with self._lock:  # held for a small file's read only, never during latency
+                if key != self._key:
+                    with open(self.path, encoding="utf-8") as f:
+                        self._mapping = check_policy(json.load(f))
+                    self._key = key
+                return self._mapping
+        except (OSError, ValueError) as exc:
+            raise _PolicyError(f"test server: policy file {self.path}: {exc}") from exc
+
+
+def write_policy(path: str | os.PathLike[str], mapping: Mapping[str, Any]) -> None:
+    """Check a ``policy`` mapping and write it to ``path`` atomically (a temp file, then ``os.replace``).
+
+    The server sees the new file at its next request (the inode changes, so
+    even two writes within one mtime tick are told apart).
+    """
+    text = json.dumps(check_policy(mapping), ensure_ascii=False, indent=1)
+    path = os.fspath(path)
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256  # many envs connect at once; a small backlog would stall them
@@ -271,6 +488,10 @@ class JudgeServer:
         hang_s: how long ``hang`` waits (``stop()`` releases it early).
         apis: the APIs served; ``("chat",)`` makes ``/v1/responses`` answer 404.
         model: the model id listed at ``/v1/models``.
+        policy_file: the JSON mapping the ``policy`` mode answers from (needed by that mode; re-read
+            when it changes).
+        native_tools: ``False`` answers every request carrying ``tools`` with HTTP 400, as vLLM
+            without ``--enable-auto-tool-choice`` does.
     """
 
     def __init__(
@@ -286,8 +507,12 @@ class JudgeServer:
         score: int = 5,
         max_recorded: int = 10_000,
         verbose: bool = False,
+        policy_file: str | os.PathLike[str] | None = None,
+        native_tools: bool = True,
     ) -> None:
-        _check_behaviour(mode)
+        self._policy = _PolicyFile(policy_file) if policy_file is not None else None
+        self.native_tools = bool(native_tools)
+        self._check(mode)
         self.mode = mode
         self.host, self.port = host, port
         self.latency_s = float(latency_s)
@@ -357,16 +582,29 @@ class JudgeServer:
 
     # -- scripting
 
+    @property
+    def policy_file(self) -> str | None:
+        """The path of the ``policy`` mapping, or None."""
+        return self._policy.path if self._policy is not None else None
+
+    def set_policy_file(self, path: str | os.PathLike[str]) -> None:
+        """Answer the ``policy`` mode from another file (read at the next request)."""
+        self._policy = _PolicyFile(path)
+
     def script(self, *behaviours: str) -> "JudgeServer":
-        """Queue behaviours for the next requests, one each (then the default mode)."""
+        """Queue behaviours for the next requests, one each (then the default mode).
+
+        The queue is shared by all connections, taken in order of arrival:
+        ``server.script("500", "500")`` then mode ``policy`` answers the first two requests 500.
+        """
         for b in behaviours:
-            _check_behaviour(b)
+            self._check(b)
         with self._lock:
             self._script.extend(behaviours)
         return self
 
     def set_mode(self, mode: str) -> None:
-        _check_behaviour(mode)
+        self._check(mode)
         with self._lock:
             self.mode = mode
 
@@ -377,8 +615,20 @@ class JudgeServer:
             self.requests.clear()
             self.max_in_flight = 0
             if mode is not None:
-                _check_behaviour(mode)
+                self._check(mode)
                 self.mode = mode
+
+    def _check(self, behaviour: str) -> None:
+        _check_behaviour(behaviour)
+        if behaviour.partition(":")[0] == "policy" and self._policy is None:
+            raise ValueError("behaviour 'policy' needs a policy_file (JudgeServer(policy_file=...), --policy-file)")
+
+    def _policy_reply(self, kind: str, body: Any) -> PolicyReply:
+        policy = self._policy
+        if policy is None:
+            raise _PolicyError("test server: mode 'policy' has no policy_file")
+        first_user, n_assistant = _conversation_of(kind, body)
+        return policy_reply(policy.mapping(), first_user, n_assistant)
 
     def _next_behaviour(self) -> str:
         with self._lock:
@@ -409,6 +659,8 @@ def _check_behaviour(behaviour: str) -> None:
     name, _, arg = behaviour.partition(":")
     if name not in MODES:
         raise ValueError(f"unknown behaviour {behaviour!r}; accepted: {MODES} (score:N, hang:SECONDS, 429:RETRY_AFTER)")
+    if name in POLICY_MODES and arg:
+        raise ValueError(f"behaviour {behaviour!r}: {name} takes nothing after ':'")
     if name == "leak" and arg and arg not in LEAK_KINDS:
         raise ValueError(f"behaviour {behaviour!r}: leak takes one of {LEAK_KINDS} after ':'")
     if arg and name in ("score", "hang", "429"):
@@ -427,13 +679,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--mode", default="stub", help=f"default behaviour: one of {MODES} (score:N, hang:S)")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before every answer")
+    parser.add_argument("--hang", type=float, default=30.0, help="seconds a 'hang' waits before answering")
     parser.add_argument("--model", default="test-judge")
+    parser.add_argument("--policy-file", default=None,
+                        help="JSON mapping (substring of the first user message -> reply or list of replies) "
+                             "for --mode policy; re-read when it changes")
+    parser.add_argument("--no-native-tools", dest="native_tools", action="store_false",
+                        help="answer requests carrying 'tools' with HTTP 400 (vLLM without --enable-auto-tool-choice)")
+    parser.add_argument("--script", default="",
+                        help="comma-separated behaviours for the first requests, e.g. '500,429:1', then --mode")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
-    server = JudgeServer(args.mode, host=args.host, port=args.port, latency_s=args.latency, model=args.model,
-                         verbose=args.verbose)
+    try:
+        server = JudgeServer(args.mode, host=args.host, port=args.port, latency_s=args.latency, hang_s=args.hang,
+                             model=args.model, verbose=args.verbose, policy_file=args.policy_file,
+                             native_tools=args.native_tools)
+        server.script(*[b.strip() for b in args.script.split(",") if b.strip()])
+    except (TypeError, ValueError) as exc:
+        parser.error(str(exc))
     server.start()
-    print(f"test judge ({args.mode}) serving at {server.url}  (model {args.model}); Ctrl-C stops", flush=True)
+    role = "policy" if args.mode.partition(":")[0] in POLICY_MODES else "judge"
+    print(f"test {role} ({args.mode}) serving at {server.url}  (model {args.model}); Ctrl-C stops", flush=True)
     server.serve_forever()
     return 0
 

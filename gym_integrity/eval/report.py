@@ -1,0 +1,109 @@
+"""How an eval shows itself: a rich progress bar with running accuracy, the final table, and the optional plot."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from gym_integrity.eval.summary import EvalSummary, wilson_interval
+
+__all__ = ["Progress", "summary_table", "plot"]
+
+
+class Progress:
+    """A rich progress bar whose description shows the running accuracy and no-verdict count."""
+
+    def __init__(self, total: int, done: Sequence[dict[str, Any]] = (), *, enabled: bool = True) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
+
+        self._rewards = [float(r["reward"]) for r in done if not r.get("policy_error") and not r.get("no_verdict")]
+        self._no_verdict = sum(1 for r in done if r.get("no_verdict"))
+        self._errors = sum(1 for r in done if r.get("policy_error"))
+        self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), disable=not enabled, transient=False,
+                                 console=Console(stderr=True))  # stdout stays the table's (or --json's)
+        self._task = self._bar.add_task(self._text(), total=total, completed=len(done))
+
+    def _text(self) -> str:
+        accuracy = f"{sum(self._rewards) / len(self._rewards):.3f}" if self._rewards else "-"
+        return f"accuracy {accuracy}  no-verdict {self._no_verdict}  policy errors {self._errors}"
+
+    def __enter__(self) -> "Progress":
+        self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._bar.__exit__(*exc)
+
+    def update(self, record: dict[str, Any]) -> None:
+        if record.get("policy_error"):
+            self._errors += 1
+        elif record.get("no_verdict"):
+            self._no_verdict += 1
+        else:
+            self._rewards.append(float(record["reward"]))
+        self._bar.update(self._task, advance=1, description=self._text())
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def summary_table(summary: EvalSummary) -> Any:
+    """The final table as a rich ``Table``."""
+    from rich.table import Table
+
+    table = Table(title=f"gym-integrity eval: {summary.env_id}", show_header=False)
+    table.add_column("metric", style="bold")
+    table.add_column("value")
+    ci = summary.accuracy_ci95
+    table.add_row("episodes", f"{summary.episodes} ({summary.graded} graded)")
+    table.add_row("accuracy (mean reward)",
+                  f"{_fmt(summary.accuracy)}" + (f"  95% CI [{ci[0]:.3f}, {ci[1]:.3f}] (Wilson)" if ci else ""))
+    table.add_row("success rate", _fmt(summary.success_rate))
+    for k, value in summary.pass_at_k.items():
+        table.add_row(f"pass@{k}", _fmt(value))
+    table.add_row("no-verdict", f"{summary.no_verdict} ({summary.no_verdict_rate:.1%}, excluded from accuracy)")
+    table.add_row("policy errors", f"{summary.policy_errors} (excluded)"
+                  + (f"; {summary.ended_by_policy_error} more after a graded step (scored as they stood)"
+                     if summary.ended_by_policy_error else ""))
+    table.add_row("verdicts", ", ".join(f"{name} {count}" for name, count in summary.verdicts.items()) or "-")
+    table.add_row("tokens", f"{summary.prompt_tokens} prompt, {summary.completion_tokens} completion")
+    table.add_row("policy latency", f"p50 {_fmt(summary.latency_p50_s)} s, p99 {_fmt(summary.latency_p99_s)} s")
+    table.add_row("wall time", f"{summary.wall_time_s:.1f} s")
+    for name, row in summary.per_dataset.items():
+        low, high = row["ci95"]
+        table.add_row(f"  {name}", f"{row['accuracy']:.3f} [{low:.3f}, {high:.3f}] over {row['episodes']}")
+    return table
+
+
+def plot(summary: EvalSummary, records: Sequence[dict[str, Any]], path: str) -> None:
+    """A PNG: the reward histogram and, for composites, per-dataset accuracy with 95% intervals."""
+    try:
+        # The Figure API, not pyplot: no global backend switch (a notebook's inline plots keep working).
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise ImportError("--plot needs matplotlib: pip install 'gym-integrity[plot]'") from exc
+    graded = [r for r in records if not r.get("policy_error") and not r.get("no_verdict")]
+    panels = 2 if summary.per_dataset else 1
+    figure = Figure(figsize=(6 * panels, 4))
+    axes = figure.subplots(1, panels, squeeze=False)
+    ax = axes[0][0]
+    ax.hist([float(r["reward"]) for r in graded], bins=20)
+    ax.set_title(f"{summary.env_id}: reward ({len(graded)} graded episodes)")
+    ax.set_xlabel("reward")
+    ax.set_ylabel("episodes")
+    if summary.per_dataset:
+        ax = axes[0][1]
+        names = list(summary.per_dataset)
+        means = [summary.per_dataset[n]["accuracy"] for n in names]
+        intervals = [wilson_interval(m, summary.per_dataset[n]["episodes"]) for m, n in zip(means, names)]
+        # max(0, ...): at a mean of exactly 0 or 1 rounding can put the bound a hair past it
+        errors = [[max(0.0, m - lo) for m, (lo, _) in zip(means, intervals)],
+                  [max(0.0, hi - m) for m, (_, hi) in zip(means, intervals)]]
+        ax.bar(names, means, yerr=errors, capsize=4)
+        ax.set_ylim(0, 1)
+        ax.set_title("accuracy per dataset (95% Wilson)")
+        ax.tick_params(axis="x", rotation=30)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
