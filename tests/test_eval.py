@@ -138,7 +138,8 @@ def test_faults_past_the_retries_are_policy_errors_not_crashes(tmp_path, capsys)
     with JudgeServer("500") as server:
         code, summary = run_cli(capsys, "ReasoningGym-v0", "--base-url", server.url, "--model", "m", "-n", "3",
                                 "--env-kwargs", json.dumps(RG), "--max-retries", "1", "--out", str(out))
-    assert code == 0 and summary["policy_errors"] == 3 and summary["accuracy"] is None
+    # Nothing graded and every episode a policy error: exit 1, with the reason and the URL on stderr.
+    assert code == 1 and summary["policy_errors"] == 3 and summary["accuracy"] is None
     assert summary["verdicts"] == {"policy_error": 3}
     assert {r["policy_error"] for r in read_records(out)} == {"server_error"}
     with JudgeServer("hang", hang_s=5.0) as server:
@@ -187,8 +188,8 @@ def test_plot_writes_a_png_with_per_dataset_panels_for_composites(tmp_path, caps
 def test_usage_errors_exit_2_and_say_what_is_wrong(tmp_path, capsys):
     base = ["eval", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
     for extra, message in ((["Nope-v0"], "'Nope-v0' is not a registered id"),
-                           (["ReasoningGym-v0", "--resume"], "resume needs out"),
-                           (["ReasoningGym-v0", "--samples", "0"], "samples must be an int >= 1"),
+                           (["ReasoningGym-v0", "--resume"], "--resume needs --out"),
+                           (["ReasoningGym-v0", "--samples", "0"], "must be an int >= 1, got 0"),
                            (["ReasoningGym-v0", "--env-kwargs", "[1]"], "--env-kwargs must be a JSON object"),
                            (["ReasoningGym-v0", "--env-kwargs", '{"bogus": 1}'], "bogus is not an option")):
         with pytest.raises(SystemExit) as caught:
@@ -300,8 +301,8 @@ def test_a_hostile_reply_is_one_episodes_fault_never_the_runs(tmp_path, capsys, 
                                 "--out", str(out))
     finally:
         server.close()
-    assert code == 0 and summary["episodes"] == 2
-    assert summary["policy_errors"] + summary["graded"] == 2
+    assert summary["episodes"] == 2 and summary["policy_errors"] + summary["graded"] == 2
+    assert code == (1 if summary["graded"] == 0 else 0)  # 1: nothing graded (a finished run, not a crash)
     assert [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]  # every line reads back
 
 
@@ -349,3 +350,22 @@ def test_plot_without_matplotlib_names_the_extra_to_install(tmp_path):
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "pip install 'gym-integrity[plot]'" in result.stderr
     assert not (tmp_path / "r.png").exists()
+
+
+def test_unreachable_servers_and_no_verdicts_say_what_to_fix(capsys):
+    code = main(["eval", "ReasoningGym-v0", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "-n", "2",
+                 "--env-kwargs", json.dumps(RG), "--max-retries", "0", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "policy errors: connection x2 at http://127.0.0.1:9/v1 (is the server running" in err
+    with JudgeServer("wrong") as server:
+        code = main(["eval", "QEDMath-v0", "--base-url", server.url, "--model", "m", "-n", "2", "--no-progress",
+                     "--env-kwargs", json.dumps({"problem_types": ["proof"]})])
+    err = capsys.readouterr().err
+    assert code == 0 and "no-verdict x2: " in err and "judge" in err
+    with pytest.raises(SystemExit):
+        main(["eval", "ReasoningGym-v0", "--base-url", "http://x/v1", "--model", "m", "--resume"])
+    assert "--resume needs --out" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["eval", "ReasoningGym-v0", "--base-url", "http://x/v1", "--model", "m", "-n", "0"])
+    assert "must be an int >= 1, got 0" in capsys.readouterr().err

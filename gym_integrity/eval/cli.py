@@ -21,8 +21,20 @@ Accuracy is the mean reward over graded episodes: no-verdicts (the grader
 could not decide) and policy errors (the endpoint failed past its retries) are
 counted and shown, never scored. Every finished episode is one JSONL line in
 --out, written as it ends; --resume runs only what the file lacks.
-exit status: 0 done; 2 usage error.
+exit status: 0 done; 1 no episode was graded (every one a policy error: is the
+server up, the URL and model right? the reasons are printed); 2 usage error;
+130 interrupted.
 """
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an int >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an int >= 1, got {value}")
+    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,10 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                           "http://127.0.0.1:8000/v1 (vLLM, SGLang, any API)")
     parser.add_argument("--model", required=True, help="the model name the endpoint serves")
     parser.add_argument("--api-key", default=None, help="the endpoint's key (default: $OPENAI_API_KEY, else none)")
-    parser.add_argument("-n", "--num-problems", type=int, default=None,
-                        help="problems (seeds SEED..SEED+N-1); default: the env's item count, at most 100")
-    parser.add_argument("--samples", type=int, default=1, help="episodes per problem (pass@1..k; default 1)")
-    parser.add_argument("--concurrency", type=int, default=8, help="episodes in flight (default 8)")
+    parser.add_argument("-n", "--num-problems", type=_positive_int, default=None,
+                        help="problems: the first N seeds from --seed up that pick different items; default: the "
+                             "env's item count, at most 100")
+    parser.add_argument("--samples", type=_positive_int, default=1, help="episodes per problem (pass@1..k; default 1)")
+    parser.add_argument("--concurrency", type=_positive_int, default=8, help="episodes in flight (default 8)")
     parser.add_argument("--temperature", type=float, default=None, help="sampling temperature (default: server's)")
     parser.add_argument("--max-tokens", type=int, default=None, help="max tokens per reply (default: server's)")
     parser.add_argument("--system-prompt", default=None, help="a system message before each episode's first prompt")
@@ -57,9 +70,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from gym_integrity.eval.report import Progress, plot, summary_table
+    from gym_integrity.eval.report import Progress, plot, problem_lines, summary_table
     from gym_integrity.eval.runner import EvalConfig, evaluate
 
+    if args.resume and not args.out:
+        args.parser.error("--resume needs --out (the results file to continue)")
     try:
         env_kwargs = json.loads(args.env_kwargs)
     except json.JSONDecodeError as exc:
@@ -95,13 +110,19 @@ def run(args: argparse.Namespace) -> int:
     except (TypeError, ValueError, FileExistsError) as exc:
         args.parser.error(str(exc))
     except KeyboardInterrupt:
-        console.print(f"[yellow]interrupted: finished episodes are in {config.out or '(no --out given)'}; "
-                      "run again with --resume to continue[/]")
+        if config.out:
+            console.print(f"interrupted: the finished episodes are in {config.out}; run the same command with "
+                          "--resume to continue", markup=False, style="yellow")
+        else:
+            console.print("interrupted: without --out nothing was kept; pass --out FILE to keep episodes as they "
+                          "end (and --resume to continue)", markup=False, style="yellow")
         return 130
     if args.json:
         print(json.dumps(summary.to_dict(), indent=2))
     else:
         Console().print(summary_table(summary))
+    for line in problem_lines(summary, records, config.base_url):
+        console.print(line, markup=False, style="yellow")
     if args.plot:
         try:
             plot(summary, records, args.plot)
@@ -111,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"[red]{escape(str(exc))}[/]")  # escape: "[plot]" in the message is not a style
             return 2
         console.print(f"plot written to {args.plot}")
-    return 0
+    return 1 if summary.graded == 0 and summary.policy_errors else 0
 
 
 def _main() -> None:  # pragma: no cover - python -m gym_integrity.eval.cli

@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from gym_integrity.eval.summary import EvalSummary, wilson_interval
 
-__all__ = ["Progress", "summary_table", "plot"]
+__all__ = ["Progress", "summary_table", "problem_lines", "plot"]
 
 
 class Progress:
@@ -75,6 +75,27 @@ def summary_table(summary: EvalSummary) -> Any:
         low, high = row["ci95"]
         table.add_row(f"  {name}", f"{row['accuracy']:.3f} [{low:.3f}, {high:.3f}] over {row['episodes']}")
     return table
+
+
+def problem_lines(summary: EvalSummary, records: Sequence[dict[str, Any]], base_url: str) -> list[str]:
+    """Why episodes were not graded, one line per kind with a sample message: what a user must fix."""
+    lines = []
+    errors: dict[str, list[str]] = {}
+    for record in records:
+        if record.get("policy_error"):
+            errors.setdefault(record["policy_error"], []).append(record.get("policy_error_message") or "")
+    for kind, messages in sorted(errors.items()):
+        hint = {"connection": " (is the server running, and is the URL right?)",
+                "rejected": " (is the model name right? the server refused the request)"}.get(kind, "")
+        lines.append(f"policy errors: {kind} x{len(messages)} at {base_url}{hint}: {messages[0][:200]}")
+    causes: dict[str, int] = {}
+    for record in records:
+        if record.get("no_verdict") and not record.get("policy_error"):
+            cause = record.get("cause") or "no cause given"
+            causes[cause] = causes.get(cause, 0) + 1
+    for cause, count in sorted(causes.items(), key=lambda item: -item[1]):
+        lines.append(f"no-verdict x{count}: {cause[:300]}")
+    return lines
 
 
 def plot(summary: EvalSummary, records: Sequence[dict[str, Any]], path: str) -> None:

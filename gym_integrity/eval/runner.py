@@ -185,6 +185,8 @@ class _Run:
         # submission): a sum over attempts could pass 1 and would not be an accuracy. The sum is ``return``.
         record.update(reward=float(reward), verdict=info.get("verdict"), no_verdict=bool(info.get("no_verdict")),
                       score=info.get("score"), metrics=info.get("metrics", {}))
+        if info.get("cause"):
+            record["cause"] = info["cause"]  # why a no-verdict (e.g. no judge configured): what to fix
         record["return"] = total
         if record.get("ended_by_policy_error"):
             record["policy_error"] = None  # scored: not an excluded episode (the kind stays in ended_by_policy_error)

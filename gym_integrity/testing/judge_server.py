@@ -695,7 +695,11 @@ def main(argv: list[str] | None = None) -> int:
                              model=args.model, verbose=args.verbose, policy_file=args.policy_file,
                              native_tools=args.native_tools)
         server.script(*[b.strip() for b in args.script.split(",") if b.strip()])
-    except (TypeError, ValueError) as exc:
+        if args.mode == "policy":
+            if not args.policy_file:
+                raise ValueError("--mode policy needs --policy-file (a JSON object: question substring -> reply)")
+            _PolicyFile(args.policy_file).mapping()  # read it now: a missing or bad file fails here, not per request
+    except (TypeError, ValueError, _PolicyError) as exc:
         parser.error(str(exc))
     server.start()
     role = "policy" if args.mode.partition(":")[0] in POLICY_MODES else "judge"
