@@ -46,6 +46,7 @@ __all__ = [
     "reject_unknown",
     "nested",
     "config_from",
+    "positive_int_arg",
 ]
 
 T = TypeVar("T")
@@ -290,3 +291,20 @@ def config_from(cls: type[T], value: Any) -> T:
         return cls(**value)
     raise TypeError(f"{cls.__name__} must be given as a {cls.__name__}, a dict of its fields or None, "
                     f"got {_shown(value)}")
+
+
+def positive_int_arg(text: str) -> int:
+    """An ``argparse`` type: an int >= 1, or the parser's own error naming what was given.
+
+    >>> positive_int_arg("3")
+    3
+    """
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an int >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an int >= 1, got {value}")
+    return value

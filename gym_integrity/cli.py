@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any, Sequence, TextIO
 
+from gym_integrity.checks import positive_int_arg
+
 __all__ = ["main", "build_parser"]
 
 MULTILINE_FENCE = '"""'
@@ -177,16 +179,6 @@ def _cmd_check_data(args: argparse.Namespace) -> int:
     return 0 if clean else 1
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an int >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an int >= 1, got {value}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gym-integrity", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -226,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                                 "(default finqa.csv)")
     p_check.add_argument("--hub-id", default=None, help="finqa: questions from this hub id (or local dataset "
                                                         "directory); SOURCE is the root holding the tables")
-    p_check.add_argument("--rows", type=_positive_int, default=5, help="row numbers shown per reason (default 5)")
+    p_check.add_argument("--rows", type=positive_int_arg, default=5, help="row numbers shown per reason (default 5)")
     p_check.add_argument("--json", action="store_true", help="print JSON (every skipped row) instead of the table")
     p_check.set_defaults(run=_cmd_check_data, parser=p_check)
     return parser

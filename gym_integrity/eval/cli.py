@@ -9,6 +9,8 @@ import os
 import sys
 from typing import Any
 
+from gym_integrity.checks import positive_int_arg
+
 HELP = "evaluate a model served behind an OpenAI-compatible endpoint on a registered env"
 
 EPILOG = """\
@@ -27,16 +29,6 @@ server up, the URL and model right? the reasons are printed); 2 usage error;
 """
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an int >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an int >= 1, got {value}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description, parser.epilog = HELP, EPILOG
@@ -45,11 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                           "http://127.0.0.1:8000/v1 (vLLM, SGLang, any API)")
     parser.add_argument("--model", required=True, help="the model name the endpoint serves")
     parser.add_argument("--api-key", default=None, help="the endpoint's key (default: $OPENAI_API_KEY, else none)")
-    parser.add_argument("-n", "--num-problems", type=_positive_int, default=None,
+    parser.add_argument("-n", "--num-problems", type=positive_int_arg, default=None,
                         help="problems: the first N seeds from --seed up that pick different items; default: the "
                              "env's item count, at most 100")
-    parser.add_argument("--samples", type=_positive_int, default=1, help="episodes per problem (pass@1..k; default 1)")
-    parser.add_argument("--concurrency", type=_positive_int, default=8, help="episodes in flight (default 8)")
+    parser.add_argument("--samples", type=positive_int_arg, default=1, help="episodes per problem (pass@1..k; default 1)")
+    parser.add_argument("--concurrency", type=positive_int_arg, default=8, help="episodes in flight (default 8)")
     parser.add_argument("--temperature", type=float, default=None, help="sampling temperature (default: server's)")
     parser.add_argument("--max-tokens", type=int, default=None, help="max tokens per reply (default: server's)")
     parser.add_argument("--system-prompt", default=None, help="a system message before each episode's first prompt")
