@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any, Sequence, TextIO
 
@@ -120,7 +121,11 @@ def _check_reports(args: argparse.Namespace) -> list[Any]:
         raise ValueError("--config is a QEDMath option")
     if args.hub_id is not None and args.source is None:
         raise ValueError("--hub-id needs SOURCE: the FinQA-benchmark root holding input_companies/")
-    return [check_finqa(args.source, split=args.split or "test", questions_file=args.questions_file or "finqa.csv",
+    from gym_integrity.envs.finqa.config import DATA_PATH_ENV
+
+    # No SOURCE: what FinQA-v0 would load, $FINQA_DATA_PATH if set, else the shipped set.
+    source = args.source if args.source is not None else (os.environ.get(DATA_PATH_ENV) or None)
+    return [check_finqa(source, split=args.split or "test", questions_file=args.questions_file or "finqa.csv",
                         hub_id=args.hub_id)]
 
 
@@ -210,7 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="which loader checks SOURCE; omitted: both shipped sets")
     p_check.add_argument("source", nargs="?", default=None,
                          help="qed: a .jsonl/.json file, a dataset directory or a hub id; finqa: a FinQA-benchmark "
-                              "root or an original-FinQA JSON file/dir. Omitted: the shipped set")
+                              "root or an original-FinQA JSON file/dir. Omitted: the shipped set (finqa: "
+                              "$FINQA_DATA_PATH if set, as FinQA-v0 loads)")
     p_check.add_argument("--split", default=None, help="qed: the hub split (default train); finqa: the original-FinQA "
                                                        "split or hub split (default test)")
     p_check.add_argument("--config", default=None, help="qed: the hub dataset config")

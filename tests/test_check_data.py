@@ -106,6 +106,20 @@ def test_a_broken_finqa_root_has_every_bad_row_named(tmp_path: Path, capsys):
     assert source["source"] == str(path) and source["loaded"] == 37
 
 
+def test_finqa_without_a_source_checks_what_finqa_v0_loads_from_the_env_var(tmp_path: Path, capsys, monkeypatch):
+    """A leftover of issue 10: `check-data finqa` checked the shipped set while FinQA-v0 read $FINQA_DATA_PATH."""
+    root = tmp_path / "finqa"
+    shutil.copytree(EMBEDDED_DATA_PATH, root, ignore=shutil.ignore_patterns("original_sample"))
+    with open(root / "benchmark_questions" / "finqa.csv", "a", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerow(["x1", "Q?", "northwind_foods", "Q?", "", "lookup", ""])
+    monkeypatch.setenv("FINQA_DATA_PATH", str(root))
+    assert main(["check-data", "finqa", "--json"]) == 1
+    (source,) = json.loads(capsys.readouterr().out)["sources"]
+    assert source["source"] == str(root / "benchmark_questions" / "finqa.csv") and source["loaded"] == 37
+    monkeypatch.delenv("FINQA_DATA_PATH")
+    assert main(["check-data", "finqa", "--json"]) == 0
+
+
 def test_a_hub_style_dataset_directory_is_read_through_datasets(tmp_path: Path, capsys, monkeypatch):
     pytest.importorskip("datasets")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")

@@ -242,3 +242,23 @@ def test_every_embedded_gold_scores_itself():
     from gym_integrity.envs.finqa.data import _PLAIN_NUMBER
     for text in ("0", "-0", "007", "12,480", "1234.5", "-3.5%", "$1,000,000", "99%"):
         assert _PLAIN_NUMBER.fullmatch(text) and score_answer(text, text).score == 1.0, text
+
+
+def test_row_numbers_count_blank_lines_between_records(benchmark_copy: Path):
+    """A leftover of issue 10: DictReader skips blank lines unseen, so a skipped row after blank lines was
+    reported on the wrong line. Each record's own first line is reported, blank lines and quoted newlines counted."""
+    path = benchmark_copy / "benchmark_questions" / "finqa.csv"
+    with open(path, "a", newline="", encoding="utf-8") as fh:
+        fh.write("\n\n")
+        csv.writer(fh).writerow(["b-multi", "What was\nNorthwind's revenue?", "northwind_foods", "revenue", "",
+                                 "lookup", ""])
+        fh.write("\n")
+        csv.writer(fh).writerow(["b-after", "What was the margin?", "northwind_foods", "margin", "", "lookup", ""])
+    lines = path.read_text(encoding="utf-8").split("\n")
+    multi = next(i for i, text in enumerate(lines, 1) if text.startswith("b-multi"))
+    after = next(i for i, text in enumerate(lines, 1) if text.startswith("b-after"))
+    with pytest.warns(UserWarning) as record:
+        gym.make("FinQA-v0", data_path=str(benchmark_copy))
+    messages = [str(w.message) for w in record]
+    assert any(f"row {multi}:" in m and "[empty_answer]" in m for m in messages), (multi, messages)
+    assert any(f"row {after}:" in m and "[empty_answer]" in m for m in messages), (after, messages)

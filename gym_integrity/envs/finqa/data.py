@@ -283,17 +283,26 @@ def _read_questions_csv(path: Path, report: DataReport) -> list[tuple[int, Quest
     """(line where the record starts, checked Question) pairs; rows that fail a check go in ``report``."""
     questions = []
     with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        missing = {"company", "question", "answer"} - set(reader.fieldnames or ())
+        # csv.reader, not DictReader: DictReader skips blank lines unseen, so the line after the last record read
+        # would be off by every blank line before the next one; here a blank line is a row of its own ([]).
+        reader = csv.reader(fh)
+        fieldnames = next((cells for cells in reader if cells), [])  # the header: the first non-blank row
+        missing = {"company", "question", "answer"} - set(fieldnames or ())
         if missing:
             raise ValueError(f"{path.name}: missing column(s) {sorted(missing)}; expected id, user_query, company, "
                              "question, answer, question_type, explanation")
-        line = reader.line_num + 1
-        for n, row in enumerate(reader):
-            try:
-                questions.append((line, _benchmark_question(n, row)))
-            except RowProblem as exc:
-                report.skip(line, exc.reason, exc.detail)
+        line, n = reader.line_num + 1, 0
+        for cells in reader:
+            if cells:
+                row = dict(zip(fieldnames, cells))  # DictReader's rules: a missing cell is None, extras under None
+                row.update({name: None for name in fieldnames[len(cells):]})
+                if len(cells) > len(fieldnames):
+                    row[None] = cells[len(fieldnames):]
+                try:
+                    questions.append((line, _benchmark_question(n, row)))
+                except RowProblem as exc:
+                    report.skip(line, exc.reason, exc.detail)
+                n += 1
             line = reader.line_num + 1
     return questions
 
