@@ -252,3 +252,23 @@ def test_both_paths_give_the_same_info_on_every_registered_env_that_declares_the
         assert deep.env.filter_path == "deep scan"
         seeds = range(6)
         assert _episodes(fast, seeds, answer_action) == _episodes(deep, seeds, answer_action), entry.id
+
+
+def test_gym_integrity_make_exposes_the_deep_scan_switch():
+    """A leftover of issue 11: the deep scan was reachable only by building the stack by hand."""
+    import gym_integrity
+    from gym_integrity.wrappers import HideInfoKeys
+
+    def hide(env):
+        while not isinstance(env, HideInfoKeys):
+            env = env.env
+        return env
+
+    fast, deep = gym_integrity.make("ReasoningGym-v0"), gym_integrity.make("ReasoningGym-v0", deep_scan=True)
+    assert (hide(fast).filter_path, hide(deep).filter_path) == ("privileged key", "deep scan")
+    assert fast.reset(seed=1)[1] == deep.reset(seed=1)[1]
+    assert fast.step("<answer>1</answer>")[4] == deep.step("<answer>1</answer>")[4]
+    assert str(gym.make(deep.spec)) == str(deep) and hide(gym.make(deep.spec)).deep_scan
+    with pytest.raises(TypeError, match=r"gym_integrity.make\('ReasoningGym-v0', deep_scan=...\)"):
+        gym.make("ReasoningGym-v0", deep_scan=True)
+

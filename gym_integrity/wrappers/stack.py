@@ -20,7 +20,7 @@ STACK_ORDER = (MaxStepsTruncation, HideInfoKeys, TerminalFreeze)
 
 
 #: The stack's settings that ``gym_integrity.make`` takes; ``gym.make(id, **kwargs)`` sends kwargs to the env only.
-STACK_SWITCHES = ("reveal_on_end", "frozen_reward", "max_steps")
+STACK_SWITCHES = ("reveal_on_end", "frozen_reward", "max_steps", "deep_scan")
 
 
 def stack_switch_hints(env_id: str) -> dict[str, str]:
