@@ -11,7 +11,8 @@ import gymnasium as gym
 from gym_integrity.checks import check_bool, check_str, check_strs, check_type
 from gym_integrity.wrappers.stack import integrity_wrapper_specs
 
-__all__ = ["REGISTERED", "EnvEntry", "Sweep", "register_env", "register_envs", "env_entries", "env_entry", "make"]
+__all__ = ["REGISTERED", "EnvEntry", "Sweep", "register_env", "register_envs", "env_entries", "env_entry", "make",
+           "check_registered"]
 
 
 @dataclass(frozen=True)
@@ -186,6 +187,20 @@ def register_env(entry: EnvEntry) -> None:
         gym.register(id=entry.id, entry_point=entry.entry_point, nondeterministic=entry.nondeterministic,
                      additional_wrappers=integrity_wrapper_specs(), disable_env_checker=True, order_enforce=False)
     _ENTRIES[entry.id] = entry
+
+
+def check_registered(owner: str, env_id: Any) -> str:
+    """``env_id`` if it is a registered gymnasium id, else a ``ValueError`` naming ``owner`` and every entry's id.
+
+    >>> check_registered("make_dataset", "Nope-v0")
+    Traceback (most recent call last):
+    ...
+    ValueError: make_dataset: 'Nope-v0' is not a registered id; registered: ['ReasoningGym-v0', ...]
+    """
+    check_str(f"{owner} env_id", env_id)
+    if env_id not in gym.registry:
+        raise ValueError(f"{owner}: {env_id!r} is not a registered id; registered: {[e.id for e in env_entries()]}")
+    return env_id
 
 
 def register_envs() -> None:

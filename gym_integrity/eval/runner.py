@@ -10,12 +10,12 @@ from typing import Any, Callable, Mapping
 
 import gymnasium as gym
 
-from gym_integrity.checks import check_bool, check_int, check_number, check_str, check_type
+from gym_integrity.checks import check_bool, check_choice, check_int, check_number, check_str, check_type
 from gym_integrity.eval.policy import Policy, PolicyError, PolicyReply, ToolsUnsupported
 from gym_integrity.eval.records import ResultsFile
 from gym_integrity.eval.summary import EvalSummary, summarize
 from gym_integrity.protocol import TrainerAction
-from gym_integrity.registration import make
+from gym_integrity.registration import check_registered, make
 from gym_integrity.seeding import distinct_item_seeds
 
 __all__ = ["EvalConfig", "run_eval", "evaluate"]
@@ -73,15 +73,10 @@ class EvalConfig:
         check_number("EvalConfig.timeout_s", self.timeout_s, low=0.001)
         check_int("EvalConfig.max_retries", self.max_retries, low=0)
         check_number("EvalConfig.backoff_s", self.backoff_s, low=0)
-        if self.tools not in ("auto", "native", "text"):
-            raise ValueError(f"EvalConfig.tools must be one of ('auto', 'native', 'text'), got {self.tools!r}")
+        check_choice("EvalConfig.tools", self.tools, ("auto", "native", "text"))
         if self.resume and not self.out:
             raise ValueError("EvalConfig.resume needs out (the results file to continue)")
-        if self.env_id not in gym.registry:
-            import gym_integrity
-
-            raise ValueError(f"EvalConfig.env_id: {self.env_id!r} is not a registered id; registered: "
-                             f"{[entry.id for entry in gym_integrity.env_entries()]}")
+        check_registered("EvalConfig.env_id", self.env_id)
 
 
 def _tool_message(call: Mapping[str, str], observation: str) -> dict[str, Any]:

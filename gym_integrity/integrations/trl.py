@@ -40,7 +40,7 @@ import gymnasium as gym
 
 from gym_integrity.checks import check_int, check_str
 from gym_integrity.protocol import TrainerAction, Verdict
-from gym_integrity.registration import make
+from gym_integrity.registration import check_registered, make
 from gym_integrity.seeding import distinct_item_seeds
 
 __all__ = ["make_dataset", "reward_function", "environment_factory", "EnvReward", "ToolEnvironment",
@@ -65,12 +65,7 @@ def _make_env(where: str, env_id: Any, env_kwargs: Mapping[str, Any]) -> gym.Env
 
         module, _, env_id = env_id.partition(":")
         importlib.import_module(module)
-    if env_id not in gym.registry:
-        import gym_integrity
-
-        ids = [entry.id for entry in gym_integrity.env_entries()]
-        raise ValueError(f"{where}: {env_id!r} is not a registered id; registered: {ids}")
-    return make(env_id, **env_kwargs)
+    return make(check_registered(where, env_id), **env_kwargs)
 
 
 def _short_name(env_id: str) -> str:

@@ -100,7 +100,7 @@ class MaxStepsTruncation(
         obs, info = self.env.reset(seed=seed, options=options)
         self._elapsed = 0
         budget = self._budget = self.max_steps if self.max_steps is not None else self._declared_budget()
-        return obs, self._counted(info, {"steps": 0, "step_budget": budget})
+        return obs, _with_integrity(info, {"steps": 0, "step_budget": budget}, in_place=self._owns_inner_info)
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
@@ -111,12 +111,5 @@ class MaxStepsTruncation(
                 truncated = True
             if truncated and info.get("verdict") == Verdict.PENDING.value:
                 info = {**info, "verdict": Verdict.NO_ANSWER.value}
-        return obs, reward, terminated, truncated, self._counted(info, {"steps": elapsed, "step_budget": budget})
-
-    def _counted(self, info: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
-        """``info`` with ``fields`` in its ``integrity`` dict: set in place if this layer owns it, else a copy."""
-        if not self._owns_inner_info:
-            return _with_integrity(info, fields)
-        inner = info.get("integrity")
-        info["integrity"] = {**inner, **fields} if inner else fields
-        return info
+        return obs, reward, terminated, truncated, _with_integrity(info, {"steps": elapsed, "step_budget": budget},
+                                                                  in_place=self._owns_inner_info)

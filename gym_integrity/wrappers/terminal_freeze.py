@@ -25,9 +25,11 @@ def with_integrity(info: dict[str, Any], **fields: Any) -> dict[str, Any]:
     return _with_integrity(info, fields)
 
 
-def _with_integrity(info: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+def _with_integrity(info: dict[str, Any], fields: dict[str, Any], in_place: bool = False) -> dict[str, Any]:
     # ``fields`` must be a dict made for this call: it becomes the new ``integrity`` when info has none.
-    out = dict(info)
+    # ``in_place``: the caller owns ``info`` (fresh_info_below), so its top level is set, not copied; the
+    # ``integrity`` dict inside is always a new one, since the one there may be an inner layer's.
+    out = info if in_place else dict(info)
     inner = info.get("integrity")
     out["integrity"] = {**inner, **fields} if inner else fields
     return out
@@ -114,12 +116,7 @@ class TerminalFreeze(
 
     def _live(self, info: dict[str, Any]) -> dict[str, Any]:
         """``info`` with ``integrity`` saying the episode is live (see ``_owns_inner_info`` for the copy policy)."""
-        if not self._owns_inner_info:
-            return _with_integrity(info, {"frozen": False, "ignored_steps": 0})
-        inner = info.get("integrity")
-        info["integrity"] = ({**inner, "frozen": False, "ignored_steps": 0} if inner
-                             else {"frozen": False, "ignored_steps": 0})
-        return info
+        return _with_integrity(info, {"frozen": False, "ignored_steps": 0}, in_place=self._owns_inner_info)
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         if self._final is not None:

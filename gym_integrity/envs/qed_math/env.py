@@ -11,7 +11,7 @@ from gym_integrity.envs.base import TextEnv
 from gym_integrity.envs.qed_math.config import QEDMathConfig
 from gym_integrity.envs.qed_math.grading import GradedAttempt
 from gym_integrity.envs.qed_math.problems import Problem, load_problems
-from gym_integrity.envs.qed_math.shaping import answer_reward, shape_reward, strip_reasoning
+from gym_integrity.envs.qed_math.shaping import answer_reward, length_discount, shape_reward, strip_reasoning
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, Verdict, grade_info, split_trainer_action
 from gym_integrity.services.pool import WORKER_START_ALLOWANCE_S
 from gym_integrity.services.verifier import VerifierService, get_verifier
@@ -260,7 +260,7 @@ class QEDMathEnv(TextEnv):
             reward, penalty = shape_reward(base, num_tokens=num_tokens, discount_factor=self.config.discount_factor,
                                            max_tokens=self.config.max_tokens, buffer_tokens=self.config.buffer_tokens,
                                            penalty_factor=self.config.overlong_penalty)
-            discount = self.config.discount_factor ** num_tokens if num_tokens is not None and base > 0 else 1.0
+            discount = length_discount(base, num_tokens, self.config.discount_factor)
         remaining = max(0, self._attempts - self._attempt)
         terminated = success or remaining == 0
         self._note = self._feedback(grade, terminated, remaining, graded.feedback)

@@ -23,7 +23,8 @@ from typing import Sequence
 
 from gym_integrity.protocol import Grade, Verdict
 
-__all__ = ["REWARD_PRESETS", "strip_reasoning", "answer_reward", "overlong_penalty", "shape_reward"]
+__all__ = ["REWARD_PRESETS", "strip_reasoning", "answer_reward", "overlong_penalty", "length_discount",
+           "shape_reward"]
 
 #: Reward of a graded answer-mode verdict per preset. A graded ``timeout``
 #: (the answer's own verification ran past its budget: ``no_verdict=False``)
@@ -93,6 +94,20 @@ def overlong_penalty(num_tokens: int, *, max_tokens: int, buffer_tokens: int, fa
     return -float(factor) * (num_tokens - start) / buffer_tokens
 
 
+def length_discount(base: float, num_tokens: int | None, discount_factor: float) -> float:
+    """The factor ``base`` is multiplied by: ``discount_factor ** L`` for a positive base, else 1.0.
+
+    A negative base (a wrong or missing answer under the ``base`` preset) is
+    not discounted: the discount shrinks toward 0, so discounting a penalty
+    would pay a longer wrong answer more than a short one (a policy could pad
+    its way out of the penalty). No ``num_tokens`` (no trainer count): 1.0.
+
+    >>> length_discount(1.0, 2, 0.5), length_discount(-0.5, 4000, 0.999), length_discount(1.0, None, 0.5)
+    (0.25, 1.0, 1.0)
+    """
+    return float(discount_factor) ** num_tokens if num_tokens is not None and base > 0 else 1.0
+
+
 def shape_reward(
     base: float,
     *,
@@ -104,18 +119,15 @@ def shape_reward(
 ) -> tuple[float, float]:
     """``(shaped reward, overlong penalty)``: ``base * discount_factor ** L + penalty`` for ``base > 0``.
 
-    Without ``num_tokens`` (no trainer count) the reward is ``base``, unshaped.
-    A negative base (a wrong or missing answer under the ``base`` preset) is
-    not discounted: the discount shrinks toward 0, so discounting a penalty
-    would pay a longer wrong answer more than a short one (a policy could pad
-    its way out of the penalty).
+    Without ``num_tokens`` (no trainer count) the reward is ``base``, unshaped;
+    a negative base is never discounted (:func:`length_discount`).
 
     >>> shape_reward(-0.5, num_tokens=4000, discount_factor=0.999, max_tokens=None, buffer_tokens=0)
     (-0.5, 0.0)
     """
     if num_tokens is None:
         return float(base), 0.0
-    shaped = float(base) * float(discount_factor) ** num_tokens if base > 0 else float(base)
+    shaped = float(base) * length_discount(base, num_tokens, discount_factor)
     penalty = 0.0
     if max_tokens is not None:
         penalty = overlong_penalty(num_tokens, max_tokens=max_tokens, buffer_tokens=buffer_tokens,
