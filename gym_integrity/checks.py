@@ -47,6 +47,7 @@ __all__ = [
     "nested",
     "config_from",
     "positive_int_arg",
+    "json_object_arg",
 ]
 
 T = TypeVar("T")
@@ -307,4 +308,22 @@ def positive_int_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be an int >= 1, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be an int >= 1, got {value}")
+    return value
+
+
+def json_object_arg(text: str) -> dict[str, Any]:
+    """An ``argparse`` type: a JSON object (``--env-kwargs``), or the parser's own error saying what it got.
+
+    >>> json_object_arg('{"dataset": "leg_counting"}')
+    {'dataset': 'leg_counting'}
+    """
+    import argparse
+    import json
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"must be a JSON object, got {type(value).__name__}")
     return value

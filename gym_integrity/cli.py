@@ -1,4 +1,4 @@
-"""The `gym-integrity` command: list the ids, play one by hand, audit them, evaluate a model, check a data set."""
+"""The `gym-integrity` command: list the ids, play one by hand, audit them, evaluate a model, serve one, check data."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Any, Sequence, TextIO
 
-from gym_integrity.checks import positive_int_arg
+from gym_integrity.checks import json_object_arg, positive_int_arg
 
 __all__ = ["main", "build_parser"]
 
@@ -80,6 +80,35 @@ def _cmd_play(args: argparse.Namespace, stream: TextIO | None = None) -> int:
                 return 0
     finally:
         env.close()
+
+
+SERVE_HELP = ("serve a registered id over OpenEnv's protocol (openenv-core's server; the [serve] extra), one "
+              "integrity-stacked env per session")
+
+_SERVE_EPILOG = """\
+examples:
+  gym-integrity serve ReasoningGym-v0                       ws://127.0.0.1:8000/ws
+  gym-integrity serve FinQA-v0 --port 8100 --max-sessions 32
+  gym-integrity serve QEDMath-v0 --env-kwargs '{"judge": {"base_url": "http://127.0.0.1:9000/v1"}}'
+
+Clients: openenv-core's EnvClient/GenericEnvClient (and MCPToolClient for
+QEDMath-v0's get_problem/submit_proof tools), or
+gym_integrity.integrations.openenv.RemoteEnv. It binds to 127.0.0.1 unless
+--host says otherwise; there is no authentication (docs/serve.md).
+"""
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        from gym_integrity.integrations.openenv import serve
+    except ImportError as exc:
+        args.parser.error(str(exc))  # exits 2
+    try:
+        serve(args.id, args.env_kwargs, host=args.host, port=args.port, max_sessions=args.max_sessions,
+              session_timeout_s=args.session_timeout)
+    except (TypeError, ValueError) as exc:
+        args.parser.error(str(exc))
+    return 0
 
 
 CHECK_DATA_HELP = ("check a QEDMath or FinQA data set as the loaders will (the shipped sets by default): rows "
@@ -208,6 +237,19 @@ def build_parser() -> argparse.ArgumentParser:
     p_eval = sub.add_parser("eval", help=eval_cli.HELP)
     eval_cli.add_arguments(p_eval)
     p_eval.set_defaults(run=eval_cli.run, parser=p_eval)
+
+    p_serve = sub.add_parser("serve", help=SERVE_HELP, description=SERVE_HELP, epilog=_SERVE_EPILOG,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    p_serve.add_argument("id", help="a registered id, e.g. ReasoningGym-v0")
+    p_serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    p_serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p_serve.add_argument("--max-sessions", type=positive_int_arg, default=8,
+                         help="sessions (envs) open at once; one more is refused with CAPACITY_REACHED (default 8)")
+    p_serve.add_argument("--session-timeout", type=float, default=300.0,
+                         help="seconds a session may stay idle before its env is closed (default 300)")
+    p_serve.add_argument("--env-kwargs", type=json_object_arg, default=None,
+                         help='JSON object of gym_integrity.make keyword arguments, e.g. \'{"dataset": "leg_counting"}\'')
+    p_serve.set_defaults(run=_cmd_serve, parser=p_serve)
 
     p_check = sub.add_parser("check-data", help=CHECK_DATA_HELP, description=CHECK_DATA_HELP, epilog=_CHECK_DATA_EPILOG,
                              formatter_class=argparse.RawDescriptionHelpFormatter)

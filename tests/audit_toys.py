@@ -55,6 +55,8 @@ class CorrectToy(gym.Env):
 
     # -- gymnasium -------------------------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict[str, Any]]:
+        if options:  # refused before anything changes: a reset that raises leaves the episode as it was
+            raise TypeError(f"CorrectToy.reset takes no options, got {sorted(options)}")
         super().reset(seed=seed)
         self._a, self._b = self._draw()
         self._clear_end()
@@ -170,6 +172,14 @@ class ResetKeepsEnd(CorrectToy):
 
     def _clear_end(self) -> None:
         pass
+
+
+class ClearsEndBeforeCheckingReset(CorrectToy):
+    """Clears its end state before checking reset's options: a reset that raises reopens the ended episode."""
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict[str, Any]]:
+        self._clear_end()
+        return super().reset(seed=seed, options=options)
 
 
 class NoHook(CorrectToy):
@@ -338,9 +348,10 @@ class SharedGradingQueue(CorrectToy):
 
 #: Each broken toy and the probes that must catch it (and no others).
 BROKEN_TOYS: dict[type, set[str]] = {
-    RescoresAfterEnd: {"rescore_after_end", "inert_after_end"},
+    # An env that scores steps after its end scores them after a refused reset too.
+    RescoresAfterEnd: {"rescore_after_end", "inert_after_end", "failed_reset_keeps_end"},
     # Caught only by answering the gold after the end (the hook gives it): re-scoring and the inert check.
-    RescoresQuietly: {"rescore_after_end", "inert_after_end"},
+    RescoresQuietly: {"rescore_after_end", "inert_after_end", "failed_reset_keeps_end"},
     LeaksInInfo: {"reference_leakage"},
     LeaksInObs: {"reference_leakage"},
     NeverEnds: {"step_budget"},
@@ -350,6 +361,7 @@ BROKEN_TOYS: dict[type, set[str]] = {
     # A stale end also spoils the probes that answer again after reset: the precondition probe (a wrong answer
     # after the gold comes back correct) and the constant answers (every one is paid the first episode's reward).
     ResetKeepsEnd: {"reset_clears_end", "gold_answer_scored", "constant_answers"},
+    ClearsEndBeforeCheckingReset: {"failed_reset_keeps_end"},
     SubstringCredit: {"constant_answers"},
     PaysAnyAnswer: {"constant_answers"},
     # The answer's code runs, and its scorer-patching canary makes other instances pay wrong answers.

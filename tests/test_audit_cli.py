@@ -125,18 +125,19 @@ def test_an_env_without_a_gold_answer_exits_two_and_says_what_would_run_the_miss
     out = " ".join(capsys.readouterr().out.split())  # rich wraps long lines: compare words
     assert code == 2
     assert "INCONCLUSIVE" in out and "FAIL" not in out and "not run" in out
-    assert ("not run: gold_answer_scored, rescore_after_end, reference_leakage, constant_answers, "
-            "cross_env_isolation: no gold answer") in out
+    assert ("not run: gold_answer_scored, rescore_after_end, reference_leakage, failed_reset_keeps_end, "
+            "constant_answers, cross_env_isolation: no gold answer") in out
     assert f"to run them: {GOLD_HINT}" in out
     # registered without the integrity stack: not called "stacked"
     assert re.search(r"audited 1 id\(s\) \(as made by gym.make; no integrity stack on AuditToySilent-v0\), "
-                     r"13 probes each, in [\d.]+ s; 1 inconclusive", out)
+                     r"14 probes each, in [\d.]+ s; 1 inconclusive", out)
     doc = json.loads(path.read_text())
     assert doc["verdict"] == "inconclusive" and doc["passed"] is False
     [report] = doc["reports"]
     assert report["verdict"] == "inconclusive"
     assert [m["probe"] for m in report["missing"]] == ["gold_answer_scored", "rescore_after_end", "reference_leakage",
-                                                       "constant_answers", "cross_env_isolation"]
+                                                       "failed_reset_keeps_end", "constant_answers",
+                                                       "cross_env_isolation"]
     assert {m["how_to_enable"] for m in report["missing"]} == {GOLD_HINT}
 
 

@@ -35,7 +35,8 @@ def test_a_hang_holding_the_gil_is_killed_and_reported_while_other_targets_finis
     assert stuck.status_of("reward_self_dealing") is Status.NOT_RUN
     assert stuck.verdict is Verdict.FAIL
     assert correct.passed and correct.notes == ["a note"] and correct.env_id == "CorrectToy"
-    assert {r.probe for r in raw.failures} == {"rescore_after_end", "inert_after_end", "reference_leakage"}
+    assert {r.probe for r in raw.failures} == {"rescore_after_end", "inert_after_end", "reference_leakage",
+                                               "failed_reset_keeps_end"}
     assert raw.raw is True
     # every probe of every target advanced the progress callback once
     assert len(seen) == 3 * len(probe_names()) and len(set(seen)) == len(seen)

@@ -27,7 +27,7 @@ ENTRIES = env_entries()
 #: One audit of every entry, stacked and raw, two processes at a time, runs in the first test's set-up.
 pytestmark = pytest.mark.timeout(600)
 #: What the integrity stack is for: on a raw env these probes must fail.
-EXPLOITS = {"rescore_after_end", "inert_after_end", "reference_leakage"}
+EXPLOITS = {"rescore_after_end", "inert_after_end", "reference_leakage", "failed_reset_keeps_end"}
 
 
 def _columns(entry) -> list[str]:

@@ -301,8 +301,8 @@ def test_an_env_that_cannot_be_built_is_inconclusive_with_the_cause_once():
 
 # -- the verdict: pass, fail or inconclusive ----------------------------------------------------------------------
 #: The probes that answer with the gold answer or search for it: without one, they cannot run.
-GOLD_PROBES = ["gold_answer_scored", "rescore_after_end", "reference_leakage", "constant_answers",
-               "cross_env_isolation"]
+GOLD_PROBES = ["gold_answer_scored", "rescore_after_end", "reference_leakage", "failed_reset_keeps_end",
+               "constant_answers", "cross_env_isolation"]
 
 
 def test_without_a_gold_answer_the_verdict_is_inconclusive_not_pass():
@@ -328,11 +328,13 @@ def test_the_gold_hook_turns_inconclusive_into_the_failure_it_hid():
     assert blind.failures == [] and blind.verdict is Verdict.INCONCLUSIVE
     assert "rescore_after_end" in [r.probe for r in blind.missing]
     hooked = check_integrity(toys.RescoresQuietly)
-    assert hooked.verdict is Verdict.FAIL and _failed(hooked) == {"rescore_after_end", "inert_after_end"}
+    assert hooked.verdict is Verdict.FAIL
+    assert _failed(hooked) == {"rescore_after_end", "inert_after_end", "failed_reset_keeps_end"}
     rescore = hooked.result("rescore_after_end")
     assert any("gold" in line and "re-scored: reward 0 -> 1" in line for line in rescore.evidence), rescore.evidence
     told = check_integrity(toys.RescoresQuietlyNoHook, gold_answers_fn=lambda env: [env.unwrapped._gold()])
-    assert told.verdict is Verdict.FAIL and _failed(told) == {"rescore_after_end", "inert_after_end"}
+    assert told.verdict is Verdict.FAIL
+    assert _failed(told) == {"rescore_after_end", "inert_after_end", "failed_reset_keeps_end"}
     # and a correct env given its gold the same way passes
     assert check_integrity(toys.SilentNoHook, gold_answers_fn=lambda env: [env.unwrapped._gold()]).passed
 

@@ -47,3 +47,19 @@ def test_play_end_of_input_and_bad_id():
     assert "left unfinished" in run_cli("play", "ReasoningGym-v0", stdin="").stdout
     bad = run_cli("play", "NoSuchEnv-v0")
     assert bad.returncode != 0 and "NoSuchEnv" in bad.stderr
+
+
+def test_serve_usage_errors_exit_2_with_the_reason():
+    bad_json = run_cli("serve", "ReasoningGym-v0", "--env-kwargs", "not json")
+    assert bad_json.returncode == 2 and "--env-kwargs: not JSON" in bad_json.stderr
+    not_object = run_cli("serve", "ReasoningGym-v0", "--env-kwargs", "[1]")
+    assert not_object.returncode == 2 and "must be a JSON object, got list" in not_object.stderr
+
+
+def test_serve_without_the_extra_names_the_install_command():
+    import importlib.util
+
+    if importlib.util.find_spec("openenv") is not None:
+        pytest.skip("openenv-core is installed here: tests/test_serve.py covers the command")
+    out = run_cli("serve", "ReasoningGym-v0", "--port", "1")
+    assert out.returncode == 2 and "pip install 'gym-integrity[serve]'" in out.stderr

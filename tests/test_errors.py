@@ -92,6 +92,7 @@ BAD: dict[type, dict[str, tuple[Any, Any]]] = {
         "strict": (1, ANY),
         "gold_cache_size": ("x", 0),
         "memory_limit_mb": (1.5, 100),
+        "scope": (3, "cluster"),
     },
     PoolConfig: {
         "num_workers": ("2", 0),
@@ -101,6 +102,7 @@ BAD: dict[type, dict[str, tuple[Any, Any]]] = {
         "max_in_flight": ("8", 0),
         "max_retries": (True, -1),
         "memory_limit_mb": (1.5, 1),
+        "scope": (3, "cluster"),
     },
     AuditSettings: {
         "seeds": ([0, 1], ()),

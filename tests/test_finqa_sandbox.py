@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 
@@ -426,7 +428,7 @@ def test_an_unavailable_sql_tool_is_an_error_step_and_the_episode_goes_on(monkey
 
 
 def test_one_sql_pool_per_process_shared_by_envs_and_stopped_by_the_last_close():
-    """In a fresh process, so no other test holds the shared pool."""
+    """In a fresh process with a pool directory of its own, so no other test or process holds the shared pool."""
     code = textwrap.dedent(f"""
         import os, time
         import gymnasium as gym, gym_integrity
@@ -457,12 +459,21 @@ def test_one_sql_pool_per_process_shared_by_envs_and_stopped_by_the_last_close()
         assert pool.running and pool.worker_pids() == pids   # the third env still holds it
         envs[2].close()
         envs[2].close()   # idempotent
-        assert not pool.running and not any(alive(pid) for pid in pids)
+        assert not pool.running
+        end = time.monotonic() + 10   # the machine pool's server stops its workers a grace period after its last client
+        while any(alive(pid) for pid in pids) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert not any(alive(pid) for pid in pids)
         envs[2].reset(seed=0)   # a closed env that queries again takes the pool again
         assert envs[2].step(query)[0] == '[{{"line_item": "net_revenue"}}]' and pool.running
         envs[2].close()
         assert not pool.running
         print("ok")
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    pool_dir = tempfile.mkdtemp(prefix="gi-sql-")
+    try:
+        env = dict(os.environ, GYM_INTEGRITY_POOL_DIR=pool_dir, GYM_INTEGRITY_POOL_GRACE_S="0.5")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    finally:
+        shutil.rmtree(pool_dir, ignore_errors=True)
     assert out.stdout.strip() == "ok", out.stderr[-2000:]

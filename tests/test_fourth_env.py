@@ -54,7 +54,7 @@ def test_the_cli_audits_the_fourth_env_in_processes_that_must_register_it(tmp_pa
     raw = reports[("TinySum-v0", True)]
     assert raw["verdict"] == "fail" and raw["error"] is None
     assert {r["probe"] for r in raw["results"] if r["status"] == "failed"} == {
-        "rescore_after_end", "inert_after_end", "reference_leakage"}
+        "rescore_after_end", "inert_after_end", "reference_leakage", "failed_reset_keeps_end"}
 
 
 def test_registering_is_idempotent_and_refuses_a_taken_id():

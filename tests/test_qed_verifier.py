@@ -312,10 +312,13 @@ def test_bad_config_names_the_field(kwargs, error, field):
         VerifierConfig(**kwargs)
 
 
-def test_workers_that_cannot_start_give_grader_error_not_a_spawn_loop(monkeypatch):
-    # An interpreter that exits at once stands in for a broken environment (math_verify missing).
+@pytest.mark.parametrize("scope", ["process", "machine"])
+def test_workers_that_cannot_start_give_grader_error_not_a_spawn_loop(monkeypatch, scope):
+    # An interpreter that exits at once stands in for a broken environment (math_verify missing). In a pool of
+    # the process's own the workers cannot start; on the machine's pool the server cannot (it would start the
+    # workers with its own interpreter).
     monkeypatch.setattr(sys, "executable", "/bin/false")
-    svc = VerifierService(VerifierConfig(num_workers=1, spare_workers=0, deadline_s=5.0))
+    svc = VerifierService(VerifierConfig(num_workers=1, spare_workers=0, deadline_s=5.0, scope=scope))
     try:
         svc.start()
         start = time.monotonic()

@@ -20,6 +20,11 @@ garbage) cannot be interrupted: ``check_integrity(MyEnv, isolated=True)`` (or
 ``"mymod:MyEnv-v0"``) audits in a child process that is killed past the bounds,
 as ``gym-integrity audit mymod:MyEnv-v0`` does.
 
+An env served by ``gym-integrity serve`` is audited where it runs, over the wire, as a
+remote user gets it: ``check_served_integrity(url, env_id, env_kwargs)`` (or
+``gym-integrity audit ID --url URL``), with gold answers from a local twin of the
+same id and options (``audit/served.py``; needs the ``[serve]`` extra).
+
 The auditor learns gold answers through the privileged hook
 ``env.unwrapped.gold_answers() -> list[str]`` when the env has it (never an
 agent channel), else from what the env reveals at the end; without either, the
@@ -33,10 +38,14 @@ from gym_integrity.audit.probes import PROBES, Probe, probe_names
 from gym_integrity.audit.report import (AuditReport, ProbeResult, Status, Verdict, exit_status, overall_verdict,
                                         render_reports, reports_to_json)
 from gym_integrity.audit.runner import check_integrity
+from gym_integrity.audit.served import ServedAuditEnv, TwinMismatchError, check_served_integrity
 from gym_integrity.audit.session import AuditSettings
 
 __all__ = [
     "check_integrity",
+    "check_served_integrity",
+    "ServedAuditEnv",
+    "TwinMismatchError",
     "AuditReport",
     "ProbeResult",
     "Status",

@@ -1,12 +1,13 @@
-"""`gym-integrity audit`: audit registered ids (all by default), stacked or raw, with a progress bar, a table and JSON."""
+"""`gym-integrity audit`: audit registered ids (all by default), stacked or raw, or one where it is served (--url), with a progress bar, a table and JSON."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
+
+from gym_integrity.checks import json_object_arg
 
 if TYPE_CHECKING:
     from gym_integrity.registration import EnvEntry
@@ -25,6 +26,9 @@ examples:
   gym-integrity audit {example} --json audit.json --seeds 0 1 2 3
   gym-integrity audit {swept} --all-datasets   every one of its {noun}, the grader probes, a row each
   gym-integrity audit mymod:MyEnv-v0       your env: imports mymod (from here too), which registers MyEnv-v0
+  gym-integrity audit {example} --url http://127.0.0.1:8000
+                                           the env `gym-integrity serve {example}` serves there, over the wire
+                                           (the [serve] extra; --env-kwargs: the server's, for the local twin)
 
 Proof-mode grading is audited offline against a judge stub this command starts
 on 127.0.0.1 (labelled in the output); no network and no key are needed.
@@ -32,7 +36,9 @@ on 127.0.0.1 (labelled in the output); no network and no key are needed.
 exit status: 0 every env passed; 1 an env failed a probe; 2 no failure, but an
 env is inconclusive: a probe it needs could not run (the output names the
 probes and what would run them, e.g. a gold_answers() hook) or the env could
-not be built or reset. 2 also for a usage error (unknown id or probe).
+not be built or reset. 2 also for a usage error (unknown id or probe), and with
+--url when the served env cannot be audited (nothing at the URL, another id, a
+local twin that does not match: pass the server's --env-kwargs).
 """
 
 
@@ -239,6 +245,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--evidence", type=int, default=3, metavar="N",
                         help="evidence lines shown per failure (default 3; 0: the table only; all of it is in --json)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    served = parser.add_argument_group("a served env (gym-integrity serve; needs the [serve] extra)")
+    served.add_argument("--url", default=None, metavar="URL",
+                        help="audit the one ID where `gym-integrity serve ID` serves it (e.g. http://127.0.0.1:8000): "
+                             "the probes play it over OpenEnv's protocol, as a remote user does; gold answers come "
+                             "from a local twin (ID built here with --env-kwargs, reset with the same seeds)")
+    served.add_argument("--env-kwargs", type=json_object_arg, default=None, metavar="JSON",
+                        help="with --url: the server's --env-kwargs (JSON object), so that the local twin draws the "
+                             "server's problems")
+
+
+def _served_usage_error(args: argparse.Namespace) -> str | None:
+    """Why the --url/--env-kwargs arguments cannot run together with the others, or None."""
+    if args.url is None:
+        return "--env-kwargs goes with --url (the server's env kwargs, for the local twin)" \
+            if args.env_kwargs is not None else None
+    if len(args.ids) != 1:
+        return f"--url audits the one id served there: give exactly one ID, got {len(args.ids)}"
+    for flag, why in (("raw", "the wire carries what the server's stack lets out: there is no raw class to reach"),
+                      ("compare", "the raw class is not served: audit the id locally with --compare"),
+                      ("all_datasets", "a server serves one configuration: serve each dataset to audit it")):
+        if getattr(args, flag):
+            return f"--{flag.replace('_', '-')} does not go with --url: {why}"
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -255,6 +284,10 @@ def run(args: argparse.Namespace) -> int:
     console = Console()
     if not console.is_terminal:  # logs, files: evidence lines (and a sweep's 155-column table) stay whole
         console = Console(width=160 if args.all_datasets else 140)
+    served_error = _served_usage_error(args)
+    if served_error:
+        console.print(f"[red]{escape(served_error)}[/]")
+        return 2
     swept = {entry.id: entry for entry in swept_entries()}
     ids = list(args.ids) or (list(swept) if args.all_datasets else [entry.id for entry in _all_entries()])
     unknown, import_errors = resolve_ids(ids)
@@ -285,6 +318,8 @@ def run(args: argparse.Namespace) -> int:
     settings = AuditSettings(seeds=tuple(args.seeds) if args.seeds else defaults.seeds,
                              probe_timeout_s=args.probe_timeout or defaults.probe_timeout_s)
     settings.validate()
+    if args.url is not None:
+        return _run_served(args, console, ids[0], probes, settings)
 
     start = time.perf_counter()
     judge = start_judge_stub() if any((e := _entry(i)) is not None and e.needs_judge for i in ids) else None
@@ -334,6 +369,52 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"JSON report written to {args.json}")
     judged = [r for r in reports if not r.raw] if args.compare else reports
     return exit_status(judged)
+
+
+def _run_served(args: argparse.Namespace, console: Any, env_id: str, probes: list[str], settings: Any) -> int:
+    """``--url``: audit the env served there, in this process (it grades on the server), with its local twin.
+
+    Errors before any probe (no [serve] extra, nothing at the URL, a twin that
+    does not match, options the env refuses) are one red line and exit 2:
+    there is no verdict to give.
+    """
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from gym_integrity.audit.report import exit_status, render_reports, reports_to_json
+    from gym_integrity.audit.served import WIRE_NOT_APPLICABLE, check_served_integrity
+
+    start = time.perf_counter()
+    try:
+        with Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=Console(stderr=True), transient=True,
+                      disable=args.no_progress) as progress:
+            task = progress.add_task(f"{env_id} at {args.url}: connecting", total=len(probes))
+            report = check_served_integrity(
+                args.url, env_id, args.env_kwargs, probes=probes, settings=settings,
+                on_probe_start=lambda p: progress.update(task, description=f"{env_id} (served): {p}"),
+                on_probe_done=lambda r: progress.advance(task),
+            )
+    except ImportError as exc:
+        console.print(f"[red]gym-integrity audit --url: {escape(str(exc))}[/]")
+        return 2
+    except (OSError, RuntimeError, TypeError, ValueError) as exc:
+        # Before any probe ran: unreachable, another id, a twin that does not match, refused options.
+        console.print(f"[red]gym-integrity audit --url: {escape(str(exc))}[/]")
+        return 2
+    total = time.perf_counter() - start
+    render_reports([report], console, max_evidence=args.evidence)
+    wire = [p for p in probes if p in WIRE_NOT_APPLICABLE]
+    unsure = "; 1 inconclusive" if report.verdict.value == "inconclusive" else ""
+    console.print(f"audited {escape(env_id)} served at {escape(report.url or args.url)} (over OpenEnv's protocol, "
+                  f"gold from a local twin), {len(probes)} probes ({len(wire)} n/a over the wire), in "
+                  f"[bold]{total:.1f} s[/]{unsure}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            fh.write(reports_to_json([report], total_s=total))
+        console.print(f"JSON report written to {args.json}")
+    return exit_status([report])
 
 
 def _mode(reports: list, *, raw: bool, compare: bool) -> str:

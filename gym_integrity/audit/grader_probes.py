@@ -22,7 +22,7 @@ from gym_integrity.audit.probes import _EPS, _failed, _no_gold, _not_run, _passe
 from gym_integrity.audit.report import ProbeResult
 from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, close_quietly, short
 
-__all__ = ["same_answer", "GRADER_PROBES", "CHANCE_EPISODES", "CONCURRENT_SLOW_ANSWERS"]
+__all__ = ["same_answer", "chance_seeds", "GRADER_PROBES", "CHANCE_EPISODES", "CONCURRENT_SLOW_ANSWERS"]
 
 #: Episodes the constant-answer probe plays (the audit's seeds, extended with the next integers).
 CHANCE_EPISODES = 6
@@ -110,13 +110,22 @@ class _Episode:
         return min(self.wrong_reward, 0.0), False
 
 
-def _chance_seeds(s: Session) -> list[int]:
-    seeds = list(s.settings.seeds)
-    following = max(seeds) + 1
-    while len(seeds) < CHANCE_EPISODES:
-        seeds.append(following)
+def chance_seeds(seeds: tuple[int, ...]) -> list[int]:
+    """The seeds ``constant_answers`` plays: the audit's, extended with the next integers to ``CHANCE_EPISODES``.
+
+    >>> chance_seeds((0, 1, 2))
+    [0, 1, 2, 3, 4, 5]
+    """
+    out = list(seeds)
+    following = max(out) + 1
+    while len(out) < CHANCE_EPISODES:
+        out.append(following)
         following += 1
-    return seeds
+    return out
+
+
+def _chance_seeds(s: Session) -> list[int]:
+    return chance_seeds(s.settings.seeds)
 
 
 def _episodes(s: Session) -> tuple[list[_Episode], str, str, list[str]]:

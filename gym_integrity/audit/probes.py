@@ -570,6 +570,48 @@ def reset_clears_end(s: Session) -> ProbeResult:
     return _passed("reset() starts a live episode", evidence)
 
 
+#: A reset option no env takes: the probe's reset must be refused.
+UNKNOWN_RESET_OPTION = "gym_integrity_audit_unknown_option"
+
+
+@_probe("failed_reset_keeps_end", "I2 scored once",
+        "End an episode with a wrong answer, then call reset() with an option no env takes, which must fail, and "
+        "answer with the gold: a reset that raised started no episode, so the end holds and nothing is scored.")
+def failed_reset_keeps_end(s: Session) -> ProbeResult:
+    evidence, bad = [], []
+    tried = with_gold = 0
+    source = ""
+    for seed in _seeds(s, 2):
+        golds, source, _, info = s.gold_or_revealed(seed)
+        final = s.finish_wrong(info)[-1]
+        if not final.ended:
+            evidence.append(f"seed {seed}: no end (see step_budget)")
+            continue
+        options = {UNKNOWN_RESET_OPTION: 1}
+        try:
+            s._timed(f"reset(seed={seed}, options={options})", lambda: s.env.reset(seed=seed, options=options))
+        except Exception as exc:  # noqa: BLE001  (the refusal is what this probe wants)
+            refused = f"refused: {type(exc).__name__}: {short(str(exc), 60)}"
+        else:
+            evidence.append(f"seed {seed}: reset(options={options}) was accepted; a reset that succeeds starts an "
+                            "episode, so there was no failed reset to test")
+            continue
+        tried += 1
+        with_gold += bool(golds)
+        attempts = [(f"gold {short(g, 40)} ({source})", g) for g in golds[:1]] + [("a different wrong answer", "-1")]
+        for label, answer in attempts:
+            line, ok = _after_end(s, final, s.answer(answer), f"{label} after a reset that was {refused}")
+            (evidence if ok else bad).append(f"seed {seed}: {line}")
+    if bad:
+        return _failed("a reset that raised reopened the ended episode: the next answer was scored", bad + evidence)
+    if not tried:
+        return _not_applicable("no reset was refused (the env takes any option, or no episode ended), so there was "
+                               "no failed reset to test")
+    if not with_gold:
+        return _no_gold(source, ["only wrong answers were sent after the refused reset"] + evidence)
+    return _passed("a reset that raised left the end in place", evidence)
+
+
 def _same_transition(a: Transition, b: Transition) -> bool:
     """The same reward, verdict, observation and end flags: what replaying ``b`` would return."""
     return (_same_reward(a.reward, b.reward) and a.verdict == b.verdict and a.terminated == b.terminated

@@ -102,7 +102,9 @@ class AuditReport:
     or its first ``reset`` raised or hung): every probe is then ``not run`` and
     the cause is named here, once. ``stacked`` says whether the audited env had
     the integrity stack (TerminalFreeze, HideInfoKeys, MaxStepsTruncation) among
-    its wrappers, read from the env as made (None: it was never built).
+    its wrappers, read from the env as made (None: it was never built, or it is
+    served: its stack, if any, is on the server). ``url`` is set for an env
+    audited where it is served (``gym-integrity audit ID --url URL``).
 
     Example:
         >>> report = AuditReport("Toy-v0", results=[ProbeResult("rescore_after_end", Status.PASSED)])
@@ -120,6 +122,7 @@ class AuditReport:
     notes: list[str] = field(default_factory=list)
     error: str | None = None
     stacked: bool | None = None
+    url: str | None = None
 
     @property
     def verdict(self) -> Verdict:
@@ -162,6 +165,7 @@ class AuditReport:
             "passed": self.passed,
             "error": self.error,
             "stacked": self.stacked,
+            "url": self.url,
             "missing": [{"probe": r.probe, "reason": r.reason, "how_to_enable": r.how_to_enable}
                         for r in self.missing],
             "duration_s": round(self.duration_s, 4),
@@ -174,7 +178,7 @@ class AuditReport:
         """The inverse of :meth:`to_dict` (the verdict and ``missing`` are derived, not read)."""
         return cls(data["env_id"], [ProbeResult.from_dict(r) for r in data.get("results", [])], bool(data.get("raw")),
                    float(data.get("duration_s", 0.0)), list(data.get("notes", [])), data.get("error"),
-                   data.get("stacked"))
+                   data.get("stacked"), data.get("url"))
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **kwargs)
@@ -234,13 +238,14 @@ _VERDICT_MARK = {
 
 
 def _label(report: AuditReport) -> str:
-    return f"{report.env_id} (raw)" if report.raw else report.env_id
+    return f"{report.env_id} (raw)" if report.raw else f"{report.env_id} (served)" if report.url else report.env_id
 
 
 def _header(report: AuditReport) -> str:
-    """A two-line column header: the id, then the mode and whether the stack is on."""
+    """A two-line column header: the id, then the mode (raw, served where) and whether the stack is on."""
     env_id, _, variant = report.env_id.partition(" [")
-    bare = "raw" if report.raw else "no stack" if report.stacked is False else ""
+    bare = ("raw" if report.raw else f"served at {report.url}" if report.url
+            else "no stack" if report.stacked is False else "")
     second = " ".join(x for x in (f"[{variant}" if variant else "", bare) if x)
     return f"{env_id}\n{second}" if second else env_id
 

@@ -43,10 +43,15 @@ parent can SIGKILL, and the parent alone keeps time:
   ``CRASHED``: the input's fault. A crash that does not repeat yields the
   retry's normal outcome.
 
-:func:`get_pool` returns one pool per process per (handler, config); a forked
-child starts its own on first use (:mod:`gym_integrity.services.cache`), and
-the parent's pools it inherited are reset there, so an env made before the
-fork still works; pools stop at interpreter exit.
+:func:`get_pool` returns, per (handler, config), by default (``PoolConfig.scope``,
+``$GYM_INTEGRITY_POOL_SCOPE``) the process's client of the *machine's* pool:
+one pool server per machine and user hosts a :class:`WorkerPool` that every
+process reaches over a private Unix socket
+(:mod:`gym_integrity.services.machine_pool`). With ``scope="process"`` it
+returns one :class:`WorkerPool` per process; a forked child starts its own on
+first use (:mod:`gym_integrity.services.cache`), and the parent's pools it
+inherited are reset there, so an env made before the fork still works; pools
+stop at interpreter exit.
 
 Example:
     >>> from gym_integrity.services.pool import PoolConfig
@@ -74,13 +79,13 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Any
+from typing import Any, Protocol
 
-from gym_integrity.checks import check_int, check_number, check_str, config_from
+from gym_integrity.checks import check_choice, check_int, check_number, check_str, config_from
 from gym_integrity.services.cache import ProcessCache
 
-__all__ = ["PoolConfig", "PoolStatus", "TaskOutcome", "WorkerPool", "WORKER_START_ALLOWANCE_S", "check_pool_settings",
-           "get_pool", "shutdown_all"]
+__all__ = ["POOL_SCOPES", "Pool", "PoolConfig", "PoolStatus", "TaskOutcome", "WorkerPool", "WORKER_START_ALLOWANCE_S",
+           "check_handler", "check_pool_settings", "get_pool", "make_pool", "pool_scope", "shutdown_all"]
 
 #: What a step may wait, on a quiet machine, for a killed worker's successor to start (interpreter and
 #: handler imports): envs add it to a worker's run budget when they declare ``grading_time_bound_s``.
@@ -118,6 +123,9 @@ class PoolConfig:
         max_in_flight: Requests queued or running; one more is ``OVERLOADED`` at once.
         max_retries: Re-runs on another worker after the worker died under the request.
         memory_limit_mb: ``RLIMIT_AS`` of each worker, or ``None`` for none.
+        scope: Where the pool lives (:func:`get_pool`): ``"machine"``, one pool per machine shared by every
+            process of the user (:mod:`gym_integrity.services.machine_pool`), or ``"process"``, a pool of
+            this process's own. ``None``: ``$GYM_INTEGRITY_POOL_SCOPE`` if set, else ``"machine"``.
     """
 
     num_workers: int | None = None
@@ -127,6 +135,7 @@ class PoolConfig:
     max_in_flight: int = 256
     max_retries: int = 1
     memory_limit_mb: int | None = 4096
+    scope: str | None = None
 
     def __post_init__(self) -> None:
         check_pool_settings("PoolConfig", self)
@@ -139,6 +148,25 @@ class PoolConfig:
     @property
     def workers(self) -> int:
         return self.num_workers if self.num_workers is not None else max(1, min(2, os.cpu_count() or 1))
+
+    @property
+    def resolved_scope(self) -> str:
+        """``scope``, or the environment's choice when it is None (see :func:`pool_scope`)."""
+        return pool_scope(self.scope)
+
+
+#: Where a pool lives: one per machine (a server every process of the user shares) or one per process.
+POOL_SCOPES = ("machine", "process")
+#: The environment variable that picks the scope of pools whose config leaves it None.
+SCOPE_ENV = "GYM_INTEGRITY_POOL_SCOPE"
+
+
+def pool_scope(scope: str | None = None) -> str:
+    """``scope`` if given, else ``$GYM_INTEGRITY_POOL_SCOPE`` (checked like a config field), else ``"machine"``."""
+    if scope is not None:
+        return check_choice("PoolConfig.scope", scope, POOL_SCOPES)
+    value = os.environ.get(SCOPE_ENV, "").strip()
+    return check_choice(SCOPE_ENV, value, POOL_SCOPES) if value else "machine"
 
 
 def check_pool_settings(owner: str, config: Any, *, run_timeout_field: str = "run_timeout_s",
@@ -157,6 +185,8 @@ def check_pool_settings(owner: str, config: Any, *, run_timeout_field: str = "ru
     check_int(f"{owner}.max_in_flight", config.max_in_flight, low=1)
     check_int(f"{owner}.max_retries", config.max_retries, low=0)
     check_int(f"{owner}.memory_limit_mb", config.memory_limit_mb, low=min_memory_mb, optional=True)
+    if getattr(config, "scope", None) is not None:
+        check_choice(f"{owner}.scope", config.scope, POOL_SCOPES)
 
 
 class PoolStatus(str, enum.Enum):
@@ -338,14 +368,56 @@ class _Request:
     finished: bool = False
 
 
-class WorkerPool:
+def check_handler(name: str, handler: Any) -> str:
+    """``handler`` if it is a str ``"module:function"`` (else TypeError / ValueError naming ``name``)."""
+    check_str(name, handler, what="a str 'module:function'")
+    if handler.count(":") != 1 or not all(handler.split(":")):
+        raise ValueError(f"{name} must look like 'package.module:function', got {handler!r}")
+    return handler
+
+
+class _Pickled:
+    """A payload a machine-pool client pickled: the server hands its bytes to a worker unread."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
+class _Users:
+    """``acquire``/``release`` by reference count, for a pool with ``_lock``, ``_refs``, ``start()`` and ``close()``."""
+
+    _lock: Any
+    _refs: int
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def acquire(self) -> Any:
+        """Register a user and make sure the pool is running (or, for a machine pool, connecting)."""
+        with self._lock:
+            self._refs += 1
+        self.start()
+        return self
+
+    def release(self) -> None:
+        """Drop a user; the last one out stops this process's pool or connection (a later request restarts it)."""
+        with self._lock:
+            self._refs = max(0, self._refs - 1)
+            last = self._refs == 0
+        if last:
+            self.close()
+
+
+class WorkerPool(_Users):
     """One pool of killable worker processes running one handler (see the module docstring)."""
 
     def __init__(self, handler: str, config: PoolConfig | None = None) -> None:
-        check_str("WorkerPool.handler", handler, what="a str 'module:function'")
-        if handler.count(":") != 1 or not all(handler.split(":")):
-            raise ValueError(f"WorkerPool.handler must look like 'package.module:function', got {handler!r}")
-        self.handler = handler
+        self.handler = check_handler("WorkerPool.handler", handler)
         self.config = config or PoolConfig()
         self._lock = threading.RLock()
         self._queue: collections.deque[_Request] = collections.deque()
@@ -365,21 +437,6 @@ class WorkerPool:
         _live_pools.add(self)
 
     # ----------------------------------------------------------------- lifecycle
-
-    def acquire(self) -> "WorkerPool":
-        """Register a user and make sure the pool is running."""
-        with self._lock:
-            self._refs += 1
-        self.start()
-        return self
-
-    def release(self) -> None:
-        """Drop a user; the last one out stops the pool (a later request restarts it)."""
-        with self._lock:
-            self._refs = max(0, self._refs - 1)
-            last = self._refs == 0
-        if last:
-            self.close()
 
     @property
     def running(self) -> bool:
@@ -453,6 +510,11 @@ class WorkerPool:
 
     # ----------------------------------------------------------------- requests
 
+    def submit_pickled(self, data: bytes, *, run_timeout_s: float | None = None) -> concurrent.futures.Future:
+        """:meth:`submit` of a payload pickled elsewhere (a machine-pool client): the bytes go to a worker
+        as they are, so the process holding the pool never unpickles a client's payload."""
+        return self.submit(_Pickled(bytes(data)), run_timeout_s=run_timeout_s)
+
     def submit(self, payload: Any, *, run_timeout_s: float | None = None) -> concurrent.futures.Future:
         """Queue ``payload``; the future yields a :class:`TaskOutcome` (never an exception)."""
         budget = self._budget(run_timeout_s)
@@ -498,8 +560,9 @@ class WorkerPool:
             return float(self.config.run_timeout_s)
         return check_number("WorkerPool.run_timeout_s", run_timeout_s, low=0, low_open=True, unit="seconds")
 
-    def stats(self) -> dict[str, float]:
-        """Cumulative metrics, flat ``pool/...`` float keys."""
+    def stats(self, fresh: bool = True) -> dict[str, float]:
+        """Cumulative metrics, flat ``pool/...`` float keys (always fresh here: ``fresh`` is for the machine pool's
+        client, whose figures come from its server)."""
         with self._lock:
             c = self._counters
             out = {f"pool/{k}": float(c[k]) for k in ("requests", "completed", "timeouts", "crashes", "errors",
@@ -660,7 +723,8 @@ class WorkerPool:
                 continue
             request = self._queue.popleft()
             try:
-                data = pickle.dumps(request.payload)
+                payload = request.payload
+                data = payload.data if type(payload) is _Pickled else pickle.dumps(payload)
             except Exception as exc:  # the caller's error, not the pool's
                 self._finish(request, PoolStatus.ERROR, detail=f"unsendable payload ({type(exc).__name__})")
                 continue
@@ -757,14 +821,57 @@ class WorkerPool:
                 self._replace(worker)
 
 
-_POOLS: ProcessCache[tuple[str, PoolConfig], WorkerPool] = ProcessCache("worker pools")
+class Pool(Protocol):
+    """What envs and services use of a pool: a :class:`WorkerPool` (scope ``"process"``) or a
+    :class:`~gym_integrity.services.machine_pool.MachinePool` client (scope ``"machine"``)."""
+
+    handler: str
+    config: PoolConfig
+
+    def acquire(self) -> "Pool": ...
+    def release(self) -> None: ...
+    def start(self) -> None: ...
+    def close(self) -> None: ...
+    @property
+    def running(self) -> bool: ...
+    def submit(self, payload: Any, *, run_timeout_s: float | None = None) -> concurrent.futures.Future: ...
+    def run(self, payload: Any, *, run_timeout_s: float | None = None) -> TaskOutcome: ...
+    def stats(self, fresh: bool = True) -> dict[str, float]: ...
+    def worker_pids(self) -> list[int]: ...
+    def busy_worker_pids(self) -> list[int]: ...
+    def wait_ready(self, timeout: float = ...) -> bool: ...
+
+
+_POOLS: ProcessCache[tuple[str, PoolConfig, str], Pool] = ProcessCache("worker pools")
 _live_pools: "weakref.WeakSet[WorkerPool]" = weakref.WeakSet()  # shared or not: for shutdown and fork
 
 
-def get_pool(handler: str, config: PoolConfig | None = None) -> WorkerPool:
-    """The process's pool for ``(handler, config)`` (created on first use, not started)."""
+def make_pool(handler: str, config: PoolConfig | None = None) -> Pool:
+    """A new, unshared pool for ``(handler, config)`` in the config's scope (not started).
+
+    ``"machine"``: a client of the machine's pool server for that handler and
+    config (:mod:`gym_integrity.services.machine_pool`); ``"process"``: a
+    :class:`WorkerPool` of this process's own.
+    """
     config = config or PoolConfig()
-    return _POOLS.get_or_create((handler, config), lambda: WorkerPool(handler, config))
+    if config.resolved_scope == "machine":
+        from gym_integrity.services.machine_pool import MachinePool
+
+        return MachinePool(handler, config)
+    return WorkerPool(handler, config)
+
+
+def get_pool(handler: str, config: PoolConfig | None = None) -> Pool:
+    """The process's pool for ``(handler, config)`` (created on first use, not started), in the config's scope.
+
+    By default (scope ``"machine"``) this is the process's one client of the
+    machine's pool: every process of the user that asks for the same handler
+    and config reaches the same workers. Scope ``"process"`` gives a
+    :class:`WorkerPool` of this process's own.
+    """
+    config = config or PoolConfig()
+    key = (handler, config, config.resolved_scope)
+    return _POOLS.get_or_create(key, lambda: make_pool(handler, config))
 
 
 def shutdown_all() -> None:

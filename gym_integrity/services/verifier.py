@@ -22,7 +22,11 @@ Whose fault each pool outcome is, and the grade it becomes:
 
 :func:`get_verifier` returns one service per process per configuration; envs
 :meth:`~VerifierService.acquire` it and :meth:`~VerifierService.release` it at
-``close()``; the last release, or interpreter exit, shuts it down.
+``close()``; the last release, or interpreter exit, shuts it down. By default
+(``scope="machine"``) the workers are the machine's: every process of the user
+with the same configuration reaches one pool server
+(:mod:`gym_integrity.services.machine_pool`), which stops after the last of
+them lets go; ``scope="process"`` gives the service workers of its own.
 
 Example:
     >>> from gym_integrity.services.verifier import VerifierConfig, check_boxed
@@ -53,7 +57,7 @@ from gym_integrity.checks import check_bool, check_int, check_number, config_fro
 from gym_integrity.extract import last_boxed
 from gym_integrity.protocol import Grade, Verdict
 from gym_integrity.services.cache import ProcessCache
-from gym_integrity.services.pool import PoolConfig, PoolStatus, TaskOutcome, WorkerPool, check_pool_settings
+from gym_integrity.services.pool import PoolConfig, PoolStatus, TaskOutcome, check_pool_settings, make_pool, pool_scope
 
 __all__ = ["VerifierConfig", "VerifierService", "VerifyOutcome", "check_boxed", "get_verifier", "shutdown_all"]
 
@@ -88,6 +92,10 @@ class VerifierConfig:
         gold_cache_size: Parsed gold answers each worker keeps.
         memory_limit_mb: Address-space limit of each worker (``RLIMIT_AS``);
             ``None`` for none.
+        scope: ``"machine"`` (one pool per machine, shared by every process
+            of the user with this config), ``"process"`` (workers of this
+            process's own) or ``None`` (``$GYM_INTEGRITY_POOL_SCOPE``, else
+            ``"machine"``). See :class:`~gym_integrity.services.pool.PoolConfig`.
     """
 
     num_workers: int | None = None
@@ -102,6 +110,7 @@ class VerifierConfig:
     strict: bool = True
     gold_cache_size: int = 4096
     memory_limit_mb: int | None = 4096
+    scope: str | None = None
 
     def __post_init__(self) -> None:
         self.validate()
@@ -130,7 +139,7 @@ class VerifierConfig:
         return PoolConfig(num_workers=self.num_workers, spare_workers=self.spare_workers,
                           run_timeout_s=float(self.deadline_s), queue_timeout_s=float(self.queue_timeout_s),
                           max_in_flight=self.max_in_flight, max_retries=self.max_retries,
-                          memory_limit_mb=self.memory_limit_mb)
+                          memory_limit_mb=self.memory_limit_mb, scope=self.scope)
 
     @property
     def settings(self) -> tuple[int, int, bool]:
@@ -210,7 +219,7 @@ class VerifierService:
 
     def __init__(self, config: VerifierConfig) -> None:
         self.config = config
-        self._pool = WorkerPool(_HANDLER, config.pool_config)
+        self._pool = make_pool(_HANDLER, config.pool_config)  # the machine's pool, or the process's own (scope)
         self._lock = threading.Lock()  # guards only the counters below; never held while calling the pool
         self._counters: collections.Counter[str] = collections.Counter()
         self._latency_sum = 0.0
@@ -319,9 +328,14 @@ class VerifierService:
 
     # ----------------------------------------------------------------- metrics
 
-    def stats(self) -> dict[str, float]:
-        """Cumulative service metrics, flat ``verifier/...`` keys."""
-        pool = self._pool.stats()
+    def stats(self, fresh: bool = True) -> dict[str, float]:
+        """Cumulative service metrics, flat ``verifier/...`` keys.
+
+        ``fresh=False`` takes the pool's figures as they came with this
+        process's latest outcome (no round trip to the machine pool's server):
+        the per-request metrics of :meth:`verify` use it.
+        """
+        pool = self._pool.stats(fresh)
         with self._lock:
             c = self._counters
             served = c["cache_hits"] + c["cache_misses"]
@@ -346,14 +360,14 @@ class VerifierService:
             }
 
     def _metrics(self, latency: float, cache_hit: bool) -> dict[str, float]:
-        out = self.stats()
+        out = self.stats(fresh=False)
         out["verifier/latency_s"] = float(latency)
         out["verifier/cache_hit"] = 1.0 if cache_hit else 0.0
         return out
 
 
 #: One service per config per process; a forked child starts without any (services/cache.py says why).
-_SERVICES: ProcessCache[VerifierConfig, VerifierService] = ProcessCache("verifier services")
+_SERVICES: ProcessCache[tuple[VerifierConfig, str], VerifierService] = ProcessCache("verifier services")
 #: Every service of this process, shared or not: a forked child may still hold one an env took before the fork.
 _live_services: "weakref.WeakSet[VerifierService]" = weakref.WeakSet()
 
@@ -361,7 +375,7 @@ _live_services: "weakref.WeakSet[VerifierService]" = weakref.WeakSet()
 def get_verifier(config: VerifierConfig | None = None) -> VerifierService:
     """The process's verifier service for ``config`` (created on first use, not started)."""
     config = config or VerifierConfig()
-    return _SERVICES.get_or_create(config, lambda: VerifierService(config))
+    return _SERVICES.get_or_create((config, pool_scope(config.scope)), lambda: VerifierService(config))
 
 
 def shutdown_all() -> None:

@@ -74,6 +74,7 @@ class TerminalFreeze(
     Change logs:
         v0.1.0 - Initially added.
         v0.2.0 - ``frozen_reward`` may be switched after construction (vector envs set ``"zero"``).
+        v0.2.1 - A ``reset()`` that raises leaves the end in place.
     """
 
     def __init__(
@@ -109,9 +110,11 @@ class TerminalFreeze(
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ObsType, dict[str, Any]]:
+        # The inner reset first: one that raises (a bad option) has started no episode, so the end stands and a
+        # step after it is still frozen. Clearing first would let a refused reset reopen a finished episode.
+        obs, info = self.env.reset(seed=seed, options=options)
         self._final = None
         self._ignored_steps = 0
-        obs, info = self.env.reset(seed=seed, options=options)
         return obs, self._live(info)
 
     def _live(self, info: dict[str, Any]) -> dict[str, Any]:

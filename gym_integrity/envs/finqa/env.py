@@ -19,7 +19,7 @@ from gym_integrity.envs.finqa.tools import LIST_TOOLS, FinQATools
 from gym_integrity.protocol import (MAX_NUM_TOKENS, PRIVILEGED_KEY, Grade, TrainerAction, Verdict, grade_info,
                                      split_trainer_action)
 from gym_integrity.services.cache import ProcessCache
-from gym_integrity.services.pool import WORKER_START_ALLOWANCE_S, WorkerPool
+from gym_integrity.services.pool import WORKER_START_ALLOWANCE_S, Pool
 from gym_integrity.spaces import UnicodeText
 
 __all__ = ["FinQAEnv", "format_tool_call"]
@@ -179,7 +179,7 @@ class FinQAEnv(TextEnv):
         # budget stops what the in-worker clock cannot) plus the start of a killed worker's successor, which
         # the next query may wait for. Everything else in a step is pure Python (milliseconds). Read by the audit.
         self.grading_time_bound_s: float = run_budget_s(self.config.sql_timeout_s) + WORKER_START_ALLOWANCE_S
-        self._sql_pool: WorkerPool | None = None   # held from the first sql_query to close()
+        self._sql_pool: Pool | None = None   # held from the first sql_query to close()
         self._question: Question | None = None
         self._index = -1
         self._last_obs = ""

@@ -83,7 +83,7 @@ import sqlite3
 import time
 from typing import Any, NamedTuple
 
-from gym_integrity.services.pool import PoolConfig, PoolStatus, TaskOutcome, WorkerPool, get_pool
+from gym_integrity.services.pool import Pool, PoolConfig, PoolStatus, TaskOutcome, get_pool
 
 __all__ = ["SQLSandbox", "PooledSQLSandbox", "ALLOWED_FUNCTIONS", "SQL_HANDLER", "SQL_MEMORY_LIMIT_MB",
            "SQL_POOL_CONFIG", "SQL_UNAVAILABLE", "acquire_sql_pool", "check_query_shape", "run_budget_s",
@@ -464,8 +464,8 @@ def run_query(payload: tuple[float, int, int, str, tuple[str, ...], tuple[tuple[
         return f"Error executing query: {type(exc).__name__}"
 
 
-def acquire_sql_pool() -> WorkerPool:
-    """The process's SQL pool, registered as used (release it once, at the env's close)."""
+def acquire_sql_pool() -> Pool:
+    """The SQL pool (the machine's, by default), registered as used (release it once, at the env's close)."""
     return get_pool(SQL_HANDLER, SQL_POOL_CONFIG).acquire()
 
 

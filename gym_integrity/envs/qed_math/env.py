@@ -93,7 +93,8 @@ class QEDMathEnv(TextEnv):
 
     ## Info
 
-    ``problem_id``, ``problem_type``, ``verdict``, ``no_verdict``, ``score``,
+    ``problem_id``, ``problem_type``, ``grading_guidelines`` (at reset, when
+    the prompt shows them), ``verdict``, ``no_verdict``, ``score``,
     ``cause`` (no-verdicts and failed extractions), ``attempt``,
     ``attempts_remaining``, ``success``, ``metrics`` (``reward/base``,
     ``reward/shaped``, ``reward/overlong_penalty``, ``reward/discount``, and the
@@ -178,7 +179,14 @@ class QEDMathEnv(TextEnv):
             "attempts_remaining": self._attempts,
             PRIVILEGED_KEY: self._privileged(),
         }
+        if self._shows_guidelines():
+            info["grading_guidelines"] = problem.grading_guidelines  # in the prompt as well: public here
         return self._prompt(), info
+
+    def _shows_guidelines(self) -> bool:
+        problem = self._problem
+        return problem is not None and problem.grader == "judge" and self.config.show_guidelines \
+            and bool(problem.grading_guidelines)
 
     def _prompt(self) -> str:
         problem = self._problem
@@ -186,7 +194,7 @@ class QEDMathEnv(TextEnv):
         parts = [problem.problem]
         if problem.grader == "judge":
             parts.append(_PROOF_INSTRUCTION)
-            if self.config.show_guidelines and problem.grading_guidelines:
+            if self._shows_guidelines():
                 parts.append("Grading guidelines:\n" + problem.grading_guidelines)
         else:
             parts.append(_ANSWER_INSTRUCTION)

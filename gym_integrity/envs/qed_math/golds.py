@@ -17,8 +17,9 @@ deep nesting (twenty nested brackets take seconds), so:
   without math_verify (:func:`is_plain_math`; the tests check every grammar
   shape against math_verify). The built-in set is all such golds, so it loads
   without importing math_verify;
-* the others are read by math_verify in a short-lived pool of killable worker
-  processes (:mod:`gym_integrity.services.pool`), each with a run budget of
+* the others are read by math_verify on a pool of killable worker processes
+  held for the call (:mod:`gym_integrity.services.pool`; the machine's, by
+  default), each with a run budget of
   :data:`GOLD_READ_BUDGET_S`; a gold that runs past it is skipped, since at
   grading it would eat every answer's budget. Results are cached per gold for
   the process.
@@ -336,7 +337,7 @@ def check_golds(golds: Iterable[str]) -> dict[str, tuple[str, str] | None]:
     """For each distinct gold, None (usable) or ``(reason, detail)``; ``("unchecked", cause)`` if the pool failed.
 
     Golds that are plain math or already checked in this process cost nothing;
-    the others are read by math_verify in a pool started for the call and closed after it.
+    the others are read by math_verify on a pool held for the call and released after it.
     """
     results: dict[str, tuple[str, str] | None] = {}
     pending: list[str] = []
@@ -355,12 +356,13 @@ def check_golds(golds: Iterable[str]) -> dict[str, tuple[str, str] | None]:
 
 
 def _read_in_pool(golds: list[str]) -> dict[str, tuple[str, str] | None]:
-    from gym_integrity.services.pool import PoolConfig, PoolStatus, WorkerPool
+    from gym_integrity.services.pool import PoolConfig, PoolStatus, get_pool
 
-    workers = max(1, min(4, os.cpu_count() or 1, len(golds)))
-    config = PoolConfig(num_workers=workers, spare_workers=0, run_timeout_s=GOLD_READ_BUDGET_S,
-                        queue_timeout_s=120.0, max_in_flight=len(golds), max_retries=1)
-    pool = WorkerPool(_HANDLER, config)
+    # One config for every call, so every process of the machine (an async vector env's sub-processes loading
+    # the same set) reads golds on one pool (services/machine_pool.py) instead of each starting its own.
+    config = PoolConfig(num_workers=max(1, min(4, os.cpu_count() or 1)), spare_workers=0,
+                        run_timeout_s=GOLD_READ_BUDGET_S, queue_timeout_s=120.0, max_in_flight=1 << 20, max_retries=1)
+    pool = get_pool(_HANDLER, config)
     pool.acquire()
     try:
         futures = {gold: pool.submit(gold) for gold in golds}

@@ -20,12 +20,13 @@ from gym_integrity.envs.reasoning_gym import grammar
 from gym_integrity.envs.reasoning_gym.datasets import load_dataset, member, own_score
 from gym_integrity.envs.reasoning_gym.policy import policy_for
 from gym_integrity.protocol import Grade, Verdict
-from gym_integrity.services.pool import PoolConfig, PoolStatus, WorkerPool, get_pool
+from gym_integrity.services.pool import Pool, PoolConfig, PoolStatus, get_pool
 
 __all__ = ["HANDLER", "POOL_CONFIG", "warm", "score", "acquire_pool", "run_scorer", "malformed_grade", "outcome_grade"]
 
 HANDLER = "gym_integrity.envs.reasoning_gym.sandbox:score"
-#: One pool per process for every ReasoningGym-v0 env; each request carries its own run budget.
+#: One pool for every ReasoningGym-v0 env (per machine by default: ``PoolConfig.scope``); each request carries its
+#: own run budget.
 POOL_CONFIG = PoolConfig()
 
 
@@ -45,12 +46,12 @@ def score(payload: tuple[str, str, Mapping[str, Any], str, str]) -> tuple[str, A
     return own_score(member(load_dataset(key), source), answer, entry, policy_for(source).reference)
 
 
-def acquire_pool() -> WorkerPool:
-    """The process's sandbox pool, registered as used (release it once, at the env's close)."""
+def acquire_pool() -> Pool:
+    """The sandbox pool (the machine's, by default), registered as used (release it once, at the env's close)."""
     return get_pool(HANDLER, POOL_CONFIG).acquire()
 
 
-def run_scorer(pool: WorkerPool, key: str, source: str, entry: Mapping[str, Any], answer: str, language: str,
+def run_scorer(pool: Pool, key: str, source: str, entry: Mapping[str, Any], answer: str, language: str,
                budget_s: float) -> float | Grade:
     """The own scorer's score for ``answer``, run on a worker, or the Grade its failure maps to."""
     outcome = pool.run((key, source, entry, answer, language), run_timeout_s=budget_s)

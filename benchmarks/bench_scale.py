@@ -1,0 +1,180 @@
+"""Benchmark of scaling out: grading workers through the machine pool and through Ray actors, and make_ray_vec's cost.
+
+Prints three tables, each measured side by side in one run:
+
+1. graded episodes/s of QEDMath-v0 answer problems (reset + one boxed answer
+   that math_verify must simplify, every answer a different string so no cache
+   answers it) with 1 and with 2 grading workers, through the machine-wide pool
+   (a threaded vector env of ``--envs`` sub-envs) and through Ray actors
+   (``make_ray_vec`` with the same sub-envs; the actors reach the node's machine
+   pool), and the ratio 2 workers / 1 worker (target >= 1.6x on 2 cores);
+2. the per-step overhead of ``make_ray_vec`` against ``make_threaded_vec`` on
+   the same work (ReasoningGym-v0 leg_counting, reset + one answer a batch);
+3. memory per env: the RSS of the processes each vector env adds, divided by
+   its number of sub-envs (the driver's own RSS for the threaded env's share).
+
+Rounds alternate between the configurations and the medians are printed; the
+load average is printed too (these 2-core machines are shared: ratios within
+one run are what count).
+
+Needs the ``[ray]`` extra for the Ray rows (``pip install -e ".[ray]"``);
+without Ray they are skipped with that hint.
+
+Run: ``python benchmarks/bench_scale.py [--envs 8] [--episodes 48] [--rounds 3] [--quick]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import statistics
+import sys
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+import gym_integrity  # noqa: F401  (registers the ids)
+from gym_integrity.vector import make_threaded_vec
+
+QED = "QEDMath-v0"
+PROBLEM = "qed-ans-001"  # gold 1170
+RG, RG_KW = "ReasoningGym-v0", {"dataset": "leg_counting"}
+_fresh = itertools.count(1)
+
+
+def _answers(n: int) -> np.ndarray:
+    # 1170 as k*1170/k: the same value, a different string each time (no verifier cache hit), and real sympy work.
+    return np.array([f"\\boxed{{\\frac{{{1170 * k}}}{{{k}}}}}" for k in (next(_fresh) for _ in range(n))], dtype=object)
+
+
+def _qed_kwargs(workers: int) -> dict[str, Any]:
+    # A config per worker count: each is its own machine pool (the socket name hashes the config).
+    return {"problem_types": ["answer"], "verifier": {"num_workers": workers, "spare_workers": 0}}
+
+
+def _graded_per_s(envs: Any, episodes: int) -> float:
+    n = envs.num_envs
+    rounds = max(1, episodes // n)
+    # Warm: the pool's workers started and imported math_verify before the clock.
+    envs.reset(seed=0, options={"problem_id": PROBLEM})
+    envs.step(_answers(n))
+    start = time.perf_counter()
+    graded = 0
+    for _ in range(rounds):
+        envs.reset(seed=0, options={"problem_id": PROBLEM})
+        _, _, _, _, infos = envs.step(_answers(n))
+        graded += int(np.sum(infos["verdict"] == "correct"))
+    took = time.perf_counter() - start
+    if graded != rounds * n:
+        print(f"  warning: {rounds * n - graded} of {rounds * n} answers not graded correct", file=sys.stderr)
+    return rounds * n / took
+
+
+def _rss_mib(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total / 1024
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        return None
+    if not ray.is_initialized():
+        ray.init(num_cpus=os.cpu_count() or 2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    return ray
+
+
+def _table(title: str, header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    print(f"\n{title}")
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--envs", type=int, default=8)
+    parser.add_argument("--episodes", type=int, default=48, help="graded episodes per measurement")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: few episodes, one round")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.envs, args.episodes, args.rounds = 4, 8, 1
+    print(f"bench_scale: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {args.envs} sub-envs, "
+          f"{args.episodes} graded episodes per measurement, {args.rounds} rounds")
+    ray = _ray()
+    if ray is None:
+        print("Ray is not installed: the Ray rows are skipped (pip install -e \".[ray]\")")
+    from gym_integrity.ray import make_ray_vec  # noqa: E402  (needs ray only when called)
+
+    makers: dict[str, Callable[[int], Any]] = {
+        "machine pool (threaded vector env)": lambda k: make_threaded_vec(QED, args.envs, **_qed_kwargs(k)),
+    }
+    if ray is not None:
+        makers["Ray actors (make_ray_vec)"] = lambda k: make_ray_vec(QED, args.envs, **_qed_kwargs(k))
+    envs = {(name, k): make(k) for name, make in makers.items() for k in (1, 2)}
+    results: dict[tuple[str, int], list[float]] = {key: [] for key in envs}
+    try:
+        for r in range(args.rounds):
+            keys = list(envs)
+            for key in keys[r % len(keys):] + keys[:r % len(keys)]:
+                results[key].append(_graded_per_s(envs[key], args.episodes))
+    finally:
+        for env in envs.values():
+            env.close()
+    rows = []
+    for name in makers:
+        one, two = statistics.median(results[(name, 1)]), statistics.median(results[(name, 2)])
+        rows.append([name, f"{one:.1f}", f"{two:.1f}", f"{two / one:.2f}x"])
+    _table("1. graded QEDMath answers/s by grading workers (target 2/1 >= 1.6x on 2 cores)",
+           ["path", "1 worker", "2 workers", "2 / 1"], rows)
+
+    # 2. make_ray_vec's own cost per batch step, on work that grades in microseconds.
+    step_makers = {"make_threaded_vec": lambda: make_threaded_vec(RG, args.envs, **RG_KW)}
+    if ray is not None:
+        step_makers["make_ray_vec"] = lambda: make_ray_vec(RG, args.envs, **RG_KW)
+    step_envs = {name: make() for name, make in step_makers.items()}
+    step_ms: dict[str, list[float]] = {name: [] for name in step_envs}
+    batches = 5 if args.quick else 40
+    try:
+        for r in range(args.rounds):
+            for name, env in step_envs.items():
+                env.reset(seed=0)
+                start = time.perf_counter()
+                for i in range(batches):
+                    env.reset(seed=i)
+                    env.step(np.array(["<answer>0</answer>"] * args.envs, dtype=object))
+                step_ms[name].append((time.perf_counter() - start) / batches * 1000)
+        driver = _rss_mib([os.getpid()])
+        memory = {"make_threaded_vec": driver / args.envs}
+        if ray is not None:
+            pids = [e.actor_pid for e in step_envs["make_ray_vec"].envs]
+            memory["make_ray_vec"] = _rss_mib(pids) / args.envs
+    finally:
+        for env in step_envs.values():
+            env.close()
+    base = statistics.median(step_ms["make_threaded_vec"])
+    rows = [[name, f"{statistics.median(v):.2f}", f"{statistics.median(v) - base:+.2f}",
+             f"{statistics.median(v) / base:.2f}x"] for name, v in step_ms.items()]
+    _table(f"2. one batch (reset + step of {args.envs} ReasoningGym-v0 sub-envs), ms",
+           ["vector env", "ms / batch", "vs threaded", "ratio"], rows)
+    _table("3. memory per env (MiB): the threaded env's share of the driver's RSS; each actor's RSS",
+           ["vector env", "MiB / env"], [[name, f"{mib:.0f}"] for name, mib in memory.items()])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

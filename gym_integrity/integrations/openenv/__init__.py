@@ -1,0 +1,45 @@
+"""Serve any registered id over OpenEnv's protocol with the integrity stack on the server side (``[serve]`` extra).
+
+``gym-integrity serve ENV_ID`` (or :func:`serve`) runs openenv-core's own
+server around ``gym_integrity.make(ENV_ID, ...)``, one env per session;
+OpenEnv's clients (``EnvClient``, ``GenericEnvClient``, ``MCPToolClient``)
+talk to it as to any OpenEnv env. :class:`RemoteEnv` is the way back: a
+Gymnasium env playing a served one. ``docs/serve.md`` has the protocol, the
+guarantees and what exposing a server means.
+"""
+
+from __future__ import annotations
+
+try:
+    import openenv.core  # noqa: F401
+except ImportError as exc:  # pragma: no cover - the message is the point
+    raise ImportError("gym_integrity.integrations.openenv needs openenv-core: pip install 'gym-integrity[serve]'") from exc
+
+from gym_integrity.integrations.openenv.app import (
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_TIMEOUT_S,
+    MCP_TOOLSETS,
+    build_app,
+    serve,
+)
+from gym_integrity.integrations.openenv.client import GymEnvClient, RemoteEnv, observation_info
+from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymOrToolCallAction, GymState
+from gym_integrity.integrations.openenv.served import InlineServedEnv, ServedEnv, ServedQEDMathEnv
+
+__all__ = [
+    "build_app",
+    "serve",
+    "GymAction",
+    "GymOrToolCallAction",
+    "GymObservation",
+    "GymState",
+    "GymEnvClient",
+    "RemoteEnv",
+    "observation_info",
+    "ServedEnv",
+    "InlineServedEnv",
+    "ServedQEDMathEnv",
+    "MCP_TOOLSETS",
+    "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_SESSION_TIMEOUT_S",
+]

@@ -1,0 +1,165 @@
+"""The wire models of a served env: the action a client sends, the observation and state it gets back.
+
+They are openenv-core's pydantic models (``Action``, ``Observation``,
+``State``), so OpenEnv's clients, schema endpoint and web tooling read them
+as they read any OpenEnv env. What goes out is an allow-list: the observation
+string, the reward, and the info fields the integrity stack left public
+(:func:`public_observation`); ``metadata`` is always empty and the privileged
+info never reaches a model at all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import abc
+from typing import Any, Dict, Mapping, Optional, Union
+
+from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction
+from openenv.core.env_server.types import Action, Observation, State
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from gym_integrity.protocol import DEFAULT_HIDDEN_KEYS, MAX_NUM_TOKENS, PRIVILEGED_KEY
+
+__all__ = ["GymAction", "GymOrToolCallAction", "GymObservation", "GymState", "public_observation", "MAX_TOOL_NAME_CHARS"]
+
+#: Longer than any tool name; a longer one is a validation error, not a step.
+MAX_TOOL_NAME_CHARS = 200
+
+Scalar = Union[str, int, float, bool, None]
+
+
+class GymAction(Action):
+    """One step: the model's text, or (for an env with tools) one tool call.
+
+    ``{"text": str}`` with an optional ``num_tokens`` (the trainer's count of
+    the generation, for length shaping; never read from the text), or
+    ``{"tool": name, "arguments": {...}}``. Exactly one of ``text`` and
+    ``tool``. Types are strict: ``"5"`` is not a token count.
+    """
+
+    text: Optional[str] = Field(default=None, strict=True, description="the model's text for this step")
+    num_tokens: Optional[int] = Field(default=None, strict=True, ge=0, le=MAX_NUM_TOKENS,
+                                      description="tokens the trainer counted in the generation (length shaping)")
+    tool: Optional[str] = Field(default=None, strict=True, min_length=1, max_length=MAX_TOOL_NAME_CHARS,
+                                description="the tool to call (envs with tools only)")
+    arguments: Optional[Dict[str, Any]] = Field(default=None, description="the tool call's arguments")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "GymAction":
+        # PydanticCustomError, not ValueError: openenv-core sends ``e.errors()`` back to the client, and a
+        # ValueError's context holds the exception object, which does not serialise (the session would die).
+        if (self.text is None) == (self.tool is None):
+            raise PydanticCustomError("one_kind", "give exactly one of 'text' and 'tool'")
+        if self.tool is None and self.arguments is not None:
+            raise PydanticCustomError("one_kind", "'arguments' go with 'tool'")
+        if self.tool is not None and self.num_tokens is not None:
+            raise PydanticCustomError("one_kind", "'num_tokens' goes with 'text'")
+        return self
+
+    def to_env_action(self) -> Any:
+        """The action the gym env takes: a str, ``{"text", "num_tokens"}``, or ``{"tool", "arguments"}``."""
+        if self.tool is not None:
+            return {"tool": self.tool, "arguments": self.arguments or {}}
+        if self.num_tokens is None:
+            return self.text
+        return {"text": self.text, "num_tokens": self.num_tokens}
+
+
+class GymOrToolCallAction(GymAction):
+    """The action of a served env that also has an MCP tool set: a :class:`GymAction`, or OpenEnv's
+    ``{"type": "call_tool", ...}`` / ``{"type": "list_tools"}`` (what ``MCPToolClient`` sends).
+
+    openenv-core routes those two only when the server's action class is its
+    bare ``Action``; this class routes them itself and keeps GymAction's strict
+    validation for everything else.
+    """
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Action:  # type: ignore[override]
+        kind = obj.get("type") if isinstance(obj, Mapping) else None
+        if kind == "call_tool":
+            return CallToolAction.model_validate(obj, *args, **kwargs)
+        if kind == "list_tools":
+            return ListToolsAction.model_validate(obj, *args, **kwargs)
+        return GymAction.model_validate(obj, *args, **kwargs)
+
+
+class GymObservation(Observation):
+    """What a client sees after ``reset`` or ``step``: the observation text and the public info.
+
+    ``done`` is ``terminated or truncated`` (``truncated`` says which);
+    ``verdict``/``no_verdict``/``score``/``cause`` are the grade of the step
+    (absent at reset); ``integrity`` is the stack's own record (``steps``,
+    ``step_budget``, ``frozen``, ``ignored_steps``); ``metrics`` the env's
+    numbers; ``details`` the env's other public scalars (``dataset``,
+    ``attempts_remaining``, ``tool_ok``, ...).
+    """
+
+    text: str = ""
+    truncated: bool = False
+    problem_id: Optional[str] = None
+    verdict: Optional[str] = None
+    no_verdict: Optional[bool] = None
+    score: Optional[float] = None
+    cause: Optional[str] = None
+    integrity: Dict[str, Scalar] = Field(default_factory=dict)
+    metrics: Dict[str, float] = Field(default_factory=dict)
+    details: Dict[str, Scalar] = Field(default_factory=dict)
+
+
+class GymState(State):
+    """``state()``: the session's episode id and step count, the served id, and whether the episode has ended."""
+
+    env_id: str = ""
+    done: bool = False
+
+
+_TYPED = {"problem_id": str, "verdict": str, "no_verdict": bool, "score": float, "cause": str}
+#: Never sent, whatever the stack left: the stack removes them already; this is the second lock on the door.
+_NEVER = frozenset(DEFAULT_HIDDEN_KEYS) | {PRIVILEGED_KEY}
+
+
+def _scalar(value: Any) -> tuple[bool, Scalar]:
+    """``(True, value)`` for a JSON scalar (finite floats only), else ``(False, None)``."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return True, value
+    if isinstance(value, float):
+        return (True, value) if math.isfinite(value) else (False, None)
+    return False, None
+
+
+def _scalars(values: Any) -> Dict[str, Scalar]:
+    # type() is dict first: the stack's infos are plain dicts, and isinstance against typing's Mapping costs
+    # more than the rest of this loop.
+    if type(values) is not dict and not isinstance(values, abc.Mapping):
+        return {}
+    out = {}
+    for key, value in values.items():
+        ok, value = _scalar(value)
+        if ok and type(key) is str and key not in _NEVER:
+            out[key] = value
+    return out
+
+
+def public_observation(text: str, info: Mapping[str, Any], reward: float | None = None,
+                       terminated: bool = False, truncated: bool = False) -> GymObservation:
+    """The observation a client gets, built from what the integrity stack returned.
+
+    Only JSON scalars and the ``integrity``/``metrics`` dicts of scalars are
+    kept; nested data (lists, other dicts) and any name the stack hides are
+    dropped, so a key an env adds later is sent only if it is a plain public
+    value.
+    """
+    typed: dict[str, Any] = {}
+    for name, kind in _TYPED.items():
+        ok, value = _scalar(info.get(name))
+        typed[name] = kind(value) if ok and value is not None else None
+    metrics = {k: float(v) for k, v in _scalars(info.get("metrics")).items()
+               if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    details = {k: v for k, v in _scalars(info).items() if k not in _TYPED}
+    return GymObservation(
+        text=text, done=bool(terminated or truncated), truncated=bool(truncated),
+        reward=None if reward is None else float(reward),
+        integrity=_scalars(info.get("integrity")), metrics=metrics, details=details, **typed,
+    )
