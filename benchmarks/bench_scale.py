@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a smoke run: few episodes, one round")
     args = parser.parse_args(argv)
     if args.quick:
-        args.envs, args.episodes, args.rounds = 4, 8, 1
+        args.envs, args.episodes, args.rounds = 2, 4, 1
     print(f"bench_scale: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {args.envs} sub-envs, "
           f"{args.episodes} graded episodes per measurement, {args.rounds} rounds")
     ray = _ray()

@@ -188,6 +188,18 @@ def test_the_readme_ray_block_runs_as_written(capsys):
     exec(compile(block.replace("ray.init(", "ray.init(ignore_reinit_error=True, "), "README.md", "exec"), {})
 
 
+def test_the_scale_benchmark_runs_and_prints_its_tables(capsys):
+    import pathlib
+    import runpy
+
+    bench = runpy.run_path(str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_scale.py"),
+                           run_name="bench_scale")
+    assert bench["main"](["--quick"]) == 0
+    out = capsys.readouterr().out
+    for row in ("machine pool (threaded vector env)", "Ray actors (make_ray_vec)", "make_ray_vec", "MiB / env"):
+        assert row in out
+
+
 def test_usage_errors():
     from gym_integrity.ray import make_ray_vec
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import functools
 import ipaddress
-import math
 import sys
 from typing import Any, Mapping
 
 from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.types import ConcurrencyConfig
 
-from gym_integrity.checks import check_int, check_str, check_type
+from gym_integrity.checks import check_int, check_number, check_str, check_type
 from gym_integrity.registration import check_registered, make
 from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymOrToolCallAction
 from gym_integrity.integrations.openenv.served import INLINE_BOUND_S, InlineServedEnv, ServedEnv, ServedQEDMathEnv
@@ -92,9 +91,7 @@ def build_app(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *,
     """
     check_registered("serve", env_id)
     check_int("serve max_sessions", max_sessions, low=1)
-    check_type("serve session_timeout_s", session_timeout_s, (int, float), "a number of seconds")
-    if isinstance(session_timeout_s, bool) or not (math.isfinite(session_timeout_s) and session_timeout_s > 0):
-        raise ValueError(f"serve session_timeout_s must be a finite number > 0, got {session_timeout_s!r}")
+    check_number("serve session_timeout_s", session_timeout_s, low=0, low_open=True, unit="seconds")
     kwargs, bound = _make_kwargs(env_id, env_kwargs)
     from fastapi import FastAPI
 
