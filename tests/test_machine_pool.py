@@ -368,3 +368,51 @@ def test_the_socket_name_follows_the_handler_and_config_but_not_the_scope():
     assert base == server_name(HANDLER, PoolConfig(scope="machine")) == server_name(HANDLER, PoolConfig(scope="process"))
     assert base != server_name(HANDLER, PoolConfig(num_workers=1))
     assert base != server_name("gym_integrity.services.math_worker:verify", PoolConfig())
+
+
+def test_one_process_flooding_the_pool_is_refused_alone_and_not_the_others(pool_env):
+    # Each process has max_in_flight of its own (as its own pool gave it): a flood past it is OVERLOADED for the
+    # flooding process only, and another process's request still runs.
+    config = {**CONFIG, "max_in_flight": 4, "num_workers": 1, "spare_workers": 0}
+    other = ClientProcess(config)
+    flood = _client(config).acquire()
+    try:
+        assert other.ask("info")["ready"] and flood.wait_ready(60)
+        queued = [flood.submit(("sleep", 2), run_timeout_s=5.0) for _ in range(4)]
+        refused = flood.run(("echo", "one too many"), run_timeout_s=5.0)
+        assert refused.status is PoolStatus.OVERLOADED and "of this process in flight (max_in_flight=4)" in refused.detail
+        answer = other.ask("run", ["echo", "mine"], 5.0)
+        assert (answer["status"], answer["value"]) == ("ok", "mine")
+        assert [f.result(timeout=60).status for f in queued] == [PoolStatus.OK] * 4
+    finally:
+        flood.release()
+        other.exit()
+
+
+def test_a_process_that_dies_leaves_no_queued_request_behind(pool_env):
+    # A killed process's queued requests are cancelled when its connection closes: they would hold the workers
+    # against the processes still there. The one already on a worker runs to its budget.
+    config = {**CONFIG, "num_workers": 1, "spare_workers": 0}
+    dying, other = ClientProcess(config), ClientProcess(config)
+    try:
+        assert dying.ask("info")["ready"] and other.ask("info")["ready"]
+        dying.proc.stdin.write("".join(json.dumps(["run", ["sleep", 3], 5.0]) + "\n" for _ in range(1)))
+        dying.proc.stdin.flush()
+        flood = ("import json, sys, time\n"
+                 "from gym_integrity.services.pool import PoolConfig, get_pool\n"
+                 f"pool = get_pool({HANDLER!r}, PoolConfig(**json.loads(sys.argv[1]))).acquire()\n"
+                 "futures = [pool.submit(('sleep', 3), run_timeout_s=5.0) for _ in range(8)]\n"
+                 "print('queued', flush=True); time.sleep(60)\n")
+        flooder = subprocess.Popen([sys.executable, "-c", flood, json.dumps(config)], stdout=subprocess.PIPE, text=True)
+        assert flooder.stdout.readline().strip() == "queued"
+        time.sleep(0.5)
+        flooder.kill()
+        flooder.wait(timeout=30)
+        start = time.monotonic()
+        answer = other.ask("run", ["echo", "next"], 5.0)
+        # Behind at most the sleeps already on the worker (3 s each, the dying client's and the flooder's first),
+        # not behind the flooder's 7 queued ones (21 s more).
+        assert answer["value"] == "next" and time.monotonic() - start < 12
+    finally:
+        dying.kill()
+        other.exit()

@@ -258,7 +258,8 @@ def assert_no_privileged_keys(frames: list[Any]) -> None:
 
 
 def number_in(number: str, text: str) -> bool:
-    """``number`` as a whole number in ``text`` (not as digits of a longer number)."""
+    """``number`` as a whole number in ``text`` (not as digits of a longer number, nor of an episode id)."""
+    text = re.sub(r"[0-9a-f]{32}", "<episode id>", text)  # uuid4().hex ids: "...a324b..." is not the gold 324
     return re.search(rf"(?<![\d.]){re.escape(number)}(?![\d.])", text) is not None
 
 
@@ -444,6 +445,29 @@ def test_qed_proof_is_graded_by_the_judge_stub_as_locally(qed_proof_server, judg
         assert result["feedback"] == local_obs and result["reward"] == pytest.approx(local_reward)
         assert result["score"] == round(7 * local_info["score"]) and result["done"] is True
     assert len(judge.requests) == 3
+
+
+def test_finqa_odd_tool_calls_are_graded_error_steps_as_in_process(finqa_server, finqa_local):
+    # The model writes the tool call: an empty or long name, a lone surrogate (what a trainer's JSON parse makes
+    # of "\ud800"), arguments that are not an object. In process each is an error step that uses a step of the
+    # budget; over the wire the same, not a refused frame (and never a dead session).
+    odd = [{"tool": ""}, {"tool": "t" * 201}, {"tool": "get_\ud800", "arguments": {}},
+           {"tool": "sql_query", "arguments": [1]}, {"tool": "sql_query", "arguments": "{}"},
+           {"tool": "sql_query", "arguments": 7}]
+    finqa_local.reset(options={"question_id": FQ_ID})
+    with GymEnvClient(base_url=finqa_server.url).sync() as env:
+        env.reset(options={"question_id": FQ_ID})
+        for n, payload in enumerate(odd, start=1):
+            local_obs, local_reward, *_ = finqa_local.step(payload)
+            result = env.step(GymAction(**payload))
+            assert result.observation.text.startswith("Error") and result.reward == local_reward == 0.0, payload
+            assert result.observation.text == local_obs.encode("utf-8", "surrogatepass").decode("utf-8", "replace") \
+                or result.observation.text == local_obs, (payload, result.observation.text, local_obs)
+            assert env.state().step_count == n and not result.done
+    with GenericEnvClient(base_url=finqa_server.url).sync() as env:  # raw dicts, as another client sends them
+        env.reset(options={"question_id": FQ_ID})
+        for payload in odd:
+            assert env.step(payload).observation["text"].startswith("Error"), payload
 
 
 def test_finqa_multi_step_tool_episodes(finqa_server, finqa_local):
@@ -791,9 +815,7 @@ BAD_STEPS = [
     ({"num_tokens": True, "text": "a"}, "int_type"),
     ({"num_tokens": 1.5, "text": "a"}, "int_type"),
     ({"text": "a", "arguments": {}}, "one_kind"),
-    ({"tool": ""}, "string_too_short"),
-    ({"tool": "t" * 201}, "string_too_long"),
-    ({"tool": "t", "arguments": [1]}, "dict_type"),
+    ({"tool": 5}, "string_type"),
     ({"text": None}, "one_kind"),
 ]
 

@@ -791,11 +791,19 @@ if hasattr(os, "register_at_fork"):
 # --------------------------------------------------------------------------- server side
 
 
+#: How many clients' full shares of ``max_in_flight`` the machine's pool admits at once.
+_CLIENT_SHARES = 16
+
+
 class _Server:
     """One WorkerPool served on the socket ``<directory>/<name>.sock`` (see the module docstring)."""
 
     def __init__(self, handler: str, config: PoolConfig, directory: str, name: str) -> None:
-        self.pool = WorkerPool(handler, config)
+        # Fairness between processes: each client may have config.max_in_flight requests in flight (its own share,
+        # as a process's own pool allowed), so one process's flood is refused to it alone; the pool itself admits
+        # _CLIENT_SHARES times that before it refuses anyone.
+        self.per_client = config.max_in_flight
+        self.pool = WorkerPool(handler, dataclasses.replace(config, max_in_flight=config.max_in_flight * _CLIENT_SHARES))
         self.directory, self.name = directory, name
         self.path = os.path.join(directory, name + ".sock")
         self.key = b""
@@ -897,6 +905,8 @@ class _Server:
                 out.append(item)
                 wake.notify()
 
+        mine: set[concurrent.futures.Future] = set()  # this client's requests not yet answered
+
         try:
             timer = threading.Timer(_HANDSHAKE_TIMEOUT_S, _shutdown, (sock,))
             timer.daemon = True
@@ -918,10 +928,16 @@ class _Server:
             writer = threading.Thread(target=self._write, args=(conn, out, wake), daemon=True)
             writer.start()
             while True:
-                self._handle(_plain_loads(conn.recv_bytes(_MAX_MESSAGE_BYTES)), put)
+                self._handle(_plain_loads(conn.recv_bytes(_MAX_MESSAGE_BYTES)), put, mine)
         except Exception:  # noqa: BLE001  (EOF, a failed challenge, a refused message: this client is gone)
             pass
         finally:
+            # A client gone (exited, killed) leaves its queued requests: no one will read their outcomes, and they
+            # would hold the workers against the clients still here. One already on a worker runs to its budget.
+            with self.lock:
+                left = list(mine)
+            for future in left:
+                self.pool.cancel(future, "cancelled: the process that sent it left")
             put(None)
             _shutdown(sock)
             if writer is not None:
@@ -953,12 +969,19 @@ class _Server:
             except Exception:  # noqa: BLE001  (the client is gone; its reader thread ends the connection)
                 return
 
-    def _handle(self, message: Any, put: Any) -> None:
+    def _handle(self, message: Any, put: Any, mine: "set[concurrent.futures.Future]") -> None:
         kind = message[0] if isinstance(message, tuple) and message else None
         if kind == "submit":
             _, req_id, data, budget = message
             if not isinstance(req_id, int) or not isinstance(data, bytes):
                 raise ValueError("malformed request")
+            with self.lock:
+                over = len(mine) >= self.per_client
+            if over:
+                put(("outcome", req_id, PoolStatus.OVERLOADED.value, None,
+                     f"{len(mine)} requests of this process in flight (max_in_flight={self.per_client})",
+                     0.0, 0.0, 0, None))
+                return
             try:
                 future = self.pool.submit_pickled(data, run_timeout_s=budget)
             except (TypeError, ValueError) as exc:  # a budget the client did not check: its error, not the pool's
@@ -971,10 +994,12 @@ class _Server:
             worst = (config.max_retries + 1) * (allowance + budget_s) + _STARTUP_TIMEOUT_S + _CALLER_GRACE_S
             with self.lock:
                 self.watch[future] = time.monotonic() + worst
+                mine.add(future)
 
             def done(finished: concurrent.futures.Future, req_id: int = req_id) -> None:
                 with self.lock:
                     self.watch.pop(finished, None)
+                    mine.discard(finished)
                 o = finished.result()
                 put(("outcome", req_id, o.status.value, o.value, o.detail, o.queued_s, o.run_s, o.attempts,
                      self.pool.stats()))

@@ -510,6 +510,17 @@ class WorkerPool(_Users):
 
     # ----------------------------------------------------------------- requests
 
+    def cancel(self, future: concurrent.futures.Future, why: str = "cancelled") -> bool:
+        """End a request still queued (``INFRA_ERROR``, ``why``); True if it was. One on a worker runs on."""
+        with self._lock:
+            request = next((r for r in self._queue if r.future is future), None)
+            if request is None:
+                return False
+            self._queue.remove(request)
+            self._finish(request, PoolStatus.INFRA_ERROR, detail=why)
+        self._flush()
+        return True
+
     def submit_pickled(self, data: bytes, *, run_timeout_s: float | None = None) -> concurrent.futures.Future:
         """:meth:`submit` of a payload pickled elsewhere (a machine-pool client): the bytes go to a worker
         as they are, so the process holding the pool never unpickles a client's payload."""

@@ -261,6 +261,11 @@ LANGUAGES: dict[str, Language] = {
         "rush_hour moves a car step by step as far as the answer says (A+99999999): car letters, +/-, "
         "distances of at most 2 digits",
         4096, _moves("+-,", 2)),
+    "json_similarity": Language(
+        "codeio scores by a JSON tree edit distance over a pure-Python string distance: 10 s to minutes on a 4 KB "
+        "answer (found by issue 15's hostile-policy review); any text the answer length admits, scored in the "
+        "sandbox under its run budget",
+        4096, lambda text, entry: None, quotes=True),
     "unreviewed": Language(
         "a dataset no one has reviewed yet (added by a reasoning-gym upgrade): anything shaped like Python is refused",
         65536, _unreviewed, quotes=True),

@@ -85,7 +85,8 @@ POLICIES: dict[str, Policy] = {
                                   fold=True, numeric=True),
     "chain_sum": Policy("numeric", "Decimal equality, else substring credit", commas=True),
     "circuit_logic": Policy("own", "1.0 for the exact 0/1 answer"),
-    "codeio": Policy("own_full", "0.01 for any JSON, JSON-similarity and substring credit"),
+    "codeio": Policy("own_full", "0.01 for any JSON, JSON-similarity and substring credit; the similarity is "
+                     "super-quadratic in the answer", language="json_similarity"),
     "coin_flip": Policy("numeric", "|answer - gold| <= 1e-4 absolute (a constant 0 matches every small probability) "
                         "plus credit for a matching digit prefix; own scorer: Fraction(answer) with an unbounded "
                         "exponent", language="probability", rel_tol=1e-3),

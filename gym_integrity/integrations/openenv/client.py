@@ -69,7 +69,7 @@ def _to_wire(action: Any) -> GymAction:
         return action
     if isinstance(action, Mapping) and ("tool" in action or "name" in action):
         name = action.get("tool", action.get("name"))
-        return GymAction(tool=name, arguments=dict(action.get("arguments") or {}))
+        return GymAction(tool=name, arguments=action.get("arguments"))  # as the model wrote them: the env grades
     text, num_tokens = split_trainer_action(action)
     return GymAction(text=text, num_tokens=num_tokens)
 

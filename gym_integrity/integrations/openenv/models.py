@@ -21,10 +21,7 @@ from pydantic_core import PydanticCustomError
 
 from gym_integrity.protocol import DEFAULT_HIDDEN_KEYS, MAX_NUM_TOKENS, PRIVILEGED_KEY
 
-__all__ = ["GymAction", "GymOrToolCallAction", "GymObservation", "GymState", "public_observation", "MAX_TOOL_NAME_CHARS"]
-
-#: Longer than any tool name; a longer one is a validation error, not a step.
-MAX_TOOL_NAME_CHARS = 200
+__all__ = ["GymAction", "GymOrToolCallAction", "GymObservation", "GymState", "public_observation"]
 
 Scalar = Union[str, int, float, bool, None]
 
@@ -41,9 +38,11 @@ class GymAction(Action):
     text: Optional[str] = Field(default=None, strict=True, description="the model's text for this step")
     num_tokens: Optional[int] = Field(default=None, strict=True, ge=0, le=MAX_NUM_TOKENS,
                                       description="tokens the trainer counted in the generation (length shaping)")
-    tool: Optional[str] = Field(default=None, strict=True, min_length=1, max_length=MAX_TOOL_NAME_CHARS,
-                                description="the tool to call (envs with tools only)")
-    arguments: Optional[Dict[str, Any]] = Field(default=None, description="the tool call's arguments")
+    # The tool call is the model's: no length, shape or character rule here, so an empty or odd name, or
+    # arguments that are not an object, reach the env and are graded there as the error step they are in process,
+    # not refused on the wire (and a name with a lone surrogate cannot break the error frame's encoding).
+    tool: Optional[str] = Field(default=None, strict=True, description="the tool to call (envs with tools only)")
+    arguments: Optional[Any] = Field(default=None, description="the tool call's arguments (a JSON object)")
 
     @model_validator(mode="after")
     def _one_kind(self) -> "GymAction":
@@ -60,7 +59,7 @@ class GymAction(Action):
     def to_env_action(self) -> Any:
         """The action the gym env takes: a str, ``{"text", "num_tokens"}``, or ``{"tool", "arguments"}``."""
         if self.tool is not None:
-            return {"tool": self.tool, "arguments": self.arguments or {}}
+            return {"tool": self.tool, "arguments": {} if self.arguments is None else self.arguments}
         if self.num_tokens is None:
             return self.text
         return {"text": self.text, "num_tokens": self.num_tokens}

@@ -31,12 +31,14 @@ from typing import Any, Mapping, Optional
 import gymnasium as gym
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.mcp_environment import MCPEnvironment
+from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction
 from openenv.core.env_server.types import EnvironmentMetadata
 
 from gym_integrity.registration import env_entry, make
 from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymState, public_observation
 
-__all__ = ["ServedEnv", "InlineServedEnv", "ServedQEDMathEnv", "ServedSession", "PROOF_SCALE", "INLINE_BOUND_S"]
+__all__ = ["ServedEnv", "InlineServedEnv", "ServedQEDMathEnv", "ServedSession", "PROOF_SCALE", "INLINE_BOUND_S",
+           "INLINE_MAX_CHARS"]
 
 #: The upstream QED Math env reports proof scores on the olympiad 0-7 scale; our grades are in [0, 1].
 PROOF_SCALE = 7
@@ -58,6 +60,7 @@ class ServedSession:
         self._closed = False
         self._takes_tools = False
         self._tool_thread: ThreadPoolExecutor | None = None
+        self._thread_lock = threading.Lock()
         self.state = GymState(env_id=env_id)
         self.first: GymObservation | None = None  # what reset returned: the problem, for tools that show it again
 
@@ -91,9 +94,12 @@ class ServedSession:
             return public_observation(obs, info, float(reward), terminated, truncated)
 
     async def run(self, work: Callable[..., Any], *args: Any) -> Any:
-        """``work(*args)`` on this session's own thread (made at the first tool call), awaited."""
-        with self._lock:
-            self._open_env()  # a closed session refuses here, before it would make a thread no one shuts down
+        """``work(*args)`` on this session's own thread (made at the first call that needs it), awaited."""
+        # Not the session's lock: this runs on the event loop, which must never wait for a grading step.
+        with self._thread_lock:
+            if self._closed:  # refused here, before it would make a thread no one shuts down
+                raise RuntimeError("this session is closed (idle too long, or closed by its client): open a new "
+                                   "session")
             if self._tool_thread is None:
                 self._tool_thread = ThreadPoolExecutor(1, thread_name_prefix=f"serve-{self.env_id}")
             thread = self._tool_thread
@@ -105,8 +111,9 @@ class ServedSession:
             if self._env is not None:
                 self._env.close()
                 self._env = None
-            if self._tool_thread is not None:
-                self._tool_thread.shutdown(wait=False)
+            with self._thread_lock:
+                if self._tool_thread is not None:
+                    self._tool_thread.shutdown(wait=False)
 
 
 def _metadata(env_id: str) -> EnvironmentMetadata:
@@ -182,8 +189,11 @@ class InlineServedEnv(ServedEnv):
     ``benchmarks/bench_serve.py``). :func:`~gym_integrity.integrations.openenv.build_app`
     picks it only for an env that declares every step bounded in-process
     (``grading_time_bound_s`` at most :data:`INLINE_BOUND_S`: no judge, no
-    worker pool, no sandbox to wait on). Such a step is CPU work under the GIL,
-    which a thread would not have run beside the event loop anyway.
+    worker pool, no sandbox to wait on), and a text longer than
+    :data:`INLINE_MAX_CHARS` is still graded on the session's thread. A
+    declared bound that a scorer does not keep would hold every session: the
+    audit's ``pathological_answers`` probe checks the bound, and issue 15's
+    review moved the one scorer found slow (codeio's) into the sandbox.
     """
 
     async def reset_async(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
@@ -191,11 +201,18 @@ class InlineServedEnv(ServedEnv):
         return self.reset(seed, episode_id, options, **reset_options)
 
     async def step_async(self, action: GymAction, timeout_s: Optional[float] = None, **kwargs: Any) -> GymObservation:
+        # Even an in-process grader reads the whole text (a scan for the answer tag is a Python loop over it): a
+        # text past INLINE_MAX_CHARS goes to the session's thread, where the GIL's switch interval keeps the event
+        # loop answering other sessions (a 16 MB text held it 4 s inline, 0.1 s from a thread).
+        if action.text is not None and len(action.text) > INLINE_MAX_CHARS:
+            return await self.session.run(self.session.step, action)
         return self.session.step(action)
 
 
 #: The longest step an env may declare (``grading_time_bound_s``, seconds) and still be served inline.
 INLINE_BOUND_S = 1.0
+#: The longest text graded on the event loop (a few ms of scanning); a longer one is graded on the session's thread.
+INLINE_MAX_CHARS = 65_536
 
 
 class ServedQEDMathEnv(_OneSession, MCPEnvironment):
@@ -244,6 +261,13 @@ class ServedQEDMathEnv(_OneSession, MCPEnvironment):
         if not isinstance(action, GymAction):
             raise TypeError(f"expected a GymAction or an MCP tool call, got {type(action).__name__}")
         return self.session.step(action)
+
+    async def step_async(self, action: Any, timeout_s: Optional[float] = None, **kwargs: Any) -> Any:
+        # MCPEnvironment runs a text step on the loop's default executor (a few threads shared by every session):
+        # the session's own thread instead, as for the tools, so proofs waiting on the judge do not queue there.
+        if isinstance(action, (CallToolAction, ListToolsAction)):
+            return await super().step_async(action, timeout_s=timeout_s, **kwargs)
+        return await self.session.run(self._step_impl, action)
 
     def close(self) -> None:
         self.session.close()
