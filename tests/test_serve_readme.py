@@ -41,8 +41,8 @@ def test_the_readme_client_block_prints_the_readme_transcript():
     assert command == "gym-integrity serve ReasoningGym-v0 --env-kwargs '{\"dataset\": \"leg_counting\"}'"
     server = subprocess.Popen([sys.executable, "-m", "gym_integrity", *args], stderr=subprocess.PIPE, text=True)
     try:
-        banner = server.stderr.readline()  # printed just before uvicorn starts listening
-        assert banner.strip() == transcript[0].replace("8765", str(port))
+        banner = [server.stderr.readline().strip() for _ in range(2)]  # printed just before uvicorn listens
+        assert banner == [line.replace("8765", str(port)) for line in transcript[:2]]
         deadline = time.monotonic() + 60
         while True:
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
@@ -52,7 +52,7 @@ def test_the_readme_client_block_prints_the_readme_transcript():
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             exec(compile(block.replace("127.0.0.1:8000", f"127.0.0.1:{port}"), "README.md", "exec"), {})
-        assert out.getvalue().splitlines() == transcript[1:]
+        assert out.getvalue().splitlines() == transcript[2:]
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -249,7 +249,10 @@ def pathological_answers_probe(s: Session) -> ProbeResult:
     bad, timings = [], []
     answers = pathological_answers()
     for i, (label, text) in enumerate(answers):
-        t = _play(s, seed, s.answer(text), label)
+        # This probe's own bound (the env's declared one plus slack) is the one a step is held to here, not the
+        # session's step_timeout_s: a step within it is no slow call (a loaded machine once took one past 10 s).
+        with s.call_bound(limit, source):
+            t = _play(s, seed, s.answer(text), label)
         outcome = t.describe() if isinstance(t, Transition) else str(t)  # a raise is garbage_actions' finding
         timings.append((t.duration_s, label, outcome))
         if isinstance(t, Transition) and _paid_more(t, wrong):

@@ -978,9 +978,10 @@ class _Server:
             with self.lock:
                 over = len(mine) >= self.per_client
             if over:
+                self.pool.count_refused()
                 put(("outcome", req_id, PoolStatus.OVERLOADED.value, None,
                      f"{len(mine)} requests of this process in flight (max_in_flight={self.per_client})",
-                     0.0, 0.0, 0, None))
+                     0.0, 0.0, 0, self.pool.stats()))
                 return
             try:
                 future = self.pool.submit_pickled(data, run_timeout_s=budget)

@@ -510,6 +510,12 @@ class WorkerPool(_Users):
 
     # ----------------------------------------------------------------- requests
 
+    def count_refused(self) -> None:
+        """Count a request refused before it reached this pool (a machine pool's per-process share) as overloaded."""
+        with self._lock:
+            for key in ("requests", "completed", "overloaded"):
+                self._counters[key] += 1
+
     def cancel(self, future: concurrent.futures.Future, why: str = "cancelled") -> bool:
         """End a request still queued (``INFRA_ERROR``, ``why``); True if it was. One on a worker runs on."""
         with self._lock:

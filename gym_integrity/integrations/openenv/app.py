@@ -112,6 +112,24 @@ def build_app(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *,
     return app
 
 
+def _check_free(host: str, port: int) -> None:
+    """A ``ValueError`` naming the port when nothing can listen on ``host:port`` (in use, or an unknown host), before
+    the banner says the server is up."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ValueError(f"serve --host {host!r}: not an address of this machine ({exc})") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise ValueError(f"serve: cannot listen on {host}:{port} ({exc.strerror}): pass another --port") from None
+
+
 def _is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -127,6 +145,7 @@ def serve(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *, host: str
     """Run :func:`build_app` under uvicorn until interrupted. Binds to 127.0.0.1 unless ``host`` says otherwise."""
     check_str("serve host", host)
     check_int("serve port", port, low=0, high=65535)
+    _check_free(host, port)
     app = build_app(env_id, env_kwargs, max_sessions=max_sessions, session_timeout_s=session_timeout_s)
     import uvicorn
 
@@ -136,4 +155,6 @@ def serve(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *, host: str
               "behind a proxy that authenticates, or keep it on 127.0.0.1 (docs/serve.md).", file=sys.stderr)
     print(f"gym-integrity serve: {env_id} on ws://{host}:{port}/ws (max {max_sessions} sessions, "
           f"idle timeout {session_timeout_s:g} s); Ctrl-C stops it", file=sys.stderr)
+    print(f"gym-integrity serve: clients take the base URL http://{host}:{port} (OpenEnv's EnvClient, RemoteEnv, "
+          "gym-integrity audit --url)", file=sys.stderr)
     uvicorn.run(app, host=host, port=port, log_level=log_level, ws="websockets-sansio")

@@ -93,10 +93,11 @@ class RemoteEnv(gym.Env[str, Any]):
     metadata = {"render_modes": []}
 
     def __init__(self, url: str, *, message_timeout_s: float = 120.0) -> None:
-        self.url = check_str("RemoteEnv url", url)
+        # The base URL; the session path is the client's to add (a pasted ws://host:port/ws works too).
+        self.url = check_str("RemoteEnv url", url).rstrip("/").removesuffix("/ws")
         self.observation_space = UnicodeText(_MAX_TEXT_CHARS)
         self.action_space = UnicodeText(_MAX_TEXT_CHARS, min_length=0)
-        self._client = GymEnvClient(base_url=url, message_timeout_s=message_timeout_s).sync()
+        self._client = GymEnvClient(base_url=self.url, message_timeout_s=message_timeout_s).sync()
         try:
             self._client.connect()
         except BaseException:
