@@ -3,8 +3,8 @@
 Prints three tables, each measured side by side in one run:
 
 1. graded episodes/s of QEDMath-v0 answer problems (reset + one boxed answer
-   that math_verify must simplify, every answer a different string so no cache
-   answers it) with 1 and with 2 grading workers, through the machine-wide pool
+   that math_verify must expand and simplify, 20-40 ms of its work, every
+   answer a different string so no cache answers it) with 1 and with 2 grading workers, through the machine-wide pool
    (a threaded vector env of ``--envs`` sub-envs) and through Ray actors
    (``make_ray_vec`` with the same sub-envs; the actors reach the node's machine
    pool), and the ratio 2 workers / 1 worker (target >= 1.6x on 2 cores);
@@ -45,8 +45,11 @@ _fresh = itertools.count(1)
 
 
 def _answers(n: int) -> np.ndarray:
-    # 1170 as k*1170/k: the same value, a different string each time (no verifier cache hit), and real sympy work.
-    return np.array([f"\\boxed{{\\frac{{{1170 * k}}}{{{k}}}}}" for k in (next(_fresh) for _ in range(n))], dtype=object)
+    # 1170 as (2^3+7)(3^2+4)(5+1) * sqrt(36 k^2) / (6k): the same value, a different string each time (no verifier
+    # cache hit), and 20-40 ms of math_verify (a product to expand, a root to simplify), the cost issue 14 names
+    # for a real rollout's answer (10-50 ms).
+    return np.array([f"\\boxed{{(2^3+7)(3^2+4)(5+1) \\cdot \\frac{{\\sqrt{{{36 * k * k}}}}}{{{6 * k}}}}}"
+                     for k in (next(_fresh) for _ in range(n))], dtype=object)
 
 
 def _qed_kwargs(workers: int) -> dict[str, Any]:

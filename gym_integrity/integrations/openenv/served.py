@@ -40,6 +40,7 @@ from gym_integrity.integrations.openenv.models import GymAction, GymObservation,
 __all__ = ["ServedEnv", "InlineServedEnv", "ServedQEDMathEnv", "ServedSession", "PROOF_SCALE", "INLINE_BOUND_S",
            "INLINE_MAX_CHARS"]
 
+_CLOSED = "this session is closed (idle too long, or closed by its client): open a new session"
 #: The upstream QED Math env reports proof scores on the olympiad 0-7 scale; our grades are in [0, 1].
 PROOF_SCALE = 7
 
@@ -66,7 +67,7 @@ class ServedSession:
 
     def _open_env(self) -> gym.Env:
         if self._closed:
-            raise RuntimeError("this session is closed (idle too long, or closed by its client): open a new session")
+            raise RuntimeError(_CLOSED)
         if self._env is None:
             self._env = make(self.env_id, **self._make_kwargs)
             self._takes_tools = bool(getattr(self._env.unwrapped, "tools", None))
@@ -98,8 +99,7 @@ class ServedSession:
         # Not the session's lock: this runs on the event loop, which must never wait for a grading step.
         with self._thread_lock:
             if self._closed:  # refused here, before it would make a thread no one shuts down
-                raise RuntimeError("this session is closed (idle too long, or closed by its client): open a new "
-                                   "session")
+                raise RuntimeError(_CLOSED)
             if self._tool_thread is None:
                 self._tool_thread = ThreadPoolExecutor(1, thread_name_prefix=f"serve-{self.env_id}")
             thread = self._tool_thread
