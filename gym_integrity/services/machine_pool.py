@@ -84,7 +84,7 @@ from typing import Any
 
 from gym_integrity.checks import check_number
 from gym_integrity.services.pool import (SCOPE_ENV, PoolConfig, PoolStatus, TaskOutcome, WorkerPool, _plain_loads,
-                                         _stubs, _Users, check_handler)
+                                         _Users, check_handler, stubbed_main_code)
 
 __all__ = ["DIR_ENV", "GRACE_ENV", "LOG_ENV", "MachinePool", "auth_key", "pool_dir", "server_name"]
 
@@ -112,15 +112,6 @@ _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
 _STAT_KEYS = ("requests", "completed", "timeouts", "crashes", "errors", "infra_errors", "overloaded", "retries",
               "worker_restarts", "queue_depth", "in_flight", "run_s_mean", "run_s_max", "queued_s_max")
 
-_SERVER_CODE = """
-import sys, types
-for name, path in {stubs!r}:
-    module = types.ModuleType(name)
-    module.__path__ = [path]
-    sys.modules[name] = module
-from gym_integrity.services.machine_pool import _server_main
-_server_main({spec!r})
-"""
 
 
 # --------------------------------------------------------------------------- the directory, the key, the name
@@ -699,7 +690,8 @@ class MachinePool(_Users):
         (it imports neither gymnasium nor numpy, as a worker does not). Returns its pid."""
         spec = json.dumps({"handler": self.handler, "config": _config_fields(self.config), "directory": directory,
                            "name": name})
-        code = _SERVER_CODE.format(stubs=_stubs("gym_integrity.services.machine_pool"), spec=spec)
+        code = stubbed_main_code("gym_integrity.services.machine_pool", "_server_main", spec,
+                                 "gym_integrity.services.machine_pool")
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         pid = _spawn_detached([sys.executable, "-c", code], env, os.environ.get(LOG_ENV, "").strip() or os.devnull)

@@ -91,15 +91,21 @@ __all__ = ["POOL_SCOPES", "Pool", "PoolConfig", "PoolStatus", "TaskOutcome", "Wo
 #: handler imports): envs add it to a worker's run budget when they declare ``grading_time_bound_s``.
 WORKER_START_ALLOWANCE_S = 3.0
 
-_WORKER_CODE = """
+_STUBBED_MAIN_CODE = """
 import sys, types
 for name, path in {stubs!r}:
     module = types.ModuleType(name)
     module.__path__ = [path]
     sys.modules[name] = module
-from gym_integrity.services.pool import _worker_main
-_worker_main({handler!r})
+from {module} import {main}
+{main}({argument!r})
 """
+
+
+def stubbed_main_code(module: str, main: str, argument: str, stubs_for: str) -> str:
+    """``python -c`` code that runs ``module.main(argument)`` with ``gym_integrity``'s package ``__init__`` files
+    stubbed on the way to ``stubs_for`` (no gymnasium, no numpy): a worker's, or a machine pool server's."""
+    return _STUBBED_MAIN_CODE.format(stubs=_stubs(stubs_for), module=module, main=main, argument=argument)
 _STARTUP_TIMEOUT_S = 60.0  # a worker not ready by then is killed and counts as a startup failure
 _MAX_STARTUP_FAILURES = 3  # in a row: the interpreter cannot run workers; stop spawning in a loop
 _CALLER_GRACE_S = 5.0  # run() waits this much past the worst case before calling the dispatcher stuck
@@ -312,7 +318,7 @@ class _Worker:
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
         env["GYM_INTEGRITY_POOL_MEM_MB"] = str(memory_limit_mb or 0)
-        code = _WORKER_CODE.format(stubs=_stubs(handler.split(":")[0]), handler=handler)
+        code = stubbed_main_code("gym_integrity.services.pool", "_worker_main", handler, handler.split(":")[0])
         try:
             self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=req_r, stdout=rep_w,
                                          stderr=subprocess.DEVNULL, close_fds=True, env=env, start_new_session=True)
