@@ -4,23 +4,29 @@ Prints three tables, each measured side by side in one run:
 
 1. graded episodes/s of QEDMath-v0 answer problems (reset + one boxed answer
    that math_verify must expand and simplify, 20-40 ms of its work, every
-   answer a different string so no cache answers it) with 1 and with 2 grading workers, through the machine-wide pool
-   (a threaded vector env of ``--envs`` sub-envs) and through Ray actors
-   (``make_ray_vec`` with the same sub-envs; the actors reach the node's machine
-   pool), and the ratio 2 workers / 1 worker (target >= 1.6x on 2 cores);
+   answer a different string so no cache answers it) with 1 and with 2
+   grading workers, through the machine-wide pool (a threaded vector env of
+   ``--envs`` sub-envs) and through Ray actors (``make_ray_vec`` with the same
+   sub-envs, one per actor and ``--envs-per-actor`` per actor; the actors reach
+   the node's machine pool), and the ratio 2 workers / 1 worker (target >= 1.6x
+   on 2 cores);
 2. the per-step overhead of ``make_ray_vec`` against ``make_threaded_vec`` on
    the same work (ReasoningGym-v0 leg_counting, reset + one answer a batch);
 3. memory per env: the RSS of the processes each vector env adds, divided by
    its number of sub-envs (the driver's own RSS for the threaded env's share).
 
-Rounds alternate between the configurations and the medians are printed; the
-load average is printed too (these 2-core machines are shared: ratios within
-one run are what count).
+Each measurement of table 1 has the machine to itself: its vector env is built,
+warmed, measured and closed, and the machine-pool rows run before Ray starts.
+Idle Ray actors are not free (16 of them with Ray's daemons took 0.3 of a
+core here), and on 2 cores that CPU comes out of the graders'. Rounds alternate
+between 1 and 2 workers and the medians are printed; the load average is
+printed too (these 2-core machines are shared: ratios within one run are what
+count).
 
 Needs the ``[ray]`` extra for the Ray rows (``pip install -e ".[ray]"``);
 without Ray they are skipped with that hint.
 
-Run: ``python benchmarks/bench_scale.py [--envs 8] [--episodes 48] [--rounds 3] [--quick]``
+Run: ``python benchmarks/bench_scale.py [--envs 8] [--envs-per-actor 4] [--episodes 48] [--rounds 3] [--quick]``
 """
 
 from __future__ import annotations
@@ -107,74 +113,90 @@ def _table(title: str, header: list[str], rows: list[list[str]]) -> None:
         print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
 
 
+def _measure(make: Callable[[], Any], episodes: int) -> float:
+    envs = make()
+    try:
+        return _graded_per_s(envs, episodes)
+    finally:
+        envs.close()
+
+
+def _scaling(makers: dict[str, Callable[[int], Any]], episodes: int, rounds: int) -> list[list[str]]:
+    """Each path's graded/s with 1 and 2 workers (medians over ``rounds``, the order alternating), as table rows."""
+    rows = []
+    for name, make in makers.items():
+        results: dict[int, list[float]] = {1: [], 2: []}
+        for r in range(rounds):
+            for workers in ((1, 2) if r % 2 == 0 else (2, 1)):
+                results[workers].append(_measure(lambda: make(workers), episodes))
+        one, two = statistics.median(results[1]), statistics.median(results[2])
+        rows.append([name, f"{one:.1f}", f"{two:.1f}", f"{two / one:.2f}x"])
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--envs", type=int, default=8)
+    parser.add_argument("--envs-per-actor", type=int, default=None,
+                        help="sub-envs per Ray actor in the grouped Ray row (default: envs / cores)")
     parser.add_argument("--episodes", type=int, default=48, help="graded episodes per measurement")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="a smoke run: few episodes, one round")
     args = parser.parse_args(argv)
     if args.quick:
         args.envs, args.episodes, args.rounds = 2, 4, 1
-    print(f"bench_scale: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {args.envs} sub-envs, "
+    cores = os.cpu_count() or 2
+    per_actor = args.envs_per_actor or max(2, args.envs // cores)
+    print(f"bench_scale: {cores} cores, load average {os.getloadavg()[0]:.1f}; {args.envs} sub-envs, "
           f"{args.episodes} graded episodes per measurement, {args.rounds} rounds")
+
+    # 1. The machine pool first, with no Ray on the machine; then Ray's rows.
+    rows = _scaling({"machine pool (threaded vector env)":
+                     lambda k: make_threaded_vec(QED, args.envs, **_qed_kwargs(k))}, args.episodes, args.rounds)
     ray = _ray()
     if ray is None:
         print("Ray is not installed: the Ray rows are skipped (pip install -e \".[ray]\")")
-    from gym_integrity.ray import make_ray_vec  # noqa: E402  (needs ray only when called)
+    else:
+        from gym_integrity.ray import make_ray_vec
 
-    makers: dict[str, Callable[[int], Any]] = {
-        "machine pool (threaded vector env)": lambda k: make_threaded_vec(QED, args.envs, **_qed_kwargs(k)),
-    }
-    if ray is not None:
-        makers["Ray actors (make_ray_vec)"] = lambda k: make_ray_vec(QED, args.envs, **_qed_kwargs(k))
-    envs = {(name, k): make(k) for name, make in makers.items() for k in (1, 2)}
-    results: dict[tuple[str, int], list[float]] = {key: [] for key in envs}
-    try:
-        for r in range(args.rounds):
-            keys = list(envs)
-            for key in keys[r % len(keys):] + keys[:r % len(keys)]:
-                results[key].append(_graded_per_s(envs[key], args.episodes))
-    finally:
-        for env in envs.values():
-            env.close()
-    rows = []
-    for name in makers:
-        one, two = statistics.median(results[(name, 1)]), statistics.median(results[(name, 2)])
-        rows.append([name, f"{one:.1f}", f"{two:.1f}", f"{two / one:.2f}x"])
+        rows += _scaling({
+            "Ray actors (make_ray_vec), 1 env per actor":
+                lambda k: make_ray_vec(QED, args.envs, **_qed_kwargs(k)),
+            f"Ray actors (make_ray_vec), {per_actor} envs per actor":
+                lambda k: make_ray_vec(QED, args.envs, envs_per_actor=per_actor, **_qed_kwargs(k)),
+        }, args.episodes, args.rounds)
     _table("1. graded QEDMath answers/s by grading workers (target 2/1 >= 1.6x on 2 cores)",
            ["path", "1 worker", "2 workers", "2 / 1"], rows)
 
     # 2. make_ray_vec's own cost per batch step, on work that grades in microseconds.
-    step_makers = {"make_threaded_vec": lambda: make_threaded_vec(RG, args.envs, **RG_KW)}
+    step_makers: dict[str, Callable[[], Any]] = {"make_threaded_vec": lambda: make_threaded_vec(RG, args.envs, **RG_KW)}
     if ray is not None:
-        step_makers["make_ray_vec"] = lambda: make_ray_vec(RG, args.envs, **RG_KW)
-    step_envs = {name: make() for name, make in step_makers.items()}
-    step_ms: dict[str, list[float]] = {name: [] for name in step_envs}
+        step_makers["make_ray_vec, 1 env per actor"] = lambda: make_ray_vec(RG, args.envs, **RG_KW)
+        step_makers[f"make_ray_vec, {per_actor} envs per actor"] = \
+            lambda: make_ray_vec(RG, args.envs, envs_per_actor=per_actor, **RG_KW)
+    step_ms: dict[str, list[float]] = {name: [] for name in step_makers}
+    memory: dict[str, float] = {}
     batches = 5 if args.quick else 40
-    try:
-        for r in range(args.rounds):
-            for name, env in step_envs.items():
+    for name, make in step_makers.items():
+        env = make()
+        try:
+            for _ in range(args.rounds):
                 env.reset(seed=0)
                 start = time.perf_counter()
                 for i in range(batches):
                     env.reset(seed=i)
                     env.step(np.array(["<answer>0</answer>"] * args.envs, dtype=object))
                 step_ms[name].append((time.perf_counter() - start) / batches * 1000)
-        driver = _rss_mib([os.getpid()])
-        memory = {"make_threaded_vec": driver / args.envs}
-        if ray is not None:
-            pids = [e.actor_pid for e in step_envs["make_ray_vec"].envs]
-            memory["make_ray_vec"] = _rss_mib(pids) / args.envs
-    finally:
-        for env in step_envs.values():
+            pids = sorted({e.actor_pid for e in env.envs}) if hasattr(env.envs[0], "actor_pid") else [os.getpid()]
+            memory[name] = _rss_mib(pids) / args.envs
+        finally:
             env.close()
     base = statistics.median(step_ms["make_threaded_vec"])
     rows = [[name, f"{statistics.median(v):.2f}", f"{statistics.median(v) - base:+.2f}",
              f"{statistics.median(v) / base:.2f}x"] for name, v in step_ms.items()]
     _table(f"2. one batch (reset + step of {args.envs} ReasoningGym-v0 sub-envs), ms",
            ["vector env", "ms / batch", "vs threaded", "ratio"], rows)
-    _table("3. memory per env (MiB): the threaded env's share of the driver's RSS; each actor's RSS",
+    _table("3. memory per env (MiB): the threaded env's share of the driver's RSS; the actors' RSS per sub-env",
            ["vector env", "MiB / env"], [[name, f"{mib:.0f}"] for name, mib in memory.items()])
     return 0
 

@@ -53,7 +53,12 @@ from gymnasium.vector.utils import concatenate, iterate
 
 from gym_integrity.checks import check_int
 
-__all__ = ["ASYNC_VECTOR_KWARGS", "ThreadedVectorEnv", "make_threaded_vec", "subenv_worker", "zero_frozen_rewards"]
+__all__ = ["ASYNC_VECTOR_KWARGS", "ThreadedVectorEnv", "make_threaded_vec", "step_sub_env", "subenv_worker",
+           "zero_frozen_rewards"]
+
+#: What one sub-env's share of a batch step gives: obs, reward, terminated, truncated, info, and (SAME_STEP
+#: autoreset of an ended sub-env only) ``{"final_obs", "final_info"}``, else None.
+SubStep = tuple[Any, float, bool, bool, dict[str, Any], "dict[str, Any] | None"]
 
 
 def zero_frozen_rewards(env: gym.Env) -> gym.Env:
@@ -92,6 +97,31 @@ def subenv_worker(index: int, env_fn: Callable[[], gym.Env], *args: Any) -> None
     from gymnasium.vector.async_vector_env import _async_worker
 
     _async_worker(index, _ZeroFrozenRewards(env_fn), *args)
+
+
+def step_sub_env(env: gym.Env, autoreset_mode: AutoresetMode, needs_reset: bool, action: Any) -> SubStep:
+    """One sub-env's share of a batch step under ``autoreset_mode``, as ``SyncVectorEnv`` plays it.
+
+    ``needs_reset`` is the vector env's autoreset flag for this sub-env (it
+    ended on the previous step). Module-level so that a sub-env held in another
+    process (a Ray actor) plays its share by the same rule.
+    """
+    if autoreset_mode == AutoresetMode.NEXT_STEP:
+        if needs_reset:
+            obs, info = env.reset()
+            return obs, 0.0, False, False, info, None
+        return (*env.step(action), None)
+    if autoreset_mode == AutoresetMode.DISABLED:
+        # An ended sub-env is stepped with its batch: TerminalFreeze answers (reward 0.0).
+        return (*env.step(action), None)
+    if autoreset_mode == AutoresetMode.SAME_STEP:
+        obs, reward, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            final = {"final_obs": obs, "final_info": info}
+            obs, info = env.reset()
+            return obs, reward, terminated, truncated, info, final
+        return obs, reward, terminated, truncated, info, None
+    raise ValueError(f"Unexpected autoreset mode, {autoreset_mode}")
 
 
 #: ``vector_kwargs`` for ``gym.make_vec(id, n, vectorization_mode="async", vector_kwargs=...)``
@@ -185,9 +215,7 @@ class ThreadedVectorEnv(SyncVectorEnv):
         self._autoreset_envs[mask] = False
 
         indices = [i for i in range(self.num_envs) if mask[i]]
-        results = self._all(
-            [lambda i=i: self.envs[i].reset(seed=seed[i], options=options) for i in indices]
-        )
+        results = self._reset_sub_envs(indices, seed, options)
         infos: dict[str, Any] = {}
         for i, (obs, info) in zip(indices, results):
             self._env_obs[i] = obs
@@ -195,30 +223,22 @@ class ThreadedVectorEnv(SyncVectorEnv):
         self._observations = concatenate(self.single_observation_space, self._env_obs, self._observations)
         return deepcopy(self._observations) if self.copy else self._observations, infos
 
-    def _step_one(self, i: int, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any], dict[str, Any] | None]:
-        env = self.envs[i]
-        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
-            if self._autoreset_envs[i]:
-                obs, info = env.reset()
-                return obs, 0.0, False, False, info, None
-            return (*env.step(action), None)
-        if self.autoreset_mode == AutoresetMode.DISABLED:
-            # An ended sub-env is stepped with its batch: TerminalFreeze answers (reward 0.0).
-            return (*env.step(action), None)
-        if self.autoreset_mode == AutoresetMode.SAME_STEP:
-            obs, reward, terminated, truncated, info = env.step(action)
-            if terminated or truncated:
-                final = {"final_obs": obs, "final_info": info}
-                obs, info = env.reset()
-                return obs, reward, terminated, truncated, info, final
-            return obs, reward, terminated, truncated, info, None
-        raise ValueError(f"Unexpected autoreset mode, {self.autoreset_mode}")
+    def _reset_sub_envs(self, indices: list[int], seeds: list[int | None],
+                        options: dict[str, Any] | None) -> list[tuple[Any, dict[str, Any]]]:
+        """Reset the sub-envs at ``indices`` (all at once); their ``(obs, info)`` in that order."""
+        return self._all([lambda i=i: self.envs[i].reset(seed=seeds[i], options=options) for i in indices])
+
+    def _step_sub_envs(self, actions: list[Any]) -> list[SubStep]:
+        """Every sub-env's share of the batch step (all at once), in sub-env order."""
+        return self._all([lambda i=i, a=a: step_sub_env(self.envs[i], self.autoreset_mode,
+                                                        bool(self._autoreset_envs[i]), a)
+                          for i, a in enumerate(actions)])
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         action_list = list(iterate(self.action_space, actions))
         if len(action_list) != self.num_envs:
             raise ValueError(f"ThreadedVectorEnv.step actions: expected {self.num_envs}, got {len(action_list)}")
-        results = self._all([lambda i=i, a=a: self._step_one(i, a) for i, a in enumerate(action_list)])
+        results = self._step_sub_envs(action_list)
         infos: dict[str, Any] = {}
         for i, (obs, reward, terminated, truncated, info, final) in enumerate(results):
             self._env_obs[i] = obs

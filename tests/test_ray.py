@@ -114,6 +114,64 @@ def test_an_actor_killed_between_steps_gives_its_sub_env_a_no_verdict_and_is_rep
         envs.close()
 
 
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED])
+def test_several_sub_envs_per_actor_play_step_for_step_as_the_threaded_vector_env(mode):
+    from gym_integrity.ray import make_ray_vec
+
+    remote = make_ray_vec(ID, 5, envs_per_actor=2, autoreset_mode=mode, **KW)
+    local = make_threaded_vec(ID, 5, autoreset_mode=mode, **KW)
+    try:
+        assert len({env.actor_pid for env in remote.envs}) == 3                  # 2 + 2 + 1 slots
+        assert [env.slot for env in remote.envs] == [0, 1, 0, 1, 0]
+        seeds = [4, 4, 5, 6, 7]
+        assert list(remote.reset(seed=seeds)[0]) == list(local.reset(seed=seeds)[0])
+        golds = local.call("gold_answers")
+        assert remote.call("gold_answers") == golds                             # call() runs on the actors
+        for turn in range(3):   # answers right and wrong; then the ended sub-envs autoreset (or stay frozen)
+            actions = _actions(*(f"<answer>{g[0]}</answer>" if (i + turn) % 2 else "x" for i, g in enumerate(golds)))
+            out_r, out_l = remote.step(actions), local.step(actions)
+            assert list(out_r[0]) == list(out_l[0])
+            assert [a.tolist() for a in out_r[1:4]] == [b.tolist() for b in out_l[1:4]]
+            assert sorted(out_r[4]) == sorted(out_l[4])
+            for key in ("verdict", "problem_id"):
+                if key in out_l[4]:
+                    assert out_r[4][key].tolist() == out_l[4][key].tolist()
+        mask = np.array([False, True, False, False, True])
+        assert list(remote.reset(seed=seeds, options={"reset_mask": mask})[0]) == \
+            list(local.reset(seed=seeds, options={"reset_mask": mask})[0])
+    finally:
+        remote.close(), local.close()
+
+
+def test_an_actor_holding_two_sub_envs_dies_and_both_get_the_no_verdict():
+    from gym_integrity.ray import make_ray_vec
+
+    envs = make_ray_vec(ID, 4, envs_per_actor=2, autoreset_mode=AutoresetMode.DISABLED, **KW)
+    try:
+        envs.reset(seed=[1, 2, 3, 4])
+        dead_pid = envs.envs[2].actor_pid
+        assert envs.envs[3].actor_pid == dead_pid != envs.envs[0].actor_pid
+        os.kill(dead_pid, signal.SIGKILL)
+        _, rewards, terminated, truncated, infos = envs.step(_actions("<answer>0</answer>").repeat(4))
+        assert infos["verdict"].tolist() == ["incorrect", "incorrect", "grader_error", "grader_error"]
+        assert all(f"pid {dead_pid}" in cause for cause in infos["cause"][2:])
+        assert truncated.tolist() == [False, False, True, True] and rewards.tolist() == [0.0] * 4
+        assert envs.envs[2].actor_pid == envs.envs[3].actor_pid != dead_pid and envs.envs[3].replacements == 1
+        _, rewards, _, _, infos = envs.step(_actions("<answer>0</answer>").repeat(4))   # replays, frozen
+        assert rewards.tolist() == [0.0] * 4 and infos["integrity"]["frozen"].tolist() == [True] * 4
+        # Killed during a reset of only one of its sub-envs: that one is reset on the replacement, and the other
+        # (whose episode was on the dead actor) owes its no-verdict on the next step.
+        envs.reset(seed=[1, 2, 3, 4])
+        os.kill(envs.envs[0].actor_pid, signal.SIGKILL)
+        _, infos = envs.reset(seed=[9, 9, 9, 9], options={"reset_mask": np.array([True, False, False, False])})
+        assert infos["problem_id"][0].startswith("leg_counting/")
+        _, rewards, _, truncated, infos = envs.step(_actions("<answer>0</answer>").repeat(4))
+        assert infos["verdict"].tolist() == ["incorrect", "grader_error", "incorrect", "incorrect"]
+        assert truncated.tolist()[1] and not infos["integrity"]["frozen"][1] and rewards[1] == 0.0
+    finally:
+        envs.close()
+
+
 def test_an_actor_killed_while_its_step_is_grading_is_a_no_verdict_not_a_hang():
     from gym_integrity.ray import make_ray_vec
 
@@ -207,6 +265,8 @@ def test_usage_errors():
         make_ray_vec("Nope-v0", 2)
     with pytest.raises(ValueError, match="num_envs"):
         make_ray_vec(ID, 0)
+    with pytest.raises(ValueError, match="envs_per_actor"):
+        make_ray_vec(ID, 2, envs_per_actor=0)
     with pytest.raises(TypeError, match="actor_options"):
         make_ray_vec(ID, 1, actor_options=["num_cpus"])
     with pytest.raises((TypeError, ValueError), match="dataset"):  # the env's own option error, before any actor
