@@ -1,6 +1,6 @@
 """Benchmark of scaling out: grading workers through the machine pool and through Ray actors, and make_ray_vec's cost.
 
-Prints three tables, each measured side by side in one run:
+Prints three tables, all from one run:
 
 1. graded episodes/s of QEDMath-v0 answer problems (reset + one boxed answer
    that math_verify must expand and simplify, 20-40 ms of its work, every

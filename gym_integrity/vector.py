@@ -51,10 +51,10 @@ from gymnasium.envs.registration import EnvSpec
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.vector.utils import concatenate, iterate
 
-from gym_integrity.checks import check_int
+from gym_integrity.checks import check_choice, check_int
 
-__all__ = ["ASYNC_VECTOR_KWARGS", "ThreadedVectorEnv", "make_threaded_vec", "step_sub_env", "subenv_worker",
-           "zero_frozen_rewards"]
+__all__ = ["ASYNC_VECTOR_KWARGS", "ThreadedVectorEnv", "check_autoreset_mode", "make_threaded_vec", "step_sub_env",
+           "subenv_worker", "zero_frozen_rewards"]
 
 #: What one sub-env's share of a batch step gives: obs, reward, terminated, truncated, info, and (SAME_STEP
 #: autoreset of an ended sub-env only) ``{"final_obs", "final_info"}``, else None.
@@ -97,6 +97,13 @@ def subenv_worker(index: int, env_fn: Callable[[], gym.Env], *args: Any) -> None
     from gymnasium.vector.async_vector_env import _async_worker
 
     _async_worker(index, _ZeroFrozenRewards(env_fn), *args)
+
+
+def check_autoreset_mode(name: str, value: Any) -> AutoresetMode:
+    """``value`` as an ``AutoresetMode``: the enum, or its value ``"NextStep"``, ``"SameStep"`` or ``"Disabled"``."""
+    if isinstance(value, AutoresetMode):
+        return value
+    return AutoresetMode(check_choice(name, value, [mode.value for mode in AutoresetMode]))
 
 
 def step_sub_env(env: gym.Env, autoreset_mode: AutoresetMode, needs_reset: bool, action: Any) -> SubStep:
@@ -167,6 +174,7 @@ class ThreadedVectorEnv(SyncVectorEnv):
         max_workers: int | None = None,
     ) -> None:
         check_int("ThreadedVectorEnv.max_workers", max_workers, low=1, optional=True)
+        autoreset_mode = check_autoreset_mode("ThreadedVectorEnv.autoreset_mode", autoreset_mode)
         super().__init__(env_fns, copy=copy, observation_mode=observation_mode, autoreset_mode=autoreset_mode)
         for env in self.envs:
             zero_frozen_rewards(env)

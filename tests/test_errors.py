@@ -305,6 +305,8 @@ def test_vector_and_pool_arguments_follow_the_rule():
     never = [lambda: pytest.fail("no sub-env is built for a bad argument")]
     raises(TypeError, "ThreadedVectorEnv.max_workers", lambda: ThreadedVectorEnv(never, max_workers="2"))
     raises(ValueError, "ThreadedVectorEnv.max_workers", lambda: ThreadedVectorEnv(never, max_workers=0))
+    raises(ValueError, "ThreadedVectorEnv.autoreset_mode", lambda: ThreadedVectorEnv(never, autoreset_mode="same-step"))
+    raises(TypeError, "ThreadedVectorEnv.autoreset_mode", lambda: ThreadedVectorEnv(never, autoreset_mode=1))
     raises(TypeError, "make_threaded_vec.num_envs", lambda: make_threaded_vec("ReasoningGym-v0", num_envs="2"))
     raises(ValueError, "make_threaded_vec.num_envs", lambda: make_threaded_vec("ReasoningGym-v0", num_envs=0))
     raises(TypeError, "ReasoningGymConfig.bogus", lambda: make_threaded_vec("ReasoningGym-v0", 1, bogus=1))

@@ -159,12 +159,21 @@ def test_an_actor_holding_two_sub_envs_dies_and_both_get_the_no_verdict():
         assert envs.envs[2].actor_pid == envs.envs[3].actor_pid != dead_pid and envs.envs[3].replacements == 1
         _, rewards, _, _, infos = envs.step(_actions("<answer>0</answer>").repeat(4))   # replays, frozen
         assert rewards.tolist() == [0.0] * 4 and infos["integrity"]["frozen"].tolist() == [True] * 4
+        # call() meeting a dead actor raises Ray's error and replaces it; its sub-envs owe the no-verdict.
+        envs.reset(seed=[1, 2, 3, 4])
+        os.kill(envs.envs[0].actor_pid, signal.SIGKILL)
+        with pytest.raises(ray.exceptions.RayActorError):
+            envs.call("gold_answers")
+        assert envs.envs[0].replacements == 1 and len(envs.call("gold_answers")) == 4
+        _, rewards, _, truncated, infos = envs.step(_actions("<answer>0</answer>").repeat(4))
+        assert infos["verdict"].tolist() == ["grader_error", "grader_error", "incorrect", "incorrect"]
+        assert truncated.tolist() == [True, True, False, False] and rewards.tolist() == [0.0] * 4
         # Killed during a reset of only one of its sub-envs: that one is reset on the replacement, and the other
         # (whose episode was on the dead actor) owes its no-verdict on the next step.
         envs.reset(seed=[1, 2, 3, 4])
         os.kill(envs.envs[0].actor_pid, signal.SIGKILL)
         _, infos = envs.reset(seed=[9, 9, 9, 9], options={"reset_mask": np.array([True, False, False, False])})
-        assert infos["problem_id"][0].startswith("leg_counting/")
+        assert infos["problem_id"][0].startswith("leg_counting/") and envs.envs[0].replacements == 2
         _, rewards, _, truncated, infos = envs.step(_actions("<answer>0</answer>").repeat(4))
         assert infos["verdict"].tolist() == ["incorrect", "grader_error", "incorrect", "incorrect"]
         assert truncated.tolist()[1] and not infos["integrity"]["frozen"][1] and rewards[1] == 0.0
@@ -267,6 +276,8 @@ def test_usage_errors():
         make_ray_vec(ID, 0)
     with pytest.raises(ValueError, match="envs_per_actor"):
         make_ray_vec(ID, 2, envs_per_actor=0)
+    with pytest.raises(ValueError, match="autoreset_mode must be one of .*'Disabled'"):  # before any actor
+        make_ray_vec(ID, 2, autoreset_mode="disabled")
     with pytest.raises(TypeError, match="actor_options"):
         make_ray_vec(ID, 1, actor_options=["num_cpus"])
     with pytest.raises((TypeError, ValueError), match="dataset"):  # the env's own option error, before any actor

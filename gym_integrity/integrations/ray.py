@@ -21,8 +21,12 @@ sub-envs a no-verdict transition (reward 0.0, ``truncated`` True, ``verdict``
 ``grader_error`` with a ``cause``) and is replaced by a fresh actor; the
 rest of the batch is unaffected. Until the trainer resets such a sub-env, a
 further step replays that transition with reward 0.0 (nothing is repaid,
-as after any end). An exception raised by the env itself (a bad action
-type) is re-raised as it is: that is a programming error, not a fault.
+as after any end). ``call``/``get_attr`` that meet a dead actor replace it
+the same way (its sub-envs owe the no-verdict) and raise Ray's error. An
+exception raised by the env itself (a bad action type) reaches the caller as
+Ray's ``RayTaskError``, which is also an instance of the env's exception
+class (``except TypeError`` catches it): that is a programming error, not a
+fault.
 
 Grading pools: envs on one node share that node's machine-wide pool
 (``docs/workers.md``); :func:`node_grading_pools` keeps one Ray actor per
@@ -53,7 +57,7 @@ from gymnasium.vector import AutoresetMode
 from gym_integrity.checks import check_int, check_number, check_type
 from gym_integrity.protocol import Grade, Verdict, grade_info
 from gym_integrity.registration import check_registered
-from gym_integrity.vector import SubStep, ThreadedVectorEnv
+from gym_integrity.vector import SubStep, ThreadedVectorEnv, check_autoreset_mode
 
 __all__ = ["make_ray_vec", "RayVectorEnv", "ActorEnv", "node_grading_pools", "DEFAULT_STEP_TIMEOUT_S"]
 
@@ -79,7 +83,7 @@ class _EnvHost:
 
     A call carries the shares of every slot it names and runs them at once on
     the actor's threads (each waits on its grader), so an actor holding k
-    sub-envs costs one Ray round trip a batch, not k. As in the threaded vector
+    sub-envs costs one Ray round trip per batched reset or step, not k. As in the threaded vector
     env, the first error by slot is raised after all have finished.
     """
 
@@ -420,7 +424,12 @@ class RayVectorEnv(ThreadedVectorEnv):
         groups = _by_host(self.envs, range(self.num_envs))
         refs = {host: host.actor.call.remote([self.envs[i].slot for i in members], name, args, kwargs)
                 for host, members in groups.items()}
-        results = _gather(self.envs[0].host._ray, refs, self.envs[0].host.step_timeout_s, raise_faults=True)
+        results = _gather(self.envs[0].host._ray, refs, self.envs[0].host.step_timeout_s)
+        faults = [(host, result) for host, result in results.items() if isinstance(result, _Fault)]
+        for host, fault in faults:  # as in a step: its sub-envs owe the no-verdict, and a fresh actor replaces it
+            _lose_host(self.envs, host, fault)
+        if faults:
+            raise faults[0][1].error
         out: dict[int, Any] = {}
         for host, members in groups.items():
             out.update(zip(members, results[host]))
@@ -448,18 +457,24 @@ def make_ray_vec(
 ) -> RayVectorEnv:
     """``num_envs`` sub-envs ``gym.make(env_id, **env_kwargs)`` on Ray actors placed across the cluster.
 
-    Each actor holds ``envs_per_actor`` sub-envs (default 1: one actor each)
-    and plays their share of a batch in one Ray call. A Ray call costs its
-    actor and the driver about 2 ms of CPU here (``docs/scaling.md``), so
-    when grading is CPU work on the same cores, a few actors per node with
-    several sub-envs each leave more CPU to the graders; when an actor dies,
-    all its sub-envs get the no-verdict. ``actor_options`` go to
-    ``ActorClass.options(...)`` (default ``{"num_cpus": 0, "scheduling_strategy":
-    "SPREAD"}``: an env waits on its grader, which has the CPUs; SPREAD puts the
-    actors on as many nodes as there are). ``step_timeout_s`` bounds each
-    batch's call to an actor (see the module docstring for what a dead or
-    silent actor gives). With ``grading_pools`` (default), one
-    :func:`node_grading_pools` actor per node the envs landed on keeps that
+    Each actor holds ``envs_per_actor`` sub-envs (default 1: one actor each);
+    a batched ``reset`` or ``step`` is one Ray call per actor, carrying all its
+    sub-envs' shares. A Ray call cost the actor and the driver about 2 ms of
+    CPU on our 2-core test machine (``docs/scaling.md``), so when grading is
+    CPU work on the same cores, a few actors per node with several sub-envs
+    each leave more CPU to the graders; when an actor dies, all its sub-envs
+    get the no-verdict.
+
+    ``autoreset_mode`` is Gymnasium's (``AutoresetMode`` or ``"NextStep"``,
+    ``"SameStep"``, ``"Disabled"``), as in our other vector envs.
+    ``actor_options`` go to ``ActorClass.options(...)`` (default
+    ``{"num_cpus": 0, "scheduling_strategy": "SPREAD"}``: an env waits on its
+    grader, which has the CPUs; SPREAD puts the actors on as many nodes as
+    there are). ``step_timeout_s`` bounds each call to an actor, the first one
+    too (an actor the cluster cannot place fails there); see the module
+    docstring for what a dead or silent actor gives. The options are checked
+    first by building one env in the driver. With ``grading_pools`` (default),
+    one :func:`node_grading_pools` actor per node the envs landed on keeps that
     node's grading pool up while the vector env lives.
     """
     ray = _ray()
@@ -467,6 +482,7 @@ def make_ray_vec(
     check_int("make_ray_vec num_envs", num_envs, low=1)
     check_int("make_ray_vec envs_per_actor", envs_per_actor, low=1)
     check_number("make_ray_vec step_timeout_s", step_timeout_s, low=0, low_open=True, unit="seconds")
+    autoreset_mode = check_autoreset_mode("make_ray_vec autoreset_mode", autoreset_mode)
     # The options are checked here, once, with the env's own error (an actor that fails to build would only
     # say that it died).
     gym.make(env_id, **env_kwargs).close()
