@@ -121,6 +121,30 @@ def test_answers_shaped_like_the_gold_without_its_numbers_earn_nothing(name):
     assert not paid, f"{name}: {paid}"
 
 
+# Scorers that read the start of the answer and ignore the rest (a parser taking the first fraction or number)
+# or whose per-position credit sums to 1.0 when the gold is a prefix: each paid the gold followed by more text.
+TRAILING = {"letter_jumble": " extra words", "spell_backward": "xyz", "word_sorting": ", zebra",
+            "fraction_simplification": " or 1/2", "time_intervals": ", or 7/9"}
+
+
+@pytest.mark.parametrize("name", sorted(TRAILING))
+def test_the_gold_followed_by_more_text_earns_nothing_under_strict(name):
+    def paid(scoring: str) -> list[tuple[int, float]]:
+        env = gym.make("ReasoningGym-v0", dataset=name, size=16, seed=SEED, scoring=scoring)
+        raw, out = env.unwrapped, []
+        for index in range(ITEMS):
+            raw.reset(options={"index": index})
+            gold = str(raw._item["answer"])
+            assert raw.step(f"<answer>{gold}</answer>")[1] == 1.0, (name, index, gold)   # the gold alone: paid
+            out.append((index, raw.step(f"<answer>{gold}{TRAILING[name]}</answer>")[1]))
+        env.close()
+        return out
+
+    assert all(reward == 0.0 for _, reward in paid("strict")), f"{name}: {paid('strict')}"
+    # The task's own scoring (the opt-in) pays it on some item: what strict scoring used to pay.
+    assert any(reward >= 0.8 for _, reward in paid("reasoning_gym")), name
+
+
 # The known lenient scorers: each pays a constant far above chance under the opt-in mode, and nothing under strict.
 KNOWN_CASES = [
     ("game_of_life_halting", "yes", 0.99),  # bool(answer) == bool(gold): any non-empty answer

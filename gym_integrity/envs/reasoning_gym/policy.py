@@ -12,10 +12,16 @@ Strict kinds:
 * ``own_no_consolation``: the task's scorer with its format-only consolation
   values zeroed; its remaining partial credit is earned by content.
 * ``exact``: equality after the task's normalisation (strip each line;
-  ``fold``: case-insensitive; ``no_spaces``; ``numeric``: numbers as numbers).
+  ``fold``: case-insensitive; ``no_spaces``; ``numeric``: numbers as numbers;
+  ``items``: a list of words (``" "``) or of comma-separated items (``","``)).
 * ``numeric`` / ``number_list`` (any order) / ``ordered_number_list`` (a
   bracketed list, in order) / ``complex``: finite numbers within
   ``max(rel_tol * |gold|, abs_tol)`` (``strict.py``).
+
+``shape`` (own kinds) is a regular expression the stripped answer must match
+in full before the task's scorer is asked, for scorers whose parser reads
+the start of the text and ignores the rest: without it the gold followed by
+anything earns full credit.
 
 ``language`` marks an own scorer that is unsafe in the env's process (it
 evaluates the answer, or loops as often as the answer says): whenever that
@@ -25,6 +31,7 @@ language (``grammar.py``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,10 +56,14 @@ class Policy:
     commas: bool = False
     consolation: tuple[float, ...] = ()
     reference: str | None = None  # a well-formed answer for items without a gold (see datasets.own_score)
+    items: str | None = None
+    shape: re.Pattern[str] | None = None
 
     def __post_init__(self) -> None:
         if self.strict not in STRICT_KINDS:
             raise ValueError(f"Policy.strict must be one of {sorted(STRICT_KINDS)}, got {self.strict!r}")
+        if self.items not in (None, " ", ","):
+            raise ValueError(f"Policy.items must be None, ' ' or ',', got {self.items!r}")
 
 
 _SUBSTRING = "reasoning-gym's base scorer: substring credit len(gold)/len(answer) for any answer containing the gold"
@@ -106,7 +117,9 @@ POLICIES: dict[str, Policy] = {
     "figlet_font": Policy("exact", "0.1 per letter in place, capped at 1.0: a wrong 10-letter guess earns 1.0",
                           fold=True, no_spaces=True),
     "fraction_simplification": Policy("own_full", "0.1 for copying the question's numerator or denominator, "
-                                      "0.05 / 0.01 for any answer"),
+                                      "0.05 / 0.01 for any answer; reads the first fraction and ignores the rest",
+                                      shape=re.compile(r"\$?\s*(?:\\d?frac\s*\{\s*\d+\s*\}\s*\{\s*\d+\s*\}|"
+                                                       r"\d+\s*/\s*\d+)\s*\$?", re.IGNORECASE)),
     "futoshiki": Policy("own_full", "per-cell credit: a constant grid earns about 1/n"),
     "game_of_life": Policy("own_full", "per-cell credit: an all-dead grid earns most cells"),
     "game_of_life_halting": Policy("exact", "bool(answer) == bool(gold): any non-empty answer scores 1.0", fold=True),
@@ -127,7 +140,8 @@ POLICIES: dict[str, Policy] = {
     "lcm": _base(),
     "leg_counting": _base(),
     "letter_counting": _base(),
-    "letter_jumble": Policy("own_full", "word-in-place credit: the question's unscrambled short words earn it"),
+    "letter_jumble": Policy("exact", "word-in-place credit: the question's unscrambled short words earn it, and "
+                            "the gold followed by more words earns 1.0", fold=True, items=" "),
     "list_functions": _base(),
     "mahjong_puzzle": _base(),
     "manipulate_matrix": Policy("own_full", "substring credit"),
@@ -178,7 +192,8 @@ POLICIES: dict[str, Policy] = {
     "simple_integration": Policy("own", "1.0 when d/dx(answer) simplifies to the integrand; "
                                  "sympy.parse_expr(answer)", language="algebra"),
     "sokoban": Policy("own", "1.0 when the moves solve the level, else 0"),
-    "spell_backward": Policy("own_full", "per-letter prefix credit"),
+    "spell_backward": Policy("exact", "per-letter prefix credit, whose float sum reaches 1.0 for the gold "
+                             "followed by more letters", fold=True),
     "spiral_matrix": Policy("exact", "exact match, or 0.1 for the list via eval(answer)", language="matrix"),
     "string_insertion": Policy("exact", "exact match, or 0.1 for a list of characters via eval(answer)",
                                language="letters"),
@@ -188,14 +203,17 @@ POLICIES: dict[str, Policy] = {
     "sudoku": Policy("own_full", "per-cell credit: a constant grid earns about 1/n"),
     "survo": Policy("own", "1.0 for the solution grid, else 0"),
     "syllogism": _base(),
-    "time_intervals": Policy("own_full", "linear credit by distance: '1' earns some on every item"),
+    "time_intervals": Policy("own_full", "linear credit by distance: '1' earns some on every item; reads the "
+                             "leading number and ignores the rest",
+                             shape=re.compile(r"-?\d+(?:\s*days?)?(?:,\s*\d+:\d+(?::\d+)?)?|-?\d+:\d+(?::\d+(?:\.\d+)?)?")),
     "tower_of_hanoi": Policy("own_no_consolation", "0.05 for legal moves that do not solve; optimal/len for a "
                              "longer solution is content", consolation=(0.05,)),
     "tsumego": Policy("exact", "substring credit, 0.05 for any coordinate, 0.01 for anything", fold=True),
     "word_ladder": Policy("own_full", "0.5 per made-up word: a ladder of non-words is paid; any valid ladder "
                           "scores 1.0"),
     "word_sequence_reversal": _base(),
-    "word_sorting": Policy("own_full", "0.2 for the words in any order, per-position credit"),
+    "word_sorting": Policy("exact", "0.2 for the words in any order, per-position credit: the sorted words "
+                           "followed by more earn 1.0", items=","),
     "zebra_puzzles": Policy("own", "exact match, case-insensitive"),
 }
 

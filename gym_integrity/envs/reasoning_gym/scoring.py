@@ -37,7 +37,8 @@ def strict_score(policy: Policy, answer: str, item: Mapping[str, Any], scorer: A
         return strict.number_list(answer, gold, rel_tol=policy.rel_tol, abs_tol=policy.abs_tol)
     if policy.strict == "ordered_number_list":
         return strict.ordered_number_list(answer, gold, rel_tol=policy.rel_tol, abs_tol=policy.abs_tol)
-    return strict.exact(answer, gold, fold=policy.fold, no_spaces=policy.no_spaces, numeric=policy.numeric)
+    return strict.exact(answer, gold, fold=policy.fold, no_spaces=policy.no_spaces, numeric=policy.numeric,
+                        items=policy.items)
 
 
 def apply_strict(policy: Policy, score: float) -> float:
@@ -108,6 +109,10 @@ class Grader:
         policy, scorer, own = route
         if not own:
             return _graded(strict_score(policy, answer, item, scorer))
+        if self.scoring == "strict" and policy.shape is not None and policy.shape.fullmatch(answer.strip()) is None:
+            # Not an answer of the task's form (the gold followed by more text, say): the task's parser would read
+            # its start and pay it in full.
+            return _INCORRECT
         language = policy.language
         if language is None:
             result = self._own_in_process(scorer, answer, item, source, policy.reference)

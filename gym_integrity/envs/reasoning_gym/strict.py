@@ -23,10 +23,21 @@ _NUMBER = re.compile(rf"({_DECIMAL})(?:\s*/\s*({_DECIMAL}))?")
 _MAX_NUMBER_CHARS = 400
 
 
-def normalise(text: str, *, fold: bool = False, no_spaces: bool = False) -> str:
-    """Strip the text and each of its lines; optionally drop every space and case-fold."""
+def normalise(text: str, *, fold: bool = False, no_spaces: bool = False, items: str | None = None) -> str:
+    """Strip the text and each of its lines; optionally drop every space, read it as items, and case-fold.
+
+    ``items=" "``: a list of words (any run of whitespace between them);
+    ``items=","``: a comma-separated list (spaces around each item dropped).
+
+    >>> normalise(" a   b c ", items=" "), normalise("x ,y,  z", items=",")
+    ('a b c', 'x,y,z')
+    """
     text = text.strip()
-    if "\n" in text or "\r" in text:
+    if items == " ":
+        text = " ".join(text.split())
+    elif items == ",":
+        text = ",".join(part.strip() for part in text.split(","))
+    elif "\n" in text or "\r" in text:
         text = "\n".join(line.strip() for line in text.splitlines())
     if no_spaces:
         text = "".join(text.split())
@@ -61,7 +72,8 @@ def _close(answer: Fraction, gold: Fraction, rel_tol: float, abs_tol: float) -> 
     return abs(answer - gold) <= bound
 
 
-def exact(answer: str, gold: str, *, fold: bool = False, no_spaces: bool = False, numeric: bool = False) -> float:
+def exact(answer: str, gold: str, *, fold: bool = False, no_spaces: bool = False, numeric: bool = False,
+          items: str | None = None) -> float:
     """1.0 when the answer equals the gold after normalisation (and, with ``numeric``, as numbers), else 0.0."""
     if answer == gold:
         return 1.0
@@ -69,8 +81,8 @@ def exact(answer: str, gold: str, *, fold: bool = False, no_spaces: bool = False
         value, target = parse_number(answer), parse_number(gold)
         if value is not None and target is not None:
             return 1.0 if value == target else 0.0
-    same = normalise(answer, fold=fold, no_spaces=no_spaces) == normalise(gold, fold=fold, no_spaces=no_spaces)
-    return 1.0 if same else 0.0
+    rule = {"fold": fold, "no_spaces": no_spaces, "items": items}
+    return 1.0 if normalise(answer, **rule) == normalise(gold, **rule) else 0.0
 
 
 def numeric(answer: str, gold: str, *, rel_tol: float = 0.0, abs_tol: float = 0.0, commas: bool = False) -> float:
