@@ -32,7 +32,7 @@ CONSTANTS = ["", "0", "1", "-1", "yes", "no", "Yes", "No", "True", "False", "A",
 KIND_NAMES = {"own": "own", "own_full": "own full-credit-only", "own_no_consolation": "own, no consolation",
               "exact": "strict exact", "numeric": "strict numeric", "number_list": "strict numeric list",
               "ordered_number_list": "strict ordered numeric list",
-              "complex": "strict complex"}
+              "complex": "strict complex", "duration": "strict duration"}
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?(?:/\d+)?")
 
 

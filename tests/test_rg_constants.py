@@ -145,6 +145,36 @@ def test_the_gold_followed_by_more_text_earns_nothing_under_strict(name):
     assert any(reward >= 0.8 for _, reward in paid("reasoning_gym")), name
 
 
+def test_time_intervals_pays_the_gold_duration_only():
+    """Its own parser read a date's leading number and any digits after '.', and let minutes reach 60: a date with
+    a time after it, and 14:34:59.1000 for 14:35, were paid in full. Strict compares durations in the gold's form."""
+    env = gym.make("ReasoningGym-v0", dataset="time_intervals", size=64, seed=SEED)
+    lenient = gym.make("ReasoningGym-v0", dataset="time_intervals", size=64, seed=SEED, scoring="reasoning_gym")
+    raw, opt_in = env.unwrapped, lenient.unwrapped
+    tried = 0
+    for index in range(64):
+        raw.reset(options={"index": index})
+        opt_in.reset(options={"index": index})
+        gold, kind = raw._item["answer"], raw._item["metadata"]["task_type"]
+        if kind == "date":
+            wrong = [f"{gold}, 05:00", f"{gold.split()[0]} DAYS, 23:59:59"]
+            right = [gold.split()[0], gold.upper()]
+        elif kind == "time" and not gold.endswith(":00"):
+            hours, minutes = gold.split(":")
+            wrong = [f"{hours}:{int(minutes) - 1:02d}:59.1000", f"{int(hours) - 1}:{int(minutes) + 60}"]
+            right = [f"{gold}:00", f"{gold}:00.000"]
+        else:
+            continue
+        for answer in right:
+            assert raw.step(f"<answer>{answer}</answer>")[1] == 1.0, (gold, answer)
+        for answer in wrong:
+            assert raw.step(f"<answer>{answer}</answer>")[1] == 0.0, (gold, answer)
+            assert opt_in.step(f"<answer>{answer}</answer>")[1] == 1.0, (gold, answer)   # what strict used to pay
+            tried += 1
+    env.close(), lenient.close()
+    assert tried >= 20
+
+
 # The known lenient scorers: each pays a constant far above chance under the opt-in mode, and nothing under strict.
 KNOWN_CASES = [
     ("game_of_life_halting", "yes", 0.99),  # bool(answer) == bool(gold): any non-empty answer

@@ -17,6 +17,8 @@ Strict kinds:
 * ``numeric`` / ``number_list`` (any order) / ``ordered_number_list`` (a
   bracketed list, in order) / ``complex``: finite numbers within
   ``max(rel_tol * |gold|, abs_tol)`` (``strict.py``).
+* ``duration``: the gold's length of time, written in the gold's form (days,
+  a clock, or both), with real minutes, seconds and hours of a day.
 
 ``shape`` (own kinds) is a regular expression the stripped answer must match
 in full before the task's scorer is asked, for scorers whose parser reads
@@ -38,7 +40,7 @@ from typing import Any
 __all__ = ["Policy", "POLICIES", "OWN_KINDS", "policy_for", "uses_own_scorer", "sandbox_language"]
 
 OWN_KINDS = frozenset({"own", "own_full", "own_no_consolation"})
-STRICT_KINDS = OWN_KINDS | {"exact", "numeric", "number_list", "ordered_number_list", "complex"}
+STRICT_KINDS = OWN_KINDS | {"exact", "numeric", "number_list", "ordered_number_list", "complex", "duration"}
 
 
 @dataclass(frozen=True)
@@ -118,8 +120,8 @@ POLICIES: dict[str, Policy] = {
                           fold=True, no_spaces=True),
     "fraction_simplification": Policy("own_full", "0.1 for copying the question's numerator or denominator, "
                                       "0.05 / 0.01 for any answer; reads the first fraction and ignores the rest",
-                                      shape=re.compile(r"\$?\s*(?:\\d?frac\s*\{\s*\d+\s*\}\s*\{\s*\d+\s*\}|"
-                                                       r"\d+\s*/\s*\d+)\s*\$?", re.IGNORECASE)),
+                                      shape=re.compile(r"\$*\s*(?:\\d?frac\s*\{\s*\d+\s*\}\s*\{\s*\d+\s*\}|"
+                                                       r"\d+\s*/\s*\d+)\s*\$*", re.IGNORECASE)),
     "futoshiki": Policy("own_full", "per-cell credit: a constant grid earns about 1/n"),
     "game_of_life": Policy("own_full", "per-cell credit: an all-dead grid earns most cells"),
     "game_of_life_halting": Policy("exact", "bool(answer) == bool(gold): any non-empty answer scores 1.0", fold=True),
@@ -203,9 +205,10 @@ POLICIES: dict[str, Policy] = {
     "sudoku": Policy("own_full", "per-cell credit: a constant grid earns about 1/n"),
     "survo": Policy("own", "1.0 for the solution grid, else 0"),
     "syllogism": _base(),
-    "time_intervals": Policy("own_full", "linear credit by distance: '1' earns some on every item; reads the "
-                             "leading number and ignores the rest",
-                             shape=re.compile(r"-?\d+(?:\s*days?)?(?:,\s*\d+:\d+(?::\d+)?)?|-?\d+:\d+(?::\d+(?:\.\d+)?)?")),
+    "time_intervals": Policy("duration", "linear credit by distance: '1' earns some on every item; its parser reads "
+                             "the leading number of a date and any digits after '.', and never checks a minute or "
+                             "second is below 60: '100 days, 05:00' and '14:34:59.1000' were paid as '100 days' and "
+                             "'14:35'"),
     "tower_of_hanoi": Policy("own_no_consolation", "0.05 for legal moves that do not solve; optimal/len for a "
                              "longer solution is content", consolation=(0.05,)),
     "tsumego": Policy("exact", "substring credit, 0.05 for any coordinate, 0.01 for anything", fold=True),

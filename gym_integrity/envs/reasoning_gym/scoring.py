@@ -37,6 +37,8 @@ def strict_score(policy: Policy, answer: str, item: Mapping[str, Any], scorer: A
         return strict.number_list(answer, gold, rel_tol=policy.rel_tol, abs_tol=policy.abs_tol)
     if policy.strict == "ordered_number_list":
         return strict.ordered_number_list(answer, gold, rel_tol=policy.rel_tol, abs_tol=policy.abs_tol)
+    if policy.strict == "duration":
+        return strict.duration(answer, gold)
     return strict.exact(answer, gold, fold=policy.fold, no_spaces=policy.no_spaces, numeric=policy.numeric,
                         items=policy.items)
 

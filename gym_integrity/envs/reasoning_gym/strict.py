@@ -3,8 +3,8 @@
 Total functions over ``str``: no exception, no eval, bounded work (numbers
 with at most 3 exponent digits, so ``1e999999999`` is not a number here).
 
->>> exact("  Friday ", "friday", fold=True)
-1.0
+>>> exact("  Friday ", "friday", fold=True), exact("ßelklats", "sselklats", fold=True)
+(1.0, 0.0)
 >>> numeric("0", "0.0009765625", rel_tol=1e-3), numeric("9.766e-4", "0.0009765625", rel_tol=1e-3)
 (0.0, 1.0)
 >>> number_list("0.0, -3.625", "-3.625, 0.0", abs_tol=1e-4), number_list("0", "-3.625, 0.0", abs_tol=1e-4)
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-__all__ = ["normalise", "parse_number", "exact", "numeric", "number_list", "complex_number"]
+__all__ = ["normalise", "parse_number", "exact", "numeric", "number_list", "complex_number", "duration"]
 
 _DECIMAL = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?"
 _NUMBER = re.compile(rf"({_DECIMAL})(?:\s*/\s*({_DECIMAL}))?")
@@ -24,7 +24,7 @@ _MAX_NUMBER_CHARS = 400
 
 
 def normalise(text: str, *, fold: bool = False, no_spaces: bool = False, items: str | None = None) -> str:
-    """Strip the text and each of its lines; optionally drop every space, read it as items, and case-fold.
+    """Strip the text and each of its lines; optionally drop every space, read it as items, and lower-case.
 
     ``items=" "``: a list of words (any run of whitespace between them);
     ``items=","``: a comma-separated list (spaces around each item dropped).
@@ -41,7 +41,8 @@ def normalise(text: str, *, fold: bool = False, no_spaces: bool = False, items: 
         text = "\n".join(line.strip() for line in text.splitlines())
     if no_spaces:
         text = "".join(text.split())
-    return text.casefold() if fold else text
+    # lower(), not casefold(): casefold makes "ß" equal "ss" and the long s equal "s", letters the gold does not have.
+    return text.lower() if fold else text
 
 
 def parse_number(text: str, *, commas: bool = False) -> Fraction | None:
@@ -150,3 +151,42 @@ def complex_number(value: complex | None, target: complex, *, rel_tol: float = 1
     if value is None or value != value:  # unparsable or NaN
         return 0.0
     return 1.0 if abs(value - target) <= max(rel_tol * abs(target), abs_tol) else 0.0
+
+
+# A duration as the time_intervals task writes it: "N days", "N days, HH:MM[:SS]", "HH:MM[:SS[.mmm]]". ASCII digits,
+# minutes and seconds below 60, hours below 24 (the task's times of day), milliseconds as three digits.
+_CLOCK = r"(?P<h>[01]?[0-9]|2[0-3]):(?P<m>[0-5][0-9])(?::(?P<s>[0-5][0-9])(?:\.(?P<ms>[0-9]{3}))?)?"
+_DURATION = re.compile(rf"(?:(?P<days>[0-9]{{1,9}})(?:\s*days?)?(?:,\s*{_CLOCK})?|{_CLOCK.replace('?P<', '?P<t_')})",
+                       re.IGNORECASE | re.ASCII)
+
+
+def _duration_parts(text: str) -> tuple[str, int] | None:
+    """``(form, milliseconds)`` of a duration written as the task writes one, or None; form is days/clock/both."""
+    match = _DURATION.fullmatch(text.strip())
+    if match is None:
+        return None
+    parts = match.groupdict()
+    if parts["days"] is not None:
+        days = int(parts["days"])
+        if parts["h"] is None:
+            return "days", days * 86_400_000
+        clock = (parts["h"], parts["m"], parts["s"], parts["ms"])
+        form = "both"
+    else:
+        days, clock, form = 0, (parts["t_h"], parts["t_m"], parts["t_s"], parts["t_ms"]), "clock"
+    hours, minutes, seconds, millis = (int(value or 0) for value in clock)
+    return form, ((days * 24 + hours) * 60 + minutes) * 60_000 + seconds * 1000 + millis
+
+
+def duration(answer: str, gold: str) -> float:
+    """1.0 when the answer is the gold's duration, written in the gold's form (days, a clock, or both), else 0.0.
+
+    >>> duration("100 Days", "100 days"), duration("6:09", "06:09"), duration("06:09:00", "06:09")
+    (1.0, 1.0, 1.0)
+    >>> duration("100 days, 05:00", "100 days"), duration("14:34:59.1000", "14:35"), duration("13:95", "14:35")
+    (0.0, 0.0, 0.0)
+    """
+    value, target = _duration_parts(answer), _duration_parts(gold)
+    if value is None or target is None:
+        return 0.0
+    return 1.0 if value == target else 0.0
