@@ -15,6 +15,7 @@ from multiprocessing.connection import AuthenticationError, Client
 
 import pytest
 
+from forking import in_child
 from gym_integrity.protocol import Verdict
 from gym_integrity.services import machine_pool
 from gym_integrity.services.machine_pool import MachinePool, auth_key, pool_dir, server_name
@@ -206,19 +207,13 @@ def test_a_forked_child_reaches_the_same_server_on_a_connection_of_its_own(pool_
     try:
         assert pool.wait_ready(60)
         server, workers = pool.server_pid(), set(pool.worker_pids())
-        read_end, write_end = os.pipe()
-        child = os.fork()
-        if child == 0:
-            try:
-                outcome = pool.run(("pid", None))  # the parent's connection was dropped here: a new one
-                os.write(write_end, pickle.dumps((pool.server_pid(), outcome.status.value, outcome.value)))
-                pool.close()
-            finally:
-                os._exit(0)
-        os.close(write_end)
-        with os.fdopen(read_end, "rb") as handle:
-            child_server, status, worker = pickle.loads(handle.read())
-        os.waitpid(child, 0)
+        def in_the_child() -> tuple:
+            outcome = pool.run(("pid", None))  # the parent's connection was dropped here: a new one
+            server_seen = pool.server_pid()
+            pool.close()
+            return server_seen, outcome.status.value, outcome.value
+
+        child_server, status, worker = in_child(in_the_child)
         assert (child_server, status) == (server, "ok") and worker in workers
         assert pool.run(("echo", "parent")).value == "parent" and pool.server_pid() == server  # untouched
     finally:

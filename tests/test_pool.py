@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import pickle
 import signal
 import sys
 import time
 
 import pytest
 
+from forking import in_child
 from gym_integrity.services.pool import PoolConfig, PoolStatus, TaskOutcome, WorkerPool, get_pool
 
 HANDLER = "gym_integrity.testing.pool_handlers:handle"
@@ -201,20 +201,13 @@ def test_forked_child_uses_its_own_pool():
     shared = get_pool(HANDLER, PoolConfig(num_workers=1, spare_workers=0, scope="process")).acquire()
     try:
         parent_pid = shared.run(("pid", None)).value
-        read_end, write_end = os.pipe()
-        child = os.fork()
-        if child == 0:  # the child: same get_pool key, a pool of its own (services/cache.py's fork rule)
-            try:
-                mine = get_pool(HANDLER, PoolConfig(num_workers=1, spare_workers=0, scope="process"))
-                outcome = mine.run(("pid", None))
-                os.write(write_end, pickle.dumps((mine is shared, outcome.status.value, outcome.value)))
-                mine.close()
-            finally:
-                os._exit(0)
-        os.close(write_end)
-        with os.fdopen(read_end, "rb") as handle:
-            same_object, status, child_worker = pickle.loads(handle.read())
-        os.waitpid(child, 0)
+        def in_the_child() -> tuple:  # same get_pool key, a pool of its own (services/cache.py's fork rule)
+            mine = get_pool(HANDLER, PoolConfig(num_workers=1, spare_workers=0, scope="process"))
+            outcome = mine.run(("pid", None))
+            mine.close()
+            return mine is shared, outcome.status.value, outcome.value
+
+        same_object, status, child_worker = in_child(in_the_child)
         assert not same_object and status == "ok"  # a forked child's caches start empty
         assert child_worker != parent_pid
         assert shared.run(("pid", None)).value == parent_pid  # the parent's pool is untouched

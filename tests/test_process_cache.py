@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import pickle
-import select
-import signal
 import threading
 import time
 
 import pytest
 
+from forking import in_child
 from gym_integrity.services.cache import ProcessCache
 from gym_integrity.services.judge import JudgeConfig, get_judge
 
@@ -73,32 +70,6 @@ def test_bounded_cache_drops_the_least_recently_used():
         ProcessCache("test", max_items=0)
 
 
-def _in_child(work) -> object:
-    """Run ``work()`` in a forked child and return what it returned (or the exception's repr)."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            try:
-                out = work()
-            except BaseException as exc:  # noqa: BLE001 - reported to the parent
-                out = repr(exc)
-            os.write(write_end, pickle.dumps(out))
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    ready, _, _ = select.select([read_end], [], [], 20)
-    if not ready:  # a child stuck on a lock inherited from the fork: do not leave it behind
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        os.close(read_end)
-        pytest.fail("the forked child hung")
-    with os.fdopen(read_end, "rb") as handle:
-        data = handle.read()
-    os.waitpid(pid, 0)
-    return pickle.loads(data)
-
-
 def test_a_forked_child_starts_empty_even_if_a_build_was_under_way():
     cache: ProcessCache[str, str] = ProcessCache("test")
     cache.setdefault("parent", "value")
@@ -113,7 +84,7 @@ def test_a_forked_child_starts_empty_even_if_a_build_was_under_way():
     builder.start()
     assert entered.wait(5)  # another thread is inside the factory, holding the key's build lock
     try:
-        child = _in_child(lambda: (len(cache), cache.get_or_create("k", lambda: "child's own")))
+        child = in_child(lambda: (len(cache), cache.get_or_create("k", lambda: "child's own")))
     finally:
         release.set()
         builder.join()
@@ -125,4 +96,4 @@ def test_a_forked_child_builds_its_own_judge_client():
     config = JudgeConfig.from_value({"base_url": "http://127.0.0.1:9/v1", "model": "m"})
     parent = get_judge(config)
     assert get_judge(config) is parent
-    assert _in_child(lambda: get_judge(config) is parent) is False
+    assert in_child(lambda: get_judge(config) is parent) is False
