@@ -57,7 +57,7 @@ from gymnasium.vector import AutoresetMode
 from gym_integrity.checks import check_int, check_number, check_type
 from gym_integrity.protocol import Grade, Verdict, grade_info
 from gym_integrity.registration import check_registered
-from gym_integrity.vector import SubStep, ThreadedVectorEnv, check_autoreset_mode
+from gym_integrity.vector import SubStep, ThreadedVectorEnv, check_autoreset_mode, step_sub_env, zero_frozen_rewards
 
 __all__ = ["make_ray_vec", "RayVectorEnv", "ActorEnv", "node_grading_pools", "DEFAULT_STEP_TIMEOUT_S"]
 
@@ -83,14 +83,12 @@ class _EnvHost:
 
     A call carries the shares of every slot it names and runs them at once on
     the actor's threads (each waits on its grader), so an actor holding k
-    sub-envs costs one Ray round trip per batched reset or step, not k. As in the threaded vector
-    env, the first error by slot is raised after all have finished.
+    sub-envs costs one Ray round trip per batched reset or step, not k. As in
+    the threaded vector env, the first error by slot is raised after all have
+    finished.
     """
 
     def __init__(self, env_id: str, env_kwargs: Mapping[str, Any], count: int = 1) -> None:
-        import gym_integrity  # noqa: F401  (registers the ids in the actor's process)
-        from gym_integrity.vector import zero_frozen_rewards
-
         self.envs = [zero_frozen_rewards(gym.make(env_id, **env_kwargs)) for _ in range(count)]
         self._threads = concurrent.futures.ThreadPoolExecutor(count) if count > 1 else None
 
@@ -112,11 +110,9 @@ class _EnvHost:
         return self._each([lambda s=s, seed=seed, o=o: self.envs[s].reset(seed=seed, options=o)
                            for s, seed, o in shares])
 
-    def step(self, shares: list[tuple[int, Any, bool]], autoreset_mode: str) -> list[SubStep]:
-        from gym_integrity.vector import step_sub_env
-
-        mode = AutoresetMode(autoreset_mode)
-        return self._each([lambda s=s, a=a, r=r: step_sub_env(self.envs[s], mode, r, a) for s, a, r in shares])
+    def step(self, shares: list[tuple[int, Any, bool]], autoreset_mode: AutoresetMode) -> list[SubStep]:
+        return self._each([lambda s=s, a=a, r=r: step_sub_env(self.envs[s], autoreset_mode, r, a)
+                           for s, a, r in shares])
 
     def call(self, slots: list[int], name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         def one(env: gym.Env) -> Any:
@@ -366,7 +362,7 @@ def _step_batch(proxies: Sequence[ActorEnv], actions: Sequence[Any], autoreset_m
             remote.append(i)
     groups = _by_host(proxies, remote)
     refs = {host: host.actor.step.remote([(proxies[i].slot, actions[i], bool(needs_reset[i])) for i in members],
-                                         autoreset_mode.value)
+                                         autoreset_mode)
             for host, members in groups.items()}
     results = _gather(ray, refs, proxies[0].host.step_timeout_s) if refs else {}
     for host, members in groups.items():
@@ -504,8 +500,6 @@ class _NodePool:
     """One node's grading pool owner: builds the env once, so the node's machine-wide pools start and stay up."""
 
     def __init__(self, env_id: str, env_kwargs: Mapping[str, Any]) -> None:
-        import gym_integrity  # noqa: F401
-
         # The env acquires its graders (the node's machine pools) at construction and releases them at close:
         # holding one keeps them warm for the node's env actors, which reach them over the node-local channel.
         self.env = gym.make(env_id, **env_kwargs)
