@@ -1,11 +1,42 @@
-"""pytest at the repository root: a package module whose optional extra is not installed is not collected.
+"""pytest at the repository root: which modules are collected, and a hard stop for a test that hangs.
 
 The default suite collects every module of the package for its doctests; the
 ``[serve]`` integration imports openenv-core at import, so without that extra
 it is left to ``.ci/run``'s ``[serve]`` step, which installs it.
+
+pytest-timeout's ``signal`` method fails a test that runs too long by raising
+in the main thread; a test whose clean-up then blocks again (a lock that a
+wedged thread holds) hangs the run, and CI's 90 minutes went by that way once.
+So each test also arms faulthandler's watchdog, a C thread that needs no
+lock and no Python: ``_HARD_STOP_MARGIN_S`` past the test's timeout it writes
+every thread's stack to the real stderr and ends the run with exit status 1.
 """
 
+import faulthandler
 import importlib.util
+import os
+
+import pytest
+
+_HARD_STOP_MARGIN_S = 120.0
+_stderr_copy: list = []  # the real stderr, kept at configure time (a test's fd 2 is pytest's capture file)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _stderr_copy.append(os.fdopen(os.dup(2), "w"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: "pytest.Item | None"):
+    marker = item.get_closest_marker("timeout")
+    timeout = float(marker.args[0]) if marker is not None and marker.args else float(
+        item.config.getini("timeout") or 0)
+    if timeout > 0 and _stderr_copy:
+        faulthandler.dump_traceback_later(timeout + _HARD_STOP_MARGIN_S, exit=True, file=_stderr_copy[0])
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 collect_ignore = []
 if importlib.util.find_spec("openenv") is None:

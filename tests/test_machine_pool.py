@@ -7,6 +7,7 @@ import os
 import pickle
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -297,7 +298,29 @@ def test_the_server_exits_when_its_socket_file_is_removed(pool_env):
         server, workers = pool.server_pid(), pool.worker_pids()
         os.unlink(os.path.join(pool_env, server_name(HANDLER, pool.config) + ".sock"))
         assert _gone([server, *workers], within=5)  # although a client is still connected
+        # The process's first thread can be a zombie while the others still hold the sockets: a request sent then
+        # reaches the dying server, and is its no-verdict. Wait for the client to hear the connection close.
+        end = time.monotonic() + 5
+        while pool.server_pid() is not None and time.monotonic() < end:
+            time.sleep(0.02)
         assert pool.run(("echo", "new")).value == "new" and pool.server_pid() != server
+    finally:
+        pool.release()
+
+
+def test_a_request_that_could_not_be_sent_is_sent_again_on_a_new_connection(pool_env):
+    """A send that fails never reached a server (one dead since the client last heard from it): it is sent
+    once more, on a new connection, and no no-verdict is counted."""
+    pool = _client().acquire()
+    try:
+        assert pool.wait_ready(60)
+        server = pool.server_pid()
+        pool._link.sock.shutdown(socket.SHUT_WR)  # the next send fails with EPIPE; the reader hears nothing
+        outcome = pool.run(("echo", "again"))
+        assert (outcome.status, outcome.value) == (PoolStatus.OK, "again")
+        assert pool.server_pid() == server  # the same server, on a new connection
+        stats = pool.stats()
+        assert stats["pool/connection_losses"] == 1 and stats["pool/infra_errors"] == 0
     finally:
         pool.release()
 

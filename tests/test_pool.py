@@ -332,9 +332,51 @@ def test_close_racing_requests_never_hangs_or_breaks_the_pool():
         for _ in range(10):  # restarts racing the client's requests
             pool.close()
             time.sleep(0.05)
-        thread.join(timeout=120)
+        thread.join(timeout=60)  # a request stranded by a close() would wait out run()'s worst case, 135 s
         assert not thread.is_alive() and len(outcomes) == 20
         assert {o.status for o in outcomes} <= {PoolStatus.OK, PoolStatus.INFRA_ERROR}
         assert pool.run(("echo", "alive")).value == "alive"
+    finally:
+        pool.close()
+
+
+def test_a_closed_wake_pipe_never_writes_into_the_pipe_that_reuses_its_number():
+    """With raw fds, a request racing close() could write its wake-up byte into a worker's request stream (the
+    freed fd number goes to the worker's new pipe). A closed waker writes nowhere."""
+    from gym_integrity.services.pool import _Waker
+
+    waker = _Waker()
+    write_fd = waker._write_fd
+    waker.close_write()
+    waker.close_read()  # as its dispatcher does when it ends
+    read_end, write_end = os.pipe()  # the lowest free numbers: the waker's, as a new worker's pipe gets them
+    try:
+        assert write_end == write_fd
+        waker.wake()
+        os.set_blocking(read_end, False)
+        with pytest.raises(BlockingIOError):
+            os.read(read_end, 1)  # nothing arrived
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_a_close_between_a_requests_restart_and_its_queueing_never_strands_it():
+    """A request that finds the pool closed starts it; a close() landing before the request is queued must not
+    leave it queued with no dispatcher (it waited out run()'s worst case, 135 s, in a stress run under load)."""
+
+    class ClosedRightAfterStart(WorkerPool):
+        closes_left = 1
+
+        def start(self) -> None:
+            super().start()
+            if self.closes_left:
+                self.closes_left -= 1
+                self.close()  # another thread's close(), at the worst moment for the request that restarted us
+
+    pool = ClosedRightAfterStart(HANDLER, PoolConfig(num_workers=1, spare_workers=0))
+    try:
+        outcome = pool.submit(("echo", 1)).result(timeout=30)
+        assert (outcome.status, outcome.value) == (PoolStatus.OK, 1)
     finally:
         pool.close()

@@ -469,23 +469,35 @@ class MachinePool(_Users):
         if len(data) > _MAX_MESSAGE_BYTES - 4096:
             return self._given(future, PoolStatus.ERROR, f"unsendable payload (larger than {_MAX_MESSAGE_BYTES >> 20} "
                                                          "MB)")
-        link = self._connected(_SPAWN_TIMEOUT_S + _CONNECT_SLACK_S)
-        if link is None:
-            return self._given(future, PoolStatus.INFRA_ERROR,
-                               f"the machine grading pool could not be reached: {self._error or 'no answer'}")
-        req_id = next(self._ids)
-        with link.lock:
-            dead = link.dead
-            if not dead:
-                link.pending[req_id] = future
-        if dead:
-            return self._given(future, PoolStatus.INFRA_ERROR, "the machine grading pool died before the request "
-                                                               "was sent; the request was not graded")
-        try:
-            link.send(("submit", req_id, data, budget))
-        except (OSError, ValueError) as exc:
-            self._lost(link, f"sending failed: {type(exc).__name__}")
-        return future
+        # A request that could not be sent never reached a server: it is sent again once, on a new connection
+        # (a server that died since this client last heard from it is noticed here, at the send, as often as by
+        # the reader). A request that was sent is never resent: its fate on a dead server is unknown.
+        why = ""
+        for _ in range(2):
+            link = self._connected(_SPAWN_TIMEOUT_S + _CONNECT_SLACK_S)
+            if link is None:
+                return self._given(future, PoolStatus.INFRA_ERROR,
+                                   f"the machine grading pool could not be reached: {self._error or 'no answer'}")
+            req_id = next(self._ids)
+            attempt: concurrent.futures.Future = concurrent.futures.Future()
+            with link.lock:
+                dead = link.dead
+                if not dead:
+                    link.pending[req_id] = attempt
+            if dead:
+                why = "died before the request was sent"
+                continue
+            try:
+                link.send(("submit", req_id, data, budget))
+            except (OSError, ValueError) as exc:
+                why = f"died before the request was sent ({type(exc).__name__})"
+                self._unsent(link, req_id)
+                self._lost(link, f"sending failed: {type(exc).__name__}")
+                continue
+            attempt.add_done_callback(lambda done: future.set_result(done.result()))
+            return future
+        return self._given(future, PoolStatus.INFRA_ERROR, f"the machine grading pool {why}, twice; the request "
+                                                           "was not graded")
 
     def run(self, payload: Any, *, run_timeout_s: float | None = None) -> TaskOutcome:
         """Run ``payload`` on a worker of the machine's pool and wait: never raises (but for a bad argument),
@@ -538,6 +550,16 @@ class MachinePool(_Users):
             self._counters["errors" if status is PoolStatus.ERROR else "infra_errors"] += 1
         future.set_result(TaskOutcome(status, detail=detail))
         return future
+
+    def _unsent(self, link: _Link, req_id: int) -> None:
+        """Take back request ``req_id``, whose send failed, from ``link`` (uncounting the no-verdict the reader
+        may already have given it: the caller sends it again)."""
+        with link.lock:
+            taken = link.pending.pop(req_id, None) is None
+        if taken:
+            with self._lock:
+                self._counters["infra_errors"] -= 1
+                self._counters["completed"] -= 1
 
     def _lost(self, link: _Link, cause: str) -> None:
         """``link`` is down: its requests end INFRA_ERROR, its calls get no reply; the next request reconnects."""

@@ -391,6 +391,67 @@ class _Pickled:
         self.data = data
 
 
+class _Waker:
+    """The dispatcher's wake-up pipe, one per dispatcher.
+
+    Why not two raw fds on the pool: a number the kernel has taken back at a
+    close is soon handed to the next pipe, often a worker's. With raw fds a
+    request racing ``close()`` could write its wake-up byte into a worker's
+    request stream, and a dispatcher outliving its ``close()`` could read another
+    pipe's bytes and then block holding the pool's lock (our best account of a
+    CI run that hung in the pool's close-racing test). So the write end is
+    written and closed under one lock (a late writer finds it closed, never a
+    stranger's pipe), and the read end is closed by the one thread that reads
+    it, the dispatcher, when it ends. Closing the write end is the last wake-up:
+    the reader sees EOF.
+    """
+
+    def __init__(self) -> None:
+        self.read_fd, self._write_fd = os.pipe()
+        os.set_blocking(self.read_fd, False)
+        os.set_blocking(self._write_fd, False)  # a full pipe already holds a wake-up: never block a submit
+        self._lock = threading.Lock()
+
+    def wake(self) -> None:
+        with self._lock:
+            if self._write_fd >= 0:
+                try:
+                    os.write(self._write_fd, b"x")
+                except OSError:  # full (BlockingIOError): a wake-up is pending anyway
+                    pass
+
+    def drain(self) -> None:
+        """Read what woke the dispatcher (dispatcher thread only)."""
+        try:
+            while os.read(self.read_fd, 4096):
+                pass
+        except OSError:  # empty (BlockingIOError): drained
+            pass
+
+    def close_write(self) -> None:
+        with self._lock:
+            fd, self._write_fd = self._write_fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def close_read(self) -> None:
+        """The dispatcher's last act."""
+        fd, self.read_fd = self.read_fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def forget(self) -> None:
+        """In a forked child: close its copies of both ends (not under the lock, which a parent thread may
+        have held at the fork)."""
+        for fd in (self.read_fd, self._write_fd):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.read_fd = self._write_fd = -1
+
+
 class _Users:
     """``acquire``/``release`` by reference count, for a pool with ``_lock``, ``_refs``, ``start()`` and ``close()``."""
 
@@ -426,13 +487,15 @@ class WorkerPool(_Users):
         self.handler = check_handler("WorkerPool.handler", handler)
         self.config = config or PoolConfig()
         self._lock = threading.RLock()
+        # start() and close() whole, one at a time: a restart by a request never lands inside a close().
+        self._lifecycle = threading.RLock()
         self._queue: collections.deque[_Request] = collections.deque()
         self._workers: list[_Worker] = []
         self._dying: list[subprocess.Popen] = []  # workers killed at a deadline, not yet reaped
         self._in_flight = self._refs = self._startup_failures = 0
         self._ids = itertools.count()
         self._thread: threading.Thread | None = None  # the live dispatcher; an old one sees it is not and exits
-        self._wake_r = self._wake_w = -1
+        self._waker: _Waker | None = None  # the live dispatcher's
         self._counters: collections.Counter[str] = collections.Counter()
         self._done: list[tuple[concurrent.futures.Future, TaskOutcome]] = []  # resolved outside the lock
         self._run_s_sum = self._run_s_max = self._queued_s_max = 0.0
@@ -450,50 +513,41 @@ class WorkerPool(_Users):
 
     def start(self) -> None:
         """Start the dispatcher, which spawns the workers (non-blocking)."""
-        with self._lock:
+        with self._lifecycle, self._lock:
             if self.running:
                 return
-            self._wake_r, self._wake_w = os.pipe()
-            os.set_blocking(self._wake_r, False)
+            waker = self._waker = _Waker()
             self._ready_since, self._startup_failures, self._respawn_at = None, 0, 0.0
-            self._thread = threading.Thread(target=self._dispatch_forever, args=(self._wake_r,), daemon=True,
+            self._thread = threading.Thread(target=self._dispatch_forever, args=(waker,), daemon=True,
                                             name=f"gym-integrity-pool:{self.handler}")
             self._thread.start()
 
     def close(self) -> None:
         """Stop the dispatcher and every worker; pending requests end ``INFRA_ERROR``."""
-        with self._lock:
-            thread, self._thread = self._thread, None
-            wake_r, wake_w = self._wake_r, self._wake_w  # a start() racing this close makes new ones
-        if thread is None:
-            return
-        try:
-            os.write(wake_w, b"x")
-        except OSError:
-            pass
-        thread.join(timeout=5)
-        with self._lock:
-            workers, self._workers = self._workers, []
-            pending = list(self._queue) + [w.request for w in workers if w.request is not None]
-            self._queue.clear()
-            for worker in workers:
-                worker.kill()
-            dying, self._dying = self._dying, []
-            for proc in dying:
-                try:
-                    proc.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    pass
-            for request in pending:
-                self._finish(request, PoolStatus.INFRA_ERROR, detail="the worker pool was shut down")
-            for fd in (wake_r, wake_w):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-            if self._wake_w == wake_w:
-                self._wake_r = self._wake_w = -1
-        self._flush()
+        with self._lifecycle:
+            with self._lock:
+                thread, self._thread = self._thread, None
+                waker, self._waker = self._waker, None
+            if thread is None:
+                return
+            if waker is not None:
+                waker.close_write()  # EOF: the dispatcher wakes, sees it is retired, ends
+            thread.join(timeout=5)  # one still busy past this ends on its own; it touches nothing of the pool's
+            with self._lock:
+                workers, self._workers = self._workers, []
+                pending = list(self._queue) + [w.request for w in workers if w.request is not None]
+                self._queue.clear()
+                for worker in workers:
+                    worker.kill()
+                dying, self._dying = self._dying, []
+                for proc in dying:
+                    try:
+                        proc.wait(timeout=5)
+                    except subprocess.TimeoutExpired:
+                        pass
+                for request in pending:
+                    self._finish(request, PoolStatus.INFRA_ERROR, detail="the worker pool was shut down")
+        self._flush()  # outside the lifecycle lock: a callback may submit, which restarts the pool
 
     def worker_pids(self) -> list[int]:
         with self._lock:
@@ -541,22 +595,26 @@ class WorkerPool(_Users):
     def submit(self, payload: Any, *, run_timeout_s: float | None = None) -> concurrent.futures.Future:
         """Queue ``payload``; the future yields a :class:`TaskOutcome` (never an exception)."""
         budget = self._budget(run_timeout_s)
-        if not self.running:
-            self.start()
         request = _Request(next(self._ids), payload, budget, concurrent.futures.Future())
-        with self._lock:
-            self._counters["requests"] += 1
-            self._in_flight += 1
-            if self._in_flight > self.config.max_in_flight:
-                self._finish(request, PoolStatus.OVERLOADED, detail=(
-                    f"{self._in_flight - 1} requests in flight (max_in_flight={self.config.max_in_flight})"))
-            else:
-                # Each request ahead may run to its budget and then wait for its killed worker's successor.
-                running = [w.request for w in self._workers if w.request is not None]
-                ahead = sum(r.budget for r in self._queue) + sum(r.budget for r in running)
-                ahead += (len(self._queue) + len(running)) * self._worker_start_s
-                request.queue_allowance = self.config.queue_timeout_s + ahead / self.config.workers
-                self._queue.append(request)
+        while True:
+            if not self.running:
+                self.start()
+            with self._lock:
+                if not self.running:  # closed since the check above: queued now, it would wait for no one
+                    continue
+                self._counters["requests"] += 1
+                self._in_flight += 1
+                if self._in_flight > self.config.max_in_flight:
+                    self._finish(request, PoolStatus.OVERLOADED, detail=(
+                        f"{self._in_flight - 1} requests in flight (max_in_flight={self.config.max_in_flight})"))
+                else:
+                    # Each request ahead may run to its budget and then wait for its killed worker's successor.
+                    running = [w.request for w in self._workers if w.request is not None]
+                    ahead = sum(r.budget for r in self._queue) + sum(r.budget for r in running)
+                    ahead += (len(self._queue) + len(running)) * self._worker_start_s
+                    request.queue_allowance = self.config.queue_timeout_s + ahead / self.config.workers
+                    self._queue.append(request)
+                break
         request.future.queue_allowance = request.queue_allowance  # type: ignore[attr-defined]  (read by run)
         self._flush()
         self._wake()
@@ -601,10 +659,9 @@ class WorkerPool(_Users):
     # ----------------------------------------------------------------- dispatcher
 
     def _wake(self) -> None:
-        try:
-            os.write(self._wake_w, b"x")
-        except (OSError, ValueError):
-            pass
+        waker = self._waker
+        if waker is not None:
+            waker.wake()
 
     def _finish(self, request: _Request, status: PoolStatus, value: Any = None, detail: str = "") -> None:
         """Count ``request`` as done, once; :meth:`_flush` hands out its outcome (caller holds the lock)."""
@@ -640,38 +697,46 @@ class WorkerPool(_Users):
         """True in the live dispatcher thread (False once close() or a restart replaced it)."""
         return self._thread is threading.current_thread()
 
-    def _dispatch_forever(self, wake_r: int) -> None:
-        while self._serving():
-            try:
-                self._dispatch_once(wake_r)
-            except Exception as exc:  # noqa: BLE001  (a dispatcher bug must not hang callers)
-                with self._lock:
-                    pending = list(self._queue) + [w.request for w in self._workers if w.request is not None]
-                    self._queue.clear()
-                    for worker in list(self._workers):
-                        worker.request = None
-                        self._replace(worker)
-                    for request in pending:
-                        self._finish(request, PoolStatus.INFRA_ERROR, detail=f"pool dispatcher error: "
-                                                                             f"{type(exc).__name__}")
-                self._flush()
-                time.sleep(0.05)
+    def _dispatch_forever(self, waker: _Waker) -> None:
+        try:
+            while self._serving():
+                try:
+                    self._dispatch_once(waker)
+                except Exception as exc:  # noqa: BLE001  (a dispatcher bug must not hang callers)
+                    self._recover(exc)
+        finally:
+            waker.close_read()
 
-    def _dispatch_once(self, wake_r: int) -> None:
+    def _recover(self, exc: Exception) -> None:
+        """After a dispatcher error: every request pending ends ``INFRA_ERROR``, every worker is replaced."""
         with self._lock:
+            if not self._serving():
+                return  # retired by close(), whose clean-up this would race
+            pending = list(self._queue) + [w.request for w in self._workers if w.request is not None]
+            self._queue.clear()
+            for worker in list(self._workers):
+                worker.request = None
+                self._replace(worker)
+            for request in pending:
+                self._finish(request, PoolStatus.INFRA_ERROR, detail=f"pool dispatcher error: {type(exc).__name__}")
+        self._flush()
+        time.sleep(0.05)
+
+    def _dispatch_once(self, waker: _Waker) -> None:
+        with self._lock:
+            if not self._serving():
+                return
             self._refill()
             self._expire_queued()
             self._assign()
             timeout = self._next_timeout()
             watched = [w.recv_conn for w in self._workers]  # idle ones too: EOF the moment they die
-        ready = wait(watched + [wake_r], timeout=timeout)
-        if wake_r in ready:
-            try:
-                while os.read(wake_r, 4096):
-                    pass
-            except (BlockingIOError, OSError):
-                pass
+        ready = wait(watched + [waker.read_fd], timeout=timeout)
+        if waker.read_fd in ready:
+            waker.drain()
         with self._lock:
+            if not self._serving():
+                return  # retired while waiting: the workers and queue are close()'s now
             by_conn = {id(w.recv_conn): w for w in self._workers}
             for conn in ready:
                 worker = by_conn.get(id(conn))
@@ -917,19 +982,14 @@ def _forget_after_fork() -> None:
                     conn.close()
                 except OSError:
                     pass
-        for fd in (pool._wake_r, pool._wake_w):
-            if fd >= 0:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        pool._lock = threading.RLock()
+        if pool._waker is not None:
+            pool._waker.forget()
+        pool._lock, pool._lifecycle = threading.RLock(), threading.RLock()
         pool._thread, pool._workers, pool._in_flight, pool._refs = None, [], 0, 0
         pool._dying = []
         pool._queue.clear()
         pool._done = []
-        pool._wake_r = pool._wake_w = -1
-        pool._ready_since = None
+        pool._waker, pool._ready_since = None, None
 
 
 atexit.register(shutdown_all)
