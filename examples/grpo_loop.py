@@ -47,16 +47,14 @@ Which vector env (``--vec``, default ``auto``):
   whose scorers run in the worker pool (countdown, puzzle24, the polynomial
   tasks, ...: docs/reasoning_gym.md) do better with ``--vec threaded``.
 * **async** (``gym.make_vec(..., vectorization_mode="async",
-  vector_kwargs=gym_integrity.ASYNC_VECTOR_KWARGS)``) is the wrong default for
-  math_verify: the worker pool is per process (two workers plus one spare,
-  docs/reasoning_gym.md "Cost", docs/workers.md), so every sub-process starts
-  its own pool of interpreters that each import math_verify (2-3 s each on a
-  loaded machine, docs/qed_math.md). Measured for this example on the 2-core
-  development machine (QEDMath-v0 answer problems, 4 sub-envs, reset and two
-  steps): threaded 3 worker processes, 230 MiB RSS in all, first step 2.5-2.9 s;
-  async 16 processes (4 sub-processes + 4 x 3 workers), 930 MiB, first step
-  10.9-11.7 s; later steps were fast in both (10-50 ms). Async pays off only
-  for CPU-bound grading in process, which none of these envs does.
+  vector_kwargs=gym_integrity.ASYNC_VECTOR_KWARGS)``) works, at the cost of a
+  process per sub-env: the graders' worker pool is one per machine, shared by
+  every process (docs/workers.md, "One pool per machine"), so the
+  sub-processes do not start pools of their own. ``bench_pool_machine.py``
+  measured an async vector env of 8 QEDMath answer envs in 12 processes and
+  520 MB, its first graded step 0.11 s after the make call with a warm pool
+  (docs/scaling.md). Async pays off only for CPU-bound work in the env's own
+  process, which none of these envs does, so threaded stays the default.
 
 Sync mode keeps Gymnasium's next-step autoreset (its ``"Disabled"`` mode
 refuses to step an ended sub-env, which a multi-turn batch must do); the other

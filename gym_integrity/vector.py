@@ -186,6 +186,10 @@ class ThreadedVectorEnv(SyncVectorEnv):
         name = f"{spec.id}, " if spec is not None else ""
         return f"ThreadedVectorEnv({name}num_envs={self.num_envs})"
 
+    def _check_open(self, method: str) -> None:
+        if self.closed:  # else the thread pool's own "cannot schedule new futures after shutdown"
+            raise RuntimeError(f"{type(self).__name__}.{method}: this vector env is closed; make a new one")
+
     def _all(self, calls: Sequence[Callable[[], Any]]) -> list[Any]:
         futures = [self._pool.submit(call) for call in calls]
         concurrent.futures.wait(futures)
@@ -197,6 +201,7 @@ class ThreadedVectorEnv(SyncVectorEnv):
         seed: int | list[int | None] | None = None,
         options: dict[str, Any] | None = None,
     ) -> tuple[Any, dict[str, Any]]:
+        self._check_open("reset")
         if seed is None:
             seed = [None for _ in range(self.num_envs)]
         elif isinstance(seed, int):
@@ -243,6 +248,10 @@ class ThreadedVectorEnv(SyncVectorEnv):
                           for i, a in enumerate(actions)])
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        self._check_open("step")
+        if isinstance(actions, (str, bytes)):  # iterating would step each sub-env with one character
+            raise TypeError(f"{type(self).__name__}.step actions must be a sequence of num_envs={self.num_envs} actions, "
+                            f"one per sub-env, got a {type(actions).__name__}")
         action_list = list(iterate(self.action_space, actions))
         if len(action_list) != self.num_envs:
             raise ValueError(f"ThreadedVectorEnv.step actions: expected {self.num_envs}, got {len(action_list)}")
@@ -267,6 +276,8 @@ class ThreadedVectorEnv(SyncVectorEnv):
         )
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        self._check_open("call")
+
         def one(env: gym.Env) -> Any:
             attr = env.get_wrapper_attr(name)
             return attr(*args, **kwargs) if callable(attr) else attr

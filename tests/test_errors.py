@@ -314,6 +314,17 @@ def test_vector_and_pool_arguments_follow_the_rule():
     raises(ValueError, "WorkerPool.handler", lambda: WorkerPool("no_colon"))
 
 
+def test_a_threaded_vector_env_refuses_a_str_batch_and_any_use_after_close():
+    envs = make_threaded_vec("ReasoningGym-v0", 2, dataset="leg_counting")
+    envs.reset(seed=0)
+    # A str is iterable: it would have stepped each sub-env with one of its characters, or said "expected 2, got 18".
+    raises(TypeError, "ThreadedVectorEnv.step actions", lambda: envs.step("<answer>1</answer>"))
+    envs.close()
+    for method, call in (("step", lambda: envs.step(["a", "b"])), ("reset", lambda: envs.reset(seed=0)),
+                         ("call", lambda: envs.call("spec"))):
+        raises(RuntimeError, f"ThreadedVectorEnv.{method}", call)
+
+
 # --------------------------------------------------------------------------- env arguments and reset options
 
 

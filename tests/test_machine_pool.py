@@ -261,6 +261,17 @@ def test_a_directory_others_may_enter_is_refused_with_the_reason(pool_env):
         shutil.rmtree(elsewhere, ignore_errors=True)
 
 
+def test_a_directory_that_cannot_be_made_is_refused_naming_the_variable(pool_env, monkeypatch):
+    missing = os.path.join(pool_env, "no", "such", "dir")
+    monkeypatch.setenv("GYM_INTEGRITY_POOL_DIR", missing)
+    with pytest.raises(PermissionError, match=r"parent directory does not exist.*set GYM_INTEGRITY_POOL_DIR"):
+        pool_dir()
+    pool = _client()
+    outcome = pool.run(("echo", 1))
+    pool.close()
+    assert outcome.status is PoolStatus.INFRA_ERROR and "GYM_INTEGRITY_POOL_DIR" in outcome.detail
+
+
 @pytest.mark.skipif(os.getuid() != 0, reason="making a directory of another user needs root")
 def test_a_directory_of_another_user_is_refused(pool_env):
     os.chown(pool_env, 65534, -1)

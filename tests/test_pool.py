@@ -177,6 +177,26 @@ def test_worker_killed_from_outside_is_retried_then_infra_error(sig):
         pool.close()
 
 
+@pytest.mark.skipif(not hasattr(signal, "SIGRTMIN"), reason="real-time signals are POSIX")
+def test_a_worker_dead_of_a_signal_without_a_name_is_retried_like_any_death():
+    """A real-time signal has no name in ``signal.Signals``: looking it up once raised in the dispatcher, which
+    lost the request and failed the others in flight."""
+    pool = _started(PoolConfig(num_workers=2, spare_workers=0, max_retries=1, run_timeout_s=10.0))
+    try:
+        bystander = pool.submit(("sleep", 1.0))
+        victim_request = pool.submit(("sleep", 0.5))
+        end = time.monotonic() + GENEROUS
+        while len(pool.busy_worker_pids()) < 2 and time.monotonic() < end:
+            time.sleep(0.01)
+        os.kill(pool.busy_worker_pids()[-1], signal.SIGRTMIN + 6)
+        outcomes = [f.result(timeout=GENEROUS) for f in (bystander, victim_request)]
+        assert [o.status for o in outcomes] == [PoolStatus.OK, PoolStatus.OK]
+        assert sorted(o.attempts for o in outcomes) == [1, 2]  # the one killed ran again on another worker
+        assert pool.stats()["pool/in_flight"] == 0.0
+    finally:
+        pool.close()
+
+
 def test_memory_limit_raises_memory_error_in_the_handler(pool):
     assert pool.run(("allocate_mb", 16)).value == 16 << 20
     outcome = pool.run(("allocate_mb", 1024))

@@ -175,6 +175,24 @@ def test_time_intervals_pays_the_gold_duration_only():
     assert tried >= 20
 
 
+def test_puzzle24_pays_24_made_from_the_items_numbers_only():
+    """Its scorer checks four in-range numbers making 24 after int(), never that they are the puzzle's: 6*4*1*1 was
+    paid on every item, and 7*7/2*1 (24.5) too. Strict requires the item's numbers and exactly 24."""
+    env = gym.make("ReasoningGym-v0", dataset="puzzle24", size=16, seed=SEED)
+    lenient = gym.make("ReasoningGym-v0", dataset="puzzle24", size=16, seed=SEED, scoring="reasoning_gym")
+    raw, opt_in = env.unwrapped, lenient.unwrapped
+    for index in range(ITEMS):
+        raw.reset(options={"index": index})
+        opt_in.reset(options={"index": index})
+        gold, numbers = raw._item["answer"], raw._item["metadata"]["numbers"]
+        assert raw.step(f"<answer>{gold}</answer>")[1] == 1.0, gold
+        for constant in ("6*4*1*1", "7*7/2*1"):
+            if sorted(numbers) != sorted([int(n) for n in constant.replace("/", "*").split("*")]):
+                assert raw.step(f"<answer>{constant}</answer>")[1] == 0.0, (numbers, constant)
+                assert opt_in.step(f"<answer>{constant}</answer>")[1] == 1.0, (numbers, constant)  # what it paid
+    env.close(), lenient.close()
+
+
 # The known lenient scorers: each pays a constant far above chance under the opt-in mode, and nothing under strict.
 KNOWN_CASES = [
     ("game_of_life_halting", "yes", 0.99),  # bool(answer) == bool(gold): any non-empty answer

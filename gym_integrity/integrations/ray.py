@@ -417,6 +417,7 @@ class RayVectorEnv(ThreadedVectorEnv):
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """``name`` of each sub-env's stacked env, called with the arguments if callable, run on the actors."""
+        self._check_open("call")
         groups = _by_host(self.envs, range(self.num_envs))
         refs = {host: host.actor.call.remote([self.envs[i].slot for i in members], name, args, kwargs)
                 for host, members in groups.items()}

@@ -152,6 +152,8 @@ def pool_dir() -> str:
         os.mkdir(path, 0o700)
     except FileExistsError:
         pass
+    except FileNotFoundError:
+        raise _refuse(path, "cannot be made: its parent directory does not exist") from None
     check_private_dir(path)
     return path
 

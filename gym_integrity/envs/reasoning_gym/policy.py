@@ -25,6 +25,11 @@ in full before the task's scorer is asked, for scorers whose parser reads
 the start of the text and ignores the rest: without it the gold followed by
 anything earns full credit.
 
+``requires`` (own kinds) is a test of the answer against the item that a
+full-credit answer must also pass, for scorers that pay answers the task does
+not: puzzle24's scorer checks that the answer makes 24 after ``int()`` (so
+24.5 does) from four numbers in range, never that they are the puzzle's.
+
 ``language`` marks an own scorer that is unsafe in the env's process (it
 evaluates the answer, or loops as often as the answer says): whenever that
 scorer runs, it runs in the sandbox's workers after the answer passed that
@@ -35,7 +40,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Mapping
+
+from gym_integrity.envs.reasoning_gym.strict import makes_target_from
 
 __all__ = ["Policy", "POLICIES", "OWN_KINDS", "policy_for", "uses_own_scorer", "sandbox_language"]
 
@@ -60,6 +67,7 @@ class Policy:
     reference: str | None = None  # a well-formed answer for items without a gold (see datasets.own_score)
     items: str | None = None
     shape: re.Pattern[str] | None = None
+    requires: Callable[[str, Mapping[str, Any]], bool] | None = None
 
     def __post_init__(self) -> None:
         if self.strict not in STRICT_KINDS:
@@ -69,6 +77,10 @@ class Policy:
 
 
 _SUBSTRING = "reasoning-gym's base scorer: substring credit len(gold)/len(answer) for any answer containing the gold"
+
+
+def _makes_24_from_the_items_numbers(answer: str, item: Mapping[str, Any]) -> bool:
+    return makes_target_from(answer, item["metadata"]["numbers"], 24)
 
 
 def _base(why: str = _SUBSTRING) -> Policy:
@@ -173,7 +185,9 @@ POLICIES: dict[str, Policy] = {
     "products": Policy("numeric", "Decimal equality, else substring credit", commas=True),
     "propositional_logic": Policy("own_full", "0.25 for a tautology, 0.05 for any formula; any valid conclusion "
                                   "scores 1.0; recursive parser", language="logic"),
-    "puzzle24": Policy("own_full", "0.01 for anything wrong; many valid expressions; sympy.parse_expr(answer)",
+    "puzzle24": Policy("own_full", "0.01 for anything wrong; many valid expressions; sympy.parse_expr(answer); "
+                       "pays any 4 in-range numbers making 24 after int(): the item's numbers, exactly 24, required",
+                       requires=_makes_24_from_the_items_numbers,
                        language="arithmetic"),
     "quantum_lock": Policy("own", "the exact sequence; 0.5 for a longer sequence that reaches the target (content)"),
     "ransom_note": _base(),

@@ -124,7 +124,17 @@ class Grader:
             return result
         if not math.isfinite(result):  # NaN or inf: a scorer bug, not a verdict
             return Grade(Verdict.GRADER_ERROR, 0.0, cause=f"{source}.score_answer returned {result}")
-        return _graded(apply_strict(policy, result) if self.scoring == "strict" else result)
+        if self.scoring != "strict":
+            return _graded(result)
+        if result >= 1.0 and policy.requires is not None:
+            try:
+                met = policy.requires(answer, item)
+            except Exception as exc:  # noqa: BLE001  (our check's bug is a no-verdict, never a crash or a payment)
+                return Grade(Verdict.GRADER_ERROR, 0.0, cause=f"{source}'s strict requirement raised "
+                                                              f"{type(exc).__name__}")
+            if not met:
+                return _INCORRECT  # paid by a scorer that does not check what the task asks (policy.requires)
+        return _graded(apply_strict(policy, result))
 
     def _own_in_process(self, scorer: Any, answer: str, item: Mapping[str, Any], source: str,
                         reference: str | None) -> float | Grade:

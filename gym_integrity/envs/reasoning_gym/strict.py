@@ -13,10 +13,12 @@ with at most 3 exponent digits, so ``1e999999999`` is not a number here).
 
 from __future__ import annotations
 
+import ast
 import re
 from fractions import Fraction
 
-__all__ = ["normalise", "parse_number", "exact", "numeric", "number_list", "complex_number", "duration"]
+__all__ = ["normalise", "parse_number", "exact", "numeric", "number_list", "complex_number", "duration",
+           "makes_target_from"]
 
 _DECIMAL = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?"
 _NUMBER = re.compile(rf"({_DECIMAL})(?:\s*/\s*({_DECIMAL}))?")
@@ -190,3 +192,39 @@ def duration(answer: str, gold: str) -> float:
     if value is None or target is None:
         return 0.0
     return 1.0 if value == target else 0.0
+
+
+_ARITHMETIC_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+                   ast.Div: lambda a, b: a / b}
+
+
+def _exact_value(node: ast.AST, used: list[int]) -> Fraction:
+    """The exact value of whole numbers under + - * / and unary signs; the numbers met go into ``used``."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        used.append(node.value)
+        return Fraction(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
+        value = _exact_value(node.operand, used)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC_OPS:
+        left, right = _exact_value(node.left, used), _exact_value(node.right, used)
+        return _ARITHMETIC_OPS[type(node.op)](left, right)  # x / 0 raises ZeroDivisionError
+    raise ValueError("not whole-number arithmetic")
+
+
+def makes_target_from(answer: str, numbers: list[int], target: int) -> bool:
+    """Whether ``answer``, whole numbers joined by ``+ - * /`` and brackets, uses exactly ``numbers`` (each as
+    often as given) and equals ``target`` exactly, in fractions. Call it on text the arithmetic answer language
+    (grammar.py) accepted, which bounds its length, digits and depth.
+
+    >>> makes_target_from("(8 - 5) * 10 - 6", [8, 5, 10, 6], 24), makes_target_from("6*4*1*1", [8, 5, 10, 6], 24)
+    (True, False)
+    >>> makes_target_from("7*7/2*1", [7, 7, 2, 1], 24)  # 24.5: a scorer that truncates with int() pays it
+    False
+    """
+    used: list[int] = []
+    try:
+        value = _exact_value(ast.parse(answer.strip(), mode="eval").body, used)
+    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError, MemoryError):
+        return False
+    return sorted(used) == sorted(numbers) and value == target
