@@ -113,8 +113,9 @@ def test_async_vector_env_grades_in_forked_workers():
     try:
         envs.reset(seed=[0, 0], options={"problem_id": "qed-ans-007"})
         _, reward, terminated, _, info = envs.step([r"\boxed{49}", r"\boxed{48}"])
-        assert list(reward) == [1.0, 0.0] and all(terminated)
-        assert list(info["verdict"]) == ["correct", "incorrect"]
+        why = {key: list(info[key]) for key in ("verdict", "cause") if key in info}  # what to read if it fails
+        assert list(reward) == [1.0, 0.0] and all(terminated), (list(reward), list(terminated), why)
+        assert list(info["verdict"]) == ["correct", "incorrect"], why
     finally:
         envs.close()
 
