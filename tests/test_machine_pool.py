@@ -272,6 +272,21 @@ def test_a_directory_that_cannot_be_made_is_refused_naming_the_variable(pool_env
     assert outcome.status is PoolStatus.INFRA_ERROR and "GYM_INTEGRITY_POOL_DIR" in outcome.detail
 
 
+def test_the_start_lock_is_released_even_while_a_copy_of_its_fd_lives(pool_env):
+    """A flock belongs to the open file: a child forked while a thread held the start lock shares it, and a plain
+    close in the parent would leave every other process waiting out the 30 s spawn deadline."""
+    path = os.path.join(pool_env, "start.lock")
+    held = machine_pool._flock(path, time.monotonic() + 1)
+    copy = os.dup(held)  # what such a child keeps
+    try:
+        machine_pool._unlock(held)
+        again = machine_pool._flock(path, time.monotonic() + 1)
+        assert again is not None
+        machine_pool._unlock(again)
+    finally:
+        os.close(copy)
+
+
 @pytest.mark.skipif(os.getuid() != 0, reason="making a directory of another user needs root")
 def test_a_directory_of_another_user_is_refused(pool_env):
     os.chown(pool_env, 65534, -1)

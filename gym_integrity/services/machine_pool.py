@@ -224,21 +224,27 @@ _held_lock_fds: set[int] = set()  # flocks this process holds: a forked child mu
 def _flock(path: str, deadline: float) -> int | None:
     """An fd holding an exclusive ``flock`` on ``path`` (made 0600 if missing), or None at ``deadline``."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    _held_lock_fds.add(fd)  # before the lock is taken: a child forked at any moment closes its copy
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            _held_lock_fds.add(fd)
             return fd
         except BlockingIOError:
             if time.monotonic() >= deadline:
+                _held_lock_fds.discard(fd)
                 os.close(fd)
                 return None
             time.sleep(0.02)
 
 
 def _unlock(fd: int) -> None:
-    _held_lock_fds.discard(fd)
-    os.close(fd)
+    # LOCK_UN first: a flock belongs to the open file, which a child forked while it was held shares; closing
+    # only this fd would leave the lock held until that child closes its copy too.
+    try:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        _held_lock_fds.discard(fd)
+        os.close(fd)
 
 
 def _dumps(message: Any) -> bytes:
