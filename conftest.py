@@ -29,8 +29,8 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: "pytest.Item | None"):
     marker = item.get_closest_marker("timeout")
-    timeout = float(marker.args[0]) if marker is not None and marker.args else float(
-        item.config.getini("timeout") or 0)
+    given = None if marker is None else marker.args[0] if marker.args else marker.kwargs.get("timeout")
+    timeout = float(given if given is not None else item.config.getini("timeout") or 0)
     if timeout > 0 and _stderr_copy:
         faulthandler.dump_traceback_later(timeout + _HARD_STOP_MARGIN_S, exit=True, file=_stderr_copy[0])
     try:
