@@ -7,7 +7,7 @@
         --env-kwargs '{"problem_types": ["proof"], "judge": {"base_url": "http://127.0.0.1:8000/v1", "model": "judge"}}'
 
 ``--model`` is any model id TRL can load (a hub id or a local directory); this
-script is documented, not run in CI (tests/test_trl_grpo.py trains the same
+script is documented, not run in CI (tests/integrations/trl/test_grpo.py trains the same
 way with a tiny local model). Tool envs train through ``environment_factory``
 (the env's ``get_reward()`` is the reward); the others through
 ``reward_function``, whose ``None`` for a no-verdict TRL leaves out of the

@@ -74,7 +74,7 @@ DEFAULT_HIDDEN_KEYS: tuple[str, ...] = (
 #: under ``info[PRIVILEGED_KEY]``, and no other key, at any depth, is named in
 #: :data:`DEFAULT_HIDDEN_KEYS`. For such an env, HideInfoKeys with its default
 #: keys drops that one top-level key instead of scanning every key at every
-#: depth (the same result; ``tests/test_wrappers.py`` checks it on every
+#: depth (the same result; ``tests/wrappers/test_wrappers.py`` checks it on every
 #: registered env that declares it). A class attribute ``= True``.
 PRIVILEGED_ONLY = "privileged_info_only"
 

@@ -60,6 +60,6 @@ def test_serve_without_the_extra_names_the_install_command():
     import importlib.util
 
     if importlib.util.find_spec("openenv") is not None:
-        pytest.skip("openenv-core is installed here: tests/test_serve.py covers the command")
+        pytest.skip("openenv-core is installed here: tests/integrations/openenv/test_serve.py covers the command")
     out = run_cli("serve", "ReasoningGym-v0", "--port", "1")
     assert out.returncode == 2 and "pip install 'gym-integrity[serve]'" in out.stderr

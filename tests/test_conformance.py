@@ -1,7 +1,7 @@
 """Every registered id: Gymnasium's env checker, vector envs, spec round trip, and the contract in docs/architecture.md.
 
 "Every" is every entry of ``gym_integrity.env_entries()``: the package's ids and
-TinySum-v0, a fourth env defined in tests/fourth_env.py and registered through
+TinySum-v0, a fourth env defined in tests/support/fourth_env.py and registered through
 the public API, which passes the same checks without any file of the package
 naming it.
 """

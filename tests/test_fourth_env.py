@@ -1,6 +1,6 @@
-"""The env contract in code: a test-only fourth env (tests/fourth_env.py) joins through the public API and passes the audit.
+"""The env contract in code: a test-only fourth env (tests/support/fourth_env.py) joins through the public API and passes the audit.
 
-tests/test_conformance.py and tests/test_audit_registered.py run it with the
+tests/test_conformance.py and tests/audit/test_registered.py run it with the
 package's own ids; here: the registration API's rules, the audit of the fourth
 env in-process and from the command line (whose audit processes must register
 it themselves), and the hooks protocol on the real envs.

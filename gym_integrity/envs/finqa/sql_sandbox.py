@@ -50,7 +50,7 @@ at 10 KB, ~110 ms at the former 100 KB), LIKE/GLOB patterns at
 characters, and rows are fetched only until the result is longer than it
 may be returned. What still runs between checks (a sort, the prepare phase)
 is cut by the worker's run budget: any query's step ends within 1.2x the
-clock (``tests/test_finqa_sandbox.py`` holds an adversarial set to it under a
+clock (``tests/envs/finqa/test_sql_sandbox.py`` holds an adversarial set to it under a
 0.5 s clock, the smallest ``FinQAConfig.sql_timeout_s``).
 
 Who is at fault decides the observation (FinQA tool errors are observations;

@@ -1,7 +1,7 @@
 """The per-dataset scoring policy: how strict scoring grades each task, and which own scorers must run sandboxed.
 
 Each entry says why, from reading the task's ``score_answer`` (reasoning-gym
-0.1.25); ``tests/test_rg_constants.py`` and ``tests/test_rg_canaries.py``
+0.1.25); ``tests/envs/reasoning_gym/test_constants.py`` and ``tests/envs/reasoning_gym/test_canaries.py``
 check the table against the real scorers, so a wrong entry fails a test.
 
 Strict kinds:

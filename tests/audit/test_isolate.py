@@ -12,7 +12,7 @@ from gym_integrity.audit import AuditSettings, Status, Verdict, probe_names
 from gym_integrity.audit.adapters import GOLD_HINT
 from gym_integrity.audit.isolate import IsolatedTarget, run_isolated
 
-TOYS = pathlib.Path(__file__).with_name("audit_toys.py")
+TOYS = pathlib.Path(__file__).resolve().parents[1] / "support" / "audit_toys.py"
 
 
 def test_a_hang_holding_the_gil_is_killed_and_reported_while_other_targets_finish():

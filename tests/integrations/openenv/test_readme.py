@@ -21,7 +21,7 @@ else:
 
 pytestmark = pytest.mark.serve
 
-README = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+README = (pathlib.Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
 SECTION = README.split("## Serve it", 1)[1].split("\n## ", 1)[0]
 
 

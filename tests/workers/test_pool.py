@@ -215,7 +215,7 @@ def test_unpicklable_payload_is_an_error_not_a_hang(pool):
 
 def test_forked_child_uses_its_own_pool():
     # The in-process pool's fork rule (scope "process"): a child's pool has workers of its own. On the machine
-    # pool a forked child reaches the same server's workers (tests/test_machine_pool.py).
+    # pool a forked child reaches the same server's workers (tests/workers/test_machine_pool.py).
     shared = get_pool(HANDLER, PoolConfig(num_workers=1, spare_workers=0, scope="process")).acquire()
     try:
         parent_pid = shared.run(("pid", None)).value
@@ -249,7 +249,7 @@ def test_handler_that_cannot_start_is_infra_error_not_a_spawn_loop():
 
 def test_close_answers_pending_requests_and_release_stops_workers():
     # The in-process pool stops its workers at the last release; the machine pool's server does after a grace
-    # period, once every process let go (tests/test_machine_pool.py).
+    # period, once every process let go (tests/workers/test_machine_pool.py).
     pool = get_pool(HANDLER, PoolConfig(num_workers=1, spare_workers=0, run_timeout_s=9.0, scope="process")).acquire()
     assert pool.wait_ready(60)
     pids = pool.worker_pids()

@@ -16,7 +16,7 @@ import pytest
 from gym_integrity.audit.adapters import GOLD_HINT
 from gym_integrity.cli import main
 
-TOYS = pathlib.Path(__file__).with_name("audit_toys.py")
+TOYS = pathlib.Path(__file__).resolve().parents[1] / "support" / "audit_toys.py"
 
 
 def test_audit_one_id_writes_json_and_exits_zero(tmp_path, capsys):

@@ -4,7 +4,7 @@
 pathological answers, cross-env isolation): they test the graders, which the
 stack does not change, so they pass on the raw classes too. "Every entry" is
 ``env_entries()``: the package's ids and the test-only TinySum-v0
-(tests/fourth_env.py). What differs between envs comes from their entries
+(tests/support/fourth_env.py). What differs between envs comes from their entries
 (variants, a judge, whether the raw class ends episodes by itself): this file
 and ``gym_integrity.audit`` name no env, which the last test checks.
 """

@@ -249,7 +249,7 @@ def test_the_readme_ray_block_runs_as_written(capsys):
     import pathlib
     import re
 
-    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (pathlib.Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
     block = next(b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "make_ray_vec(" in b)
     # Ray is already up (this module's fixture): the block's ray.init joins it instead of failing.
     exec(compile(block.replace("ray.init(", "ray.init(ignore_reinit_error=True, "), "README.md", "exec"), {})
@@ -259,7 +259,7 @@ def test_the_scale_benchmark_runs_and_prints_its_tables(capsys):
     import pathlib
     import runpy
 
-    bench = runpy.run_path(str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_scale.py"),
+    bench = runpy.run_path(str(pathlib.Path(__file__).resolve().parents[3] / "benchmarks" / "bench_scale.py"),
                            run_name="bench_scale")
     assert bench["main"](["--quick"]) == 0
     out = capsys.readouterr().out

@@ -8,7 +8,7 @@ huge move counts, deep nesting). The sweep fails if any canary runs, in the
 env's process or in a sandbox worker (each canary that runs leaves a file),
 if any step exceeds its bound, or if a canary comes back a no-verdict.
 
-The env runs in a child process (``python tests/test_rg_canaries.py``), one
+The env runs in a child process (``python tests/envs/reasoning_gym/test_canaries.py``), one
 for the whole module: an unsafe in-process scorer can hang it in C code,
 where no in-process timeout reaches; the parent kills it and fails that
 dataset. So which datasets need the sandbox is decided here, on the real
@@ -134,7 +134,7 @@ class Runner:
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
-        root = Path(__file__).resolve().parent.parent
+        root = Path(__file__).resolve().parents[3]
         self.proc = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True, cwd=root)
         ready = self._read_line(180)

@@ -20,7 +20,7 @@ else:
 
 pytestmark = pytest.mark.serve
 
-BENCH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_serve.py"
+BENCH = pathlib.Path(__file__).resolve().parents[3] / "benchmarks" / "bench_serve.py"
 
 
 @pytest.mark.timeout(300)  # two server processes import openenv-core (and gradio) before anything runs

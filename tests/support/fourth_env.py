@@ -4,7 +4,7 @@ It is what docs/architecture.md ("Add an env") walks through: a config
 dataclass, a :class:`~gym_integrity.TextEnv` subclass with reset, step and
 grading, and an :class:`~gym_integrity.EnvEntry` registered on import. Nothing
 in the package names it, yet ``gym.make`` stacks it, and the conformance tests
-and the audit (tests/test_conformance.py, tests/test_audit_registered.py) take
+and the audit (tests/test_conformance.py, tests/audit/test_registered.py) take
 it up with the package's own ids.
 
 This file is imported as the module ``fourth_env`` (tests/conftest.py puts this

@@ -1,6 +1,6 @@
 """The TRL adapter's three functions on the real envs, without TRL: datasets, graded rewards, tool environments.
 
-TRL itself trains with them in tests/test_trl_grpo.py (the ``trl`` marker, its own CI step).
+TRL itself trains with them in tests/integrations/trl/test_grpo.py (the ``trl`` marker, its own CI step).
 """
 
 import inspect

@@ -1,5 +1,5 @@
 """ReasoningGym-v0: grading, reproducibility, bad input, the exploit the stack closes (raw vs stacked), strict and
-sandboxed scoring (the sweeps over every dataset are tests/test_rg_canaries.py and tests/test_rg_constants.py)."""
+sandboxed scoring (the sweeps over every dataset are tests/envs/reasoning_gym/test_canaries.py and tests/envs/reasoning_gym/test_constants.py)."""
 
 import re
 import subprocess

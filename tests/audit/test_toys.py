@@ -27,7 +27,7 @@ from gym_integrity.wrappers import integrity_stack
 def _load_toys():
     """tests/ is not a package (pytest runs with --import-mode=importlib): load the toys by path."""
     if "audit_toys" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("audit_toys", pathlib.Path(__file__).with_name("audit_toys.py"))
+        spec = importlib.util.spec_from_file_location("audit_toys", pathlib.Path(__file__).resolve().parents[1] / "support" / "audit_toys.py")
         module = importlib.util.module_from_spec(spec)
         sys.modules["audit_toys"] = module
         spec.loader.exec_module(module)

@@ -246,7 +246,7 @@ def test_bounded_in_flight_refuses_with_a_clear_no_verdict():
 
 def test_a_wait_behind_hostile_budgets_is_allowed_for_not_an_overload():
     # queue_timeout_s bounds the wait beyond the budgets queued ahead (a stalled pool is an overload no-verdict:
-    # tests/test_pool.py); a correct answer behind a tower waits out the tower's budget and is graded.
+    # tests/workers/test_pool.py); a correct answer behind a tower waits out the tower's budget and is graded.
     svc = VerifierService(VerifierConfig(num_workers=1, deadline_s=3.0, queue_timeout_s=0.5))
     try:
         svc.start()
