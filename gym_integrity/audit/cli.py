@@ -278,7 +278,7 @@ def run(args: argparse.Namespace) -> int:
     import gym_integrity  # noqa: F401  (registers the ids)
     from gym_integrity.audit.grader_probes import GRADER_PROBES
     from gym_integrity.audit.probes import PROBES
-    from gym_integrity.audit.report import Verdict, exit_status, render_reports, render_sweep, reports_to_json
+    from gym_integrity.audit.report import AuditVerdict, exit_status, render_reports, render_sweep, reports_to_json
     from gym_integrity.audit.session import AuditSettings
 
     console = Console()
@@ -351,8 +351,8 @@ def run(args: argparse.Namespace) -> int:
     total = time.perf_counter() - start
 
     mode = _mode(reports, raw=args.raw, compare=args.compare)
-    failed = sum(1 for r in reports if r.verdict is Verdict.FAIL)
-    inconclusive = sum(1 for r in reports if r.verdict is Verdict.INCONCLUSIVE)
+    failed = sum(1 for r in reports if r.verdict is AuditVerdict.FAIL)
+    inconclusive = sum(1 for r in reports if r.verdict is AuditVerdict.INCONCLUSIVE)
     # An inconclusive env is named in the last line: unlike a FAIL, it is easy to miss in a wide table.
     unsure = f"; {inconclusive} inconclusive" if inconclusive else ""
     if args.all_datasets:
