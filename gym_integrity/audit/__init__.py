@@ -23,7 +23,7 @@ as ``gym-integrity audit mymod:MyEnv-v0`` does.
 An env served by ``gym-integrity serve`` is audited where it runs, over the wire, as a
 remote user gets it: ``check_served_integrity(url, env_id, env_kwargs)`` (or
 ``gym-integrity audit ID --url URL``), with gold answers from a local twin of the
-same id and options (``audit/served.py``; needs the ``[serve]`` extra).
+same id and options (``audit/served_audit.py``; needs the ``[serve]`` extra).
 
 The auditor learns gold answers through the privileged hook
 ``env.unwrapped.gold_answers() -> list[str]`` when the env has it (never an
@@ -38,7 +38,7 @@ from gym_integrity.audit.grader_probes import GRADER_PROBES  # noqa: I001
 from gym_integrity.audit.report import (AuditReport, ProbeResult, Status, AuditVerdict, exit_status, overall_verdict,
                                         render_reports, reports_to_json)
 from gym_integrity.audit.runner import check_integrity
-from gym_integrity.audit.served import ServedAuditEnv, TwinMismatchError, check_served_integrity
+from gym_integrity.audit.served_audit import ServedAuditEnv, TwinMismatchError, check_served_integrity
 from gym_integrity.audit.session import AuditSettings
 
 __all__ = [

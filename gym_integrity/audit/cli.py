@@ -383,7 +383,7 @@ def _run_served(args: argparse.Namespace, console: Any, env_id: str, probes: lis
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from gym_integrity.audit.report import exit_status, render_reports, reports_to_json
-    from gym_integrity.audit.served import WIRE_NOT_APPLICABLE, check_served_integrity
+    from gym_integrity.audit.served_audit import WIRE_NOT_APPLICABLE, check_served_integrity
 
     start = time.perf_counter()
     try:

@@ -1,7 +1,8 @@
 """Why one request to the judge gave no score: an exception class per failure kind.
 
 Each class carries ``kind`` (the ``judge/failures/<kind>`` metric it counts
-under) and ``retryable`` (whether asking again may help). The client catches
+under; a transport fault's kind is the one :mod:`gym_integrity.services.openai_call`
+names, as the eval's policy client does) and ``retryable`` (whether asking again may help). The client catches
 them, counts them and retries; after its budget the last one becomes a
 no-verdict whose cause is the exception's message. Messages name status codes
 and exception types only, never a server's body or the judge's text (a 422 may
@@ -12,13 +13,13 @@ The hierarchy:
 
 * JudgeError                        (base; ``kind``, ``retryable``, ``body``)
   * JudgeTimeout                    ``timeout``: no answer, or no free request slot, within the deadline
-  * JudgeConnectionError            ``connection_error``: refused, dropped, or no thread or client to send it with
+  * JudgeConnectionError            ``connection``: refused, dropped, or no thread or client to send it with
   * JudgeStatusError                an HTTP error status; ``status_code``
-    * JudgeRateLimited              ``rate_limit``: 429; ``retry_after`` (seconds, or None)
+    * JudgeRateLimited              ``rate_limited``: 429; ``retry_after`` (seconds, or None)
     * JudgeServerError              ``server_error``: 5xx, 408, 409
-    * JudgeRejected                 ``api_error``: any other 4xx; not retried (asking again will not help)
+    * JudgeRejected                 ``rejected``: any other 4xx; not retried (asking again will not help)
   * JudgeBadAnswer                  the endpoint answered, but with no usable grade
-    * JudgeMalformed                ``malformed_response``: not JSON, or not the API's shape
+    * JudgeMalformed                ``malformed``: not JSON, or not the API's shape
     * JudgeEmptyAnswer              ``empty_response``: no text, no choices
     * ScoreParseError               the text has no valid score (also a ``ValueError``)
       * NoScoreTag                  ``no_score_tag``: no ``<score>N</score>`` at all
@@ -27,7 +28,7 @@ The hierarchy:
 Example:
     >>> err = JudgeRateLimited(429, retry_after=2.0)
     >>> err.kind, err.retryable, str(err), isinstance(err, JudgeStatusError)
-    ('rate_limit', True, 'HTTP 429 (rate limited)', True)
+    ('rate_limited', True, 'HTTP 429 (rate limited)', True)
     >>> JudgeRejected(401).retryable
     False
 """
@@ -82,7 +83,7 @@ class JudgeTimeout(JudgeError):
 class JudgeConnectionError(JudgeError):
     """The request did not reach the judge or its answer did not come back (refused, dropped)."""
 
-    kind = "connection_error"
+    kind = "connection"
 
 
 class JudgeStatusError(JudgeError):
@@ -96,7 +97,7 @@ class JudgeStatusError(JudgeError):
 class JudgeRateLimited(JudgeStatusError):
     """HTTP 429. ``retry_after``: the server's ``Retry-After`` in seconds, honoured up to the backoff cap."""
 
-    kind = "rate_limit"
+    kind = "rate_limited"
 
     def __init__(self, status_code: int = 429, *, retry_after: float | None = None, body: str | None = None) -> None:
         super().__init__(status_code, f"HTTP {status_code} (rate limited)", body=body)
@@ -121,7 +122,7 @@ _REJECTION_HINTS = {
 class JudgeRejected(JudgeStatusError):
     """Any other 4xx (400, 401, 403, 404, 422): the request itself is refused, so it is not retried."""
 
-    kind = "api_error"
+    kind = "rejected"
     retryable = False
 
     def __init__(self, status_code: int, *, body: str | None = None) -> None:
@@ -136,7 +137,7 @@ class JudgeBadAnswer(JudgeError):
 class JudgeMalformed(JudgeBadAnswer):
     """The body is not JSON, or not the shape of the API asked."""
 
-    kind = "malformed_response"
+    kind = "malformed"
 
 
 class JudgeEmptyAnswer(JudgeBadAnswer):
