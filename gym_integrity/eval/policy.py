@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gym_integrity.services.openai_call as openai_call
+from gym_integrity.exceptions import PolicyError, ToolsUnsupported
 
 __all__ = ["Policy", "PolicyReply", "PolicyError", "ToolsUnsupported"]
 
@@ -18,20 +19,6 @@ __all__ = ["Policy", "PolicyReply", "PolicyError", "ToolsUnsupported"]
 _LANE_WIDTH = 4
 #: The longest wait between two attempts, Retry-After included.
 _MAX_BACKOFF_S = 60.0
-
-
-class PolicyError(Exception):
-    """The policy endpoint failed past its retries (or at once for a request it refuses): the episode is not
-    graded. ``kind``: one of :data:`gym_integrity.services.openai_call.FAULT_KINDS` (``rate_limited``,
-    ``server_error``, ``timeout``, ``connection``, ``malformed``, ``rejected``), as the judge names them."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(f"{kind}: {message}")
-        self.kind = kind
-
-
-class ToolsUnsupported(Exception):
-    """The server refused a request because it carried ``tools`` (no native function calling)."""
 
 
 @dataclass
