@@ -1,4 +1,4 @@
-"""The policy under evaluation: one chat turn through the async ``openai`` client, its faults retried, then named."""
+"""The model under evaluation (EvaluatedModel): one chat turn through the async ``openai`` client, its faults retried, then named."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any
 import gym_integrity.services.openai_call as openai_call
 from gym_integrity.exceptions import PolicyError, ToolsUnsupported
 
-__all__ = ["Policy", "PolicyReply", "PolicyError", "ToolsUnsupported"]
+__all__ = ["EvaluatedModel", "Policy", "PolicyReply", "PolicyError", "ToolsUnsupported"]
 
-#: Connections per client pool (see Policy.__init__).
+#: Connections per client pool (see EvaluatedModel.__init__).
 _LANE_WIDTH = 4
 #: The longest wait between two attempts, Retry-After included.
 _MAX_BACKOFF_S = 60.0
@@ -33,7 +33,7 @@ class PolicyReply:
     truncated: bool = False
 
 
-class Policy:
+class EvaluatedModel:
     """An OpenAI-compatible chat endpoint, asked with the async client (``max_retries=0``: the retries are ours).
 
     Faults the server may recover from (429, honouring ``retry-after``; 5xx;
@@ -162,3 +162,7 @@ def _count(value: Any) -> int | None:
 
 def _short(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:300]
+
+
+#: The name eval/runner.py imports; EvaluatedModel is this class's one name everywhere else.
+Policy = EvaluatedModel
