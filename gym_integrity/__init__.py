@@ -5,6 +5,7 @@ reasoning_gym, datasets, math_verify and openai load when an env needs them.
 """
 
 from gym_integrity.protocol import Grade, TrainerAction, Verdict
+from gym_integrity.exceptions import GymIntegrityError
 from gym_integrity.envs.base import AuditHooks, TextEnv
 from gym_integrity.registration import REGISTERED, EnvEntry, Sweep, env_entries, make, register_env, register_envs
 from gym_integrity.spaces import UnicodeText
@@ -31,6 +32,7 @@ __all__ = [
     "TextEnv",
     "AuditHooks",
     "ASYNC_VECTOR_KWARGS",
+    "GymIntegrityError",
 ]
 
 register_envs()

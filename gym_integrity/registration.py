@@ -1,146 +1,37 @@
-"""The registered env ids, each with the integrity stack as ``additional_wrappers`` and the facts the auditor needs."""
+"""The registered env ids: each env package's ``ENTRY``, registered with the integrity stack as ``additional_wrappers``."""
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+import importlib
+from pathlib import Path
+from typing import Any, Literal
 
 import gymnasium as gym
 
-from gym_integrity.checks import check_bool, check_str, check_strs, check_type
+from gym_integrity.checks import check_str, check_type
+from gym_integrity.envs.entry import EnvEntry, Sweep
 from gym_integrity.wrappers.stack import integrity_wrapper_specs
+
+def _package_entries() -> tuple[EnvEntry, ...]:
+    """The ``ENTRY`` of every package under ``gym_integrity/envs/`` (a light import: see envs/entry.py)."""
+    entries = []
+    for path in sorted(Path(__file__).parent.joinpath("envs").iterdir()):
+        if (path / "__init__.py").is_file():
+            entry = getattr(importlib.import_module(f"gym_integrity.envs.{path.name}"), "ENTRY", None)
+            if entry is not None:
+                entries.append(check_type(f"gym_integrity.envs.{path.name}.ENTRY", entry, EnvEntry, "an EnvEntry"))
+    return tuple(entries)
+
 
 __all__ = ["REGISTERED", "EnvEntry", "Sweep", "register_env", "register_envs", "env_entries", "env_entry", "make",
            "check_registered"]
 
 
-@dataclass(frozen=True)
-class Sweep:
-    """One config option whose every value the audit can sweep (``gym-integrity audit ID --all-datasets``).
+#: Every id the package registers: the ``ENTRY`` of each package under ``gym_integrity/envs/`` (see
+#: :mod:`gym_integrity.envs.entry`), by package name. Adding an env package adds its id here.
+REGISTERED: tuple[EnvEntry, ...] = _package_entries()
 
-    ``values`` is ``"module:function"``, a function returning the values: a
-    string, so that registering the id imports nothing heavy.
-
-    >>> Sweep("dataset", "gym_integrity.envs.reasoning_gym:available_datasets").option
-    'dataset'
-    """
-
-    option: str
-    values: str
-    noun: str = "datasets"
-
-    def __post_init__(self) -> None:
-        check_str("Sweep.option", self.option)
-        check_str("Sweep.noun", self.noun)
-        if ":" not in check_str("Sweep.values", self.values):
-            raise ValueError(f"Sweep.values must be 'module:function', got {self.values!r}")
-
-    def load(self) -> list[str]:
-        """The values to sweep, from the function ``values`` names."""
-        import importlib
-
-        module, _, name = self.values.partition(":")
-        return list(getattr(importlib.import_module(module), name)())
-
-
-@dataclass(frozen=True)
-class EnvEntry:
-    """One registered id: how to build it and what the auditor and the tests must know about it.
-
-    Args:
-        id: The gym id (``Name-v0``).
-        entry_point: ``"module:Class"`` of the raw env (a :class:`~gym_integrity.envs.base.TextEnv`).
-        description: One line for ``gym-integrity list``.
-        nondeterministic: Equal seeds may give unequal rewards (an LLM grades).
-        needs_judge: Some answers are graded by an LLM judge. The env takes a
-            ``judge`` option (a :class:`~gym_integrity.services.judge.JudgeConfig`
-            dict), which the audit points at a local stub.
-        audit_variants: ``name -> options``: the audit makes one column per
-            variant (``ID [name]``), so that every grading path is exercised.
-            Empty: one column with the defaults.
-        judged_variant: The variant graded by the judge; audited once more against
-            a judge fooled by score tags (``ID [name, fooled judge]``, the
-            self-dealing probe only).
-        ends_by_itself: The raw class ends every episode without the stack
-            (single-turn, or counted attempts). False for a tool env whose step
-            budget only MaxStepsTruncation enforces: its raw class fails the
-            audit's ``step_budget`` probe, as it should.
-        sweep: An option the audit can sweep with ``--all-datasets``.
-        audit_preload: Modules slow to import (the env's task library) that the
-            audit imports once in the server its child processes fork from.
-
-    Example:
-        >>> entry = EnvEntry("Echo-v0", "my_envs:EchoEnv", "repeat the prompt", audit_variants={"loud": {"repeat": 3}})
-        >>> entry.audit_variants["loud"], entry.needs_judge
-        ({'repeat': 3}, False)
-        >>> EnvEntry("Echo-v0", "my_envs.EchoEnv", "repeat the prompt")
-        Traceback (most recent call last):
-        ...
-        ValueError: EnvEntry.entry_point must be 'module:Class', got 'my_envs.EchoEnv'
-    """
-
-    id: str
-    entry_point: str
-    description: str
-    nondeterministic: bool = False
-    needs_judge: bool = False
-    audit_variants: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, hash=False)
-    judged_variant: str | None = None
-    ends_by_itself: bool = True
-    sweep: Sweep | None = None
-    audit_preload: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        check_str("EnvEntry.id", self.id)
-        check_str("EnvEntry.description", self.description)
-        if ":" not in check_str("EnvEntry.entry_point", self.entry_point):
-            raise ValueError(f"EnvEntry.entry_point must be 'module:Class', got {self.entry_point!r}")
-        for name in ("nondeterministic", "needs_judge", "ends_by_itself"):
-            check_bool(f"EnvEntry.{name}", getattr(self, name))
-        check_type("EnvEntry.audit_variants", self.audit_variants, Mapping, "a dict of name -> options")
-        variants = {}
-        for name, options in self.audit_variants.items():
-            check_str("EnvEntry.audit_variants key", name)
-            check_type(f"EnvEntry.audit_variants[{name!r}]", options, Mapping, "a dict of options")
-            variants[name] = dict(options)
-        object.__setattr__(self, "audit_variants", variants)  # our own copy: the entry is frozen
-        if check_str("EnvEntry.judged_variant", self.judged_variant, optional=True) is not None:
-            if self.judged_variant not in variants:
-                raise ValueError(f"EnvEntry.judged_variant must be one of audit_variants {list(variants)}, "
-                                 f"got {self.judged_variant!r}")
-            if not self.needs_judge:
-                raise ValueError("EnvEntry.judged_variant needs needs_judge=True")
-        if self.sweep is not None:
-            check_type("EnvEntry.sweep", self.sweep, Sweep, "a Sweep or None")
-        object.__setattr__(self, "audit_preload", check_strs("EnvEntry.audit_preload", self.audit_preload))
-
-
-#: Every id the package registers. Envs graded by an LLM are nondeterministic.
-REGISTERED: tuple[EnvEntry, ...] = (
-    EnvEntry(
-        "ReasoningGym-v0",
-        "gym_integrity.envs.reasoning_gym:ReasoningGymEnv",
-        "reasoning-gym's procedural tasks (or a weighted composite): strict scoring, expression scorers sandboxed",
-        sweep=Sweep("dataset", "gym_integrity.envs.reasoning_gym:available_datasets"),
-        audit_preload=("reasoning_gym",),  # about 2 s to import
-    ),
-    EnvEntry(
-        "QEDMath-v0",
-        "gym_integrity.envs.qed_math:QEDMathEnv",
-        "olympiad math: proofs graded 0-7 by an LLM judge, boxed answers by math_verify, multi-attempt problems",
-        nondeterministic=True,
-        needs_judge=True,
-        audit_variants={kind: {"problem_types": [kind]} for kind in ("answer", "proof", "multi_step")},
-        judged_variant="proof",
-    ),
-    EnvEntry(
-        "FinQA-v0",
-        "gym_integrity.envs.finqa:FinQAEnv",
-        "financial questions answered through table tools and a read-only SQL sandbox, one tool call per step",
-        ends_by_itself=False,
-    ),
-)
 
 #: Every entry registered in this process, ours and users', in registration order.
 _ENTRIES: dict[str, EnvEntry] = {}
@@ -195,7 +86,7 @@ def check_registered(owner: str, env_id: Any) -> str:
     >>> check_registered("make_dataset", "Nope-v0")
     Traceback (most recent call last):
     ...
-    ValueError: make_dataset: 'Nope-v0' is not a registered id; registered: ['ReasoningGym-v0', ...]
+    ValueError: make_dataset: 'Nope-v0' is not a registered id; registered: ['FinQA-v0', ...]
     """
     check_str(f"{owner} env_id", env_id)
     if env_id not in gym.registry:

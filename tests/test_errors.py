@@ -3,14 +3,16 @@
 A wrong type is a ``TypeError``, a wrong value a ``ValueError``, an unknown option
 a ``TypeError``, and every message starts with ``Owner.field``. The fields come
 from ``dataclasses.fields`` (and wrapper/space signatures), so a field added
-without an entry in the tables below fails here.
+without an entry in the tables below (an env's rows: tests/envs/<family>/error_cases.py) fails here.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import inspect
 import re
+from pathlib import Path
 from typing import Any, Callable
 
 import gymnasium as gym
@@ -19,12 +21,9 @@ import pytest
 from gymnasium.envs.registration import load_env_creator
 
 from gym_integrity.audit.session import AuditSettings
-from gym_integrity.envs.finqa.config import FinQAConfig
-from gym_integrity.envs.finqa.env import FinQAEnv
-from gym_integrity.envs.qed_math.config import QEDMathConfig
-from gym_integrity.envs.qed_math.env import QEDMathEnv
-from gym_integrity.envs.reasoning_gym.config import ReasoningGymConfig
-from gym_integrity.envs.reasoning_gym.env import ReasoningGymEnv
+from gym_integrity.envs.finqa import FinQAConfig, FinQAEnv
+from gym_integrity.envs.qed_math import QEDMathConfig, QEDMathEnv
+from gym_integrity.envs.reasoning_gym import ReasoningGymConfig, ReasoningGymEnv
 from gym_integrity.services.judge import JudgeConfig
 from gym_integrity.services.pool import PoolConfig, WorkerPool
 from gym_integrity.registration import REGISTERED
@@ -39,46 +38,6 @@ ANY = object()
 
 #: field -> (a wrong type, a wrong value of the right type or ANY). Every init field must be here.
 BAD: dict[type, dict[str, tuple[Any, Any]]] = {
-    QEDMathConfig: {
-        "dataset": (3, []),
-        "problem_types": (3, ["essay"]),
-        "show_guidelines": ("yes", ANY),
-        "reward_preset": (3, "lenient"),
-        "reasoning_delimiters": (3, [""]),
-        "collapse_partial": (1, ANY),
-        "discount_factor": ("0.9", 1.5),
-        "max_tokens": (1.5, 0),
-        "buffer_tokens": (True, -1),
-        "overlong_penalty": ("1", -0.5),
-        "max_attempts": (2.0, 0),
-        "verifier": (3, {"deadline_s": -1}),
-        "judge": (3, {"api": "bogus"}),
-    },
-    FinQAConfig: {
-        "data_path": (3, ""),
-        "data_format": (3, "csv"),
-        "hub_id": (3, ""),
-        "split": (3, ""),
-        "questions_file": (3, "../x.csv"),
-        "step_budget": ("5", 0),
-        "scoring": (None, "fuzzy"),
-        "rel_tol": ("0.1", 2.0),
-        "abs_tol": (True, -1.0),
-        "sql_timeout_s": ("1", 0.25),
-        "sql_row_cap": (1.5, 0),
-        "max_result_chars": ("8000", 10),
-        "max_action_chars": (None, 10),
-    },
-    ReasoningGymConfig: {
-        "dataset": (3, "leg_countin"),
-        "dataset_config": (3, {"min_animals": -1}),
-        "size": (1.5, 0),
-        "seed": ("42", ANY),
-        "answer_format": (3, "xml"),
-        "max_answer_chars": ("10", 0),
-        "scoring": (None, "lenient"),
-        "score_timeout_s": (True, 0),
-    },
     VerifierConfig: {
         "num_workers": ("2", 0),
         "spare_workers": (1.0, -1),
@@ -129,6 +88,20 @@ BAD: dict[type, dict[str, tuple[Any, Any]]] = {
         "max_proof_chars": ("1", 0),
     },
 }
+
+def _env_rows() -> dict[type, dict[str, tuple[Any, Any]]]:
+    """Each env family's rows, from tests/envs/<family>/error_cases.py: a new env brings its own file."""
+    rows: dict[type, dict[str, tuple[Any, Any]]] = {}
+    for path in sorted(Path(__file__).parent.glob("envs/*/error_cases.py")):
+        spec = importlib.util.spec_from_file_location(f"error_cases_{path.parent.name}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        for cls, fields in module.BAD.items():
+            rows[cls] = {name: (wrong, ANY if value == "ANY" else value) for name, (wrong, value) in fields.items()}
+    return rows
+
+
+BAD.update(_env_rows())
 
 #: Env configs fail at gym.make (some fields, e.g. QEDMath's dataset, are read only there). Read from the registry:
 #: a new env is walked here once registered, and test_every_registered_config_is_walked asks for its rows in BAD.

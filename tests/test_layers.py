@@ -12,7 +12,7 @@ import gym_integrity
 PACKAGE = Path(gym_integrity.__file__).parent
 
 #: Modules at the package's top level that form the core every layer may use.
-CORE = {"protocol", "checks", "spaces", "extract", "infotree", "datacheck", "seeding"}
+CORE = {"protocol", "checks", "exceptions", "spaces", "extract", "infotree", "datacheck", "seeding"}
 
 #: What each layer may import of ours besides itself and the core (docs/architecture.md, "The layers").
 ALLOWED = {
@@ -20,12 +20,13 @@ ALLOWED = {
     "wrappers": set(),
     "services": set(),
     "envs": {"services", "wrappers.stack"},
-    "registration": {"wrappers"},
+    "registration": {"wrappers", "envs.entry"},
     "vector": {"wrappers"},
     "testing": {"services"},
     "audit": {"registration", "envs.base", "testing", "integrations.openenv.client"},
     "integrations": {"registration", "vector"},
-    "eval": {"registration"},
+    "ray": {"registration", "vector"},
+    "eval": {"registration", "services.openai_call"},
 }
 
 
@@ -73,9 +74,8 @@ def test_each_layer_imports_only_what_the_architecture_allows(layer):
 
 
 def test_every_module_belongs_to_a_layer_or_is_a_front_door():
-    # the package's __init__, the command line, and gym_integrity.ray (the name the [ray] extra is used by; its
-    # code is integrations/ray.py) may import anything
-    front_doors = {"", "cli", "__main__", "ray"}
+    # the package's __init__ and the command line may import anything
+    front_doors = {"", "cli", "__main__"}
     unknown = sorted(m for m, _ in _modules() if _layer(m) not in ALLOWED and _layer(m) not in front_doors)
     assert unknown == []
 
@@ -87,10 +87,117 @@ def test_the_rule_catches_a_forbidden_import(tmp_path):
     assert [not _allows("wrappers", target) for _, target in _imports(bad)] == [True]
 
 
-def test_the_readme_and_architecture_layouts_name_every_part_of_the_tree():
+def test_the_architecture_layout_names_every_part_of_the_tree_and_the_readme_links_it():
     root = PACKAGE.parent
     parts = sorted({p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
                    | {p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__")})
-    for doc in ("README.md", "docs/architecture.md"):
-        text = (root / doc).read_text(encoding="utf-8")
-        assert [name for name in parts if name not in text] == [], doc
+    text = (root / "docs/architecture.md").read_text(encoding="utf-8")
+    assert [name for name in parts if name not in text] == []
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert "](docs/architecture.md)" in readme and "\ngym_integrity/\n" not in readme  # the tree lives in one place
+
+
+# --------------------------------------------------------------------------- no import cycle (issue 24)
+
+
+def _module_names() -> set[str]:
+    return {m for m, _ in _modules()}
+
+
+def _target(node: ast.ImportFrom | ast.Import, alias: ast.alias, known: set[str]) -> str | None:
+    """The module of ours an import names: ``from pkg import sub`` names the submodule when there is one."""
+    if isinstance(node, ast.Import):
+        return alias.name if alias.name.startswith("gym_integrity") else None
+    base = node.module or ""
+    if node.level or not base.startswith("gym_integrity"):
+        return None
+    sub = f"{base}.{alias.name}"
+    return sub if sub in known else base
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each module of the package -> the modules of ours it imports, at module level or inside a function."""
+    known = _module_names()
+    graph: dict[str, set[str]] = {}
+    for module, path in _modules():
+        edges = graph.setdefault(module, set())
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    target = _target(node, alias, known)
+                    if target in known and target != module:
+                        edges.add(target)
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle (``a -> b -> ... -> a``) for each strongly connected group of modules, sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[set[str]] = []
+
+    def connect(v: str) -> None:  # Tarjan's algorithm; the graph is a few hundred nodes, recursion is fine
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.add(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    for v in sorted(graph):
+        if v not in index:
+            connect(v)
+    return sorted(_cycle_in(graph, group) for group in groups)
+
+
+def _cycle_in(graph: dict[str, set[str]], group: set[str]) -> list[str]:
+    """A shortest cycle through the group's first module, staying inside the group (breadth first)."""
+    start = min(group)
+    paths = {start: [start]}
+    frontier = [start]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            for w in sorted(graph[v] & group):
+                if w == start:
+                    return paths[v] + [start]
+                if w not in paths:
+                    paths[w] = paths[v] + [w]
+                    nxt.append(w)
+        frontier = nxt
+    raise AssertionError(f"no cycle in {sorted(group)}")  # a strongly connected group always has one
+
+
+def test_no_import_cycle_anywhere_in_the_package(capsys):
+    cycles = import_cycles(import_graph())
+    lines = [" -> ".join(m.removeprefix("gym_integrity.") or "gym_integrity" for m in c) for c in cycles]
+    with capsys.disabled():  # every cycle, printed even when the assertion below names them all
+        for line in lines:
+            print(f"import cycle: {line}")
+    assert lines == [], "import cycles (function-local imports count):\n" + "\n".join(lines)
+
+
+def test_the_cycle_rule_catches_a_lazy_import_cycle(tmp_path):
+    """The check itself can fail: two modules importing each other, one of them inside a function."""
+    graph = {"gym_integrity.a": {"gym_integrity.b"}, "gym_integrity.b": {"gym_integrity.c"},
+             "gym_integrity.c": {"gym_integrity.a"}, "gym_integrity.d": {"gym_integrity.a"}}
+    assert import_cycles(graph) == [["gym_integrity.a", "gym_integrity.b", "gym_integrity.c", "gym_integrity.a"]]
+    lazy = tmp_path / "lazy.py"
+    lazy.write_text("def f():\n    from gym_integrity.wrappers import stack\n", encoding="utf-8")
+    node = next(n for n in ast.walk(ast.parse(lazy.read_text())) if isinstance(n, ast.ImportFrom))
+    assert _target(node, node.names[0], _module_names()) == "gym_integrity.wrappers.stack"

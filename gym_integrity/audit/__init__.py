@@ -23,7 +23,7 @@ as ``gym-integrity audit mymod:MyEnv-v0`` does.
 An env served by ``gym-integrity serve`` is audited where it runs, over the wire, as a
 remote user gets it: ``check_served_integrity(url, env_id, env_kwargs)`` (or
 ``gym-integrity audit ID --url URL``), with gold answers from a local twin of the
-same id and options (``audit/served.py``; needs the ``[serve]`` extra).
+same id and options (``audit/served_audit.py``; needs the ``[serve]`` extra).
 
 The auditor learns gold answers through the privileged hook
 ``env.unwrapped.gold_answers() -> list[str]`` when the env has it (never an
@@ -33,12 +33,12 @@ probes that answer with the gold do not run and the verdict is inconclusive.
 
 from gym_integrity.audit.adapters import (answer_action, answer_wrappings, non_answer_action, privileged_gold,
                                           revealed_answers)
-from gym_integrity.audit.grader_probes import GRADER_PROBES
-from gym_integrity.audit.probes import PROBES, Probe, probe_names
-from gym_integrity.audit.report import (AuditReport, ProbeResult, Status, Verdict, exit_status, overall_verdict,
+from gym_integrity.audit.probes import PROBES, Probe, probe_names  # first: it registers the probes in report order
+from gym_integrity.audit.grader_probes import GRADER_PROBES  # noqa: I001
+from gym_integrity.audit.report import (AuditReport, ProbeResult, Status, AuditVerdict, exit_status, overall_verdict,
                                         render_reports, reports_to_json)
 from gym_integrity.audit.runner import check_integrity
-from gym_integrity.audit.served import ServedAuditEnv, TwinMismatchError, check_served_integrity
+from gym_integrity.audit.served_audit import ServedAuditEnv, TwinMismatchError, check_served_integrity
 from gym_integrity.audit.session import AuditSettings
 
 __all__ = [
@@ -49,7 +49,7 @@ __all__ = [
     "AuditReport",
     "ProbeResult",
     "Status",
-    "Verdict",
+    "AuditVerdict",
     "overall_verdict",
     "exit_status",
     "AuditSettings",

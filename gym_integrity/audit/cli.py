@@ -278,7 +278,7 @@ def run(args: argparse.Namespace) -> int:
     import gym_integrity  # noqa: F401  (registers the ids)
     from gym_integrity.audit.grader_probes import GRADER_PROBES
     from gym_integrity.audit.probes import PROBES
-    from gym_integrity.audit.report import Verdict, exit_status, render_reports, render_sweep, reports_to_json
+    from gym_integrity.audit.report import AuditVerdict, exit_status, render_reports, render_sweep, reports_to_json
     from gym_integrity.audit.session import AuditSettings
 
     console = Console()
@@ -351,8 +351,8 @@ def run(args: argparse.Namespace) -> int:
     total = time.perf_counter() - start
 
     mode = _mode(reports, raw=args.raw, compare=args.compare)
-    failed = sum(1 for r in reports if r.verdict is Verdict.FAIL)
-    inconclusive = sum(1 for r in reports if r.verdict is Verdict.INCONCLUSIVE)
+    failed = sum(1 for r in reports if r.verdict is AuditVerdict.FAIL)
+    inconclusive = sum(1 for r in reports if r.verdict is AuditVerdict.INCONCLUSIVE)
     # An inconclusive env is named in the last line: unlike a FAIL, it is easy to miss in a wide table.
     unsure = f"; {inconclusive} inconclusive" if inconclusive else ""
     if args.all_datasets:
@@ -383,7 +383,7 @@ def _run_served(args: argparse.Namespace, console: Any, env_id: str, probes: lis
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from gym_integrity.audit.report import exit_status, render_reports, reports_to_json
-    from gym_integrity.audit.served import WIRE_NOT_APPLICABLE, check_served_integrity
+    from gym_integrity.audit.served_audit import WIRE_NOT_APPLICABLE, check_served_integrity
 
     start = time.perf_counter()
     try:

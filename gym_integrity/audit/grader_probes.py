@@ -18,7 +18,7 @@ from gym_integrity.audit.canaries import (CanaryTrap, SLOW_ANSWER, constant_answ
                                           setting_injections)
 from gym_integrity.audit.adapters import ANSWER_HINT, INSTANCES_HINT
 from gym_integrity.audit.leaks import numeric_value, squash, strip_latex
-from gym_integrity.audit.probes import _EPS, _failed, _no_gold, _not_run, _passed, _probe, _same_reward
+from gym_integrity.audit.registry import _EPS, _failed, _no_gold, _not_run, _passed, _probe, _same_reward
 from gym_integrity.audit.report import ProbeResult
 from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, close_quietly, short
 

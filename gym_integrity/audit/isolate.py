@@ -1,6 +1,6 @@
 """Auditing envs in child processes: a hang that holds the GIL is still bounded, and targets run on every core.
 
-A probe runs in a watched thread (:mod:`gym_integrity.audit.runner`), but a
+A probe runs in a watched thread (:mod:`gym_integrity.audit.in_process`), but a
 thread cannot interrupt C code that never releases the GIL (a catastrophic
 regular expression in a scorer, say): the watcher itself never gets to run.
 ``run_isolated`` therefore audits each target in its own process, reporting
@@ -29,7 +29,7 @@ from gym_integrity.checks import is_int
 from gym_integrity.audit.report import AuditReport, ProbeResult, Status
 from gym_integrity.audit.session import AuditSettings
 
-__all__ = ["IsolatedTarget", "run_isolated", "import_env_modules", "GRACE_S"]
+__all__ = ["IsolatedTarget", "run_isolated", "check_isolated", "import_env_modules", "GRACE_S"]
 
 #: Extra seconds past the probe's own bound before a silent child is killed.
 GRACE_S = 5.0
@@ -115,7 +115,7 @@ def _child(index: int, target: IsolatedTarget, probes: list[str], settings: Audi
     import gymnasium as gym
 
     import gym_integrity  # noqa: F401  (registers the ids)
-    from gym_integrity.audit.runner import check_integrity, has_integrity_stack
+    from gym_integrity.audit.in_process import audit_in_process, has_integrity_stack, probe_list
     from gym_integrity.registration import register_env
 
     told: list[bool] = []
@@ -143,8 +143,8 @@ def _child(index: int, target: IsolatedTarget, probes: list[str], settings: Audi
         import_env_modules(target.modules, target.sys_path)
         if target.entry is not None:
             register_env(target.entry)  # a no-op for the package's own ids
-        report = check_integrity(
-            make, probes=list(target.probes or probes), settings=settings, raw=target.raw, env_id=target.name,
+        report = audit_in_process(
+            make, probe_list(target.probes or probes), settings, raw=target.raw, env_id=target.name,
             on_probe_start=lambda name: send(("start", index, name)),
             on_probe_done=lambda result: send(("done", index, result.to_dict())),
             on_call=lambda what: send(("call", index, what)),
@@ -319,3 +319,41 @@ def run_isolated(
                 run.process.kill()
             run.conn.close()
     return [reports[i] for i in range(len(targets))]
+
+
+def check_isolated(env: Any, names: list[str], settings: AuditSettings, raw: bool, env_id: str | None,
+                   on_probe_start: Callable[[str], None] | None,
+                   on_probe_done: Callable[[ProbeResult], None] | None) -> AuditReport:
+    """``check_integrity(..., isolated=True)``: one child process (:func:`~gym_integrity.audit.isolate.run_isolated`)."""
+    import sys
+
+    import gymnasium as gym
+
+    from gym_integrity.registration import env_entry
+
+    if isinstance(env, str):
+        module, sep, bare = env.partition(":")
+        if not sep:
+            module, bare = "", env
+        if module:
+            import importlib
+
+            importlib.import_module(module)  # here too: a mistyped module fails now, not in the child
+        target = IsolatedTarget(bare, {}, raw, env_id or env, entry=env_entry(bare),
+                                modules=(module,) if module else (), sys_path=tuple(sys.path))
+    elif callable(env) and not isinstance(env, gym.Env):
+        module, qualname = getattr(env, "__module__", None), getattr(env, "__qualname__", "")
+        if not module or not qualname or "<" in qualname:
+            raise TypeError(f"check_integrity(isolated=True) needs an env another process can rebuild: a registered "
+                            f"id, 'module:Id', or a class or function importable by module path; got {env!r} (a "
+                            "lambda or a local function cannot be imported)")
+        target = IsolatedTarget(f"{module}:{qualname}", {}, raw, env_id or qualname, sys_path=tuple(sys.path))
+    else:
+        raise TypeError(f"check_integrity(isolated=True) needs a registered id, 'module:Id', or a class or "
+                        f"function importable by module path, not an env instance; got {type(env).__name__}")
+    [report] = run_isolated(
+        [target], names, settings, workers=1,
+        on_probe_start=(lambda t, name: on_probe_start(name)) if on_probe_start else None,
+        on_probe_done=(lambda t, result: on_probe_done(result)) if on_probe_done else None,
+    )
+    return report

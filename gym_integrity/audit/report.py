@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-__all__ = ["Status", "Verdict", "ProbeResult", "AuditReport", "overall_verdict", "exit_status", "EXIT_STATUS",
+__all__ = ["Status", "AuditVerdict", "ProbeResult", "AuditReport", "overall_verdict", "exit_status", "EXIT_STATUS",
            "reports_to_json", "render_reports", "render_sweep"]
 
 
@@ -30,7 +30,7 @@ class Status(str, enum.Enum):
         return self.value
 
 
-class Verdict(str, enum.Enum):
+class AuditVerdict(str, enum.Enum):
     """One env's audit outcome: ``pass``, ``fail`` or ``inconclusive`` (see :attr:`AuditReport.verdict`)."""
 
     PASS = "pass"
@@ -125,19 +125,19 @@ class AuditReport:
     url: str | None = None
 
     @property
-    def verdict(self) -> Verdict:
+    def verdict(self) -> AuditVerdict:
         """``fail`` if any probe failed; else ``inconclusive`` if the env could not run, a probe could not run,
         or no probe applied (nothing was tested); else ``pass``."""
         if any(r.failed for r in self.results):
-            return Verdict.FAIL
+            return AuditVerdict.FAIL
         if self.error is not None or self.missing or not any(r.passed for r in self.results):
-            return Verdict.INCONCLUSIVE
-        return Verdict.PASS
+            return AuditVerdict.INCONCLUSIVE
+        return AuditVerdict.PASS
 
     @property
     def passed(self) -> bool:
         """True only for the ``pass`` verdict: no probe failed, and every probe this env needs ran."""
-        return self.verdict is Verdict.PASS
+        return self.verdict is AuditVerdict.PASS
 
     @property
     def failures(self) -> list[ProbeResult]:
@@ -184,19 +184,19 @@ class AuditReport:
         return json.dumps(self.to_dict(), **kwargs)
 
 
-def overall_verdict(reports: Sequence[AuditReport]) -> Verdict:
+def overall_verdict(reports: Sequence[AuditReport]) -> AuditVerdict:
     """Several envs' verdict: ``fail`` if any failed (a finding outranks a gap), else ``inconclusive`` if any
     was, else ``pass`` (no reports at all: ``inconclusive``, nothing was audited)."""
     verdicts = {r.verdict for r in reports}
-    if Verdict.FAIL in verdicts:
-        return Verdict.FAIL
-    if Verdict.INCONCLUSIVE in verdicts or not reports:
-        return Verdict.INCONCLUSIVE
-    return Verdict.PASS
+    if AuditVerdict.FAIL in verdicts:
+        return AuditVerdict.FAIL
+    if AuditVerdict.INCONCLUSIVE in verdicts or not reports:
+        return AuditVerdict.INCONCLUSIVE
+    return AuditVerdict.PASS
 
 
 #: The command's exit status per verdict (2 is also its status for a usage error: no verdict either way).
-EXIT_STATUS = {Verdict.PASS: 0, Verdict.FAIL: 1, Verdict.INCONCLUSIVE: 2}
+EXIT_STATUS = {AuditVerdict.PASS: 0, AuditVerdict.FAIL: 1, AuditVerdict.INCONCLUSIVE: 2}
 
 
 def exit_status(reports: Sequence[AuditReport]) -> int:
@@ -216,7 +216,7 @@ def reports_to_json(reports: Sequence[AuditReport], *, total_s: float | None = N
     verdict = overall_verdict(reports)
     doc = {
         "verdict": verdict.value,
-        "passed": verdict is Verdict.PASS,
+        "passed": verdict is AuditVerdict.PASS,
         "total_s": None if total_s is None else round(total_s, 3),
         "notes": list(notes),
         "reports": [r.to_dict() for r in reports],
@@ -231,9 +231,9 @@ _MARK = {
     Status.NOT_RUN: "[bold yellow]not run[/]",
 }
 _VERDICT_MARK = {
-    Verdict.PASS: "[bold green]PASS[/]",
-    Verdict.FAIL: "[bold red]FAIL[/]",
-    Verdict.INCONCLUSIVE: "[bold yellow]INCONCLUSIVE[/]",
+    AuditVerdict.PASS: "[bold green]PASS[/]",
+    AuditVerdict.FAIL: "[bold red]FAIL[/]",
+    AuditVerdict.INCONCLUSIVE: "[bold yellow]INCONCLUSIVE[/]",
 }
 
 
@@ -341,7 +341,7 @@ def _render_gaps(report: AuditReport, console: Any) -> None:
         console.print(f"[yellow]? {label} · not run: {names}: {escape(results[0].reason or results[0].summary)}[/]")
         if remedy:
             console.print(f"    to run {'it' if len(results) == 1 else 'them'}: {escape(remedy)}")
-    if not report.missing and report.verdict is Verdict.INCONCLUSIVE:
+    if not report.missing and report.verdict is AuditVerdict.INCONCLUSIVE:
         console.print(f"[yellow]? {label}: no probe applied to this env, so nothing was tested[/]")
 
 
@@ -356,7 +356,7 @@ def _render_details(reports: Sequence[AuditReport], console: Any, max_evidence: 
     for note in notes:
         console.print(f"[dim]{escape(note)}[/]")
     for report in reports:
-        if report.verdict is Verdict.INCONCLUSIVE or report.missing:
+        if report.verdict is AuditVerdict.INCONCLUSIVE or report.missing:
             _render_gaps(report, console)
     if max_evidence <= 0:
         return

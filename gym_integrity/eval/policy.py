@@ -1,4 +1,4 @@
-"""The policy under evaluation: one chat turn through the async ``openai`` client, its faults retried, then named."""
+"""The model under evaluation (EvaluatedModel): one chat turn through the async ``openai`` client, its faults retried, then named."""
 
 from __future__ import annotations
 
@@ -10,23 +10,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Policy", "PolicyReply", "PolicyError", "ToolsUnsupported"]
+import gym_integrity.services.openai_call as openai_call
+from gym_integrity.exceptions import PolicyError, ToolsUnsupported
 
-#: Connections per client pool (see Policy.__init__).
+__all__ = ["EvaluatedModel", "Policy", "PolicyReply", "PolicyError", "ToolsUnsupported"]
+
+#: Connections per client pool (see EvaluatedModel.__init__).
 _LANE_WIDTH = 4
-
-
-class PolicyError(Exception):
-    """The policy endpoint failed past its retries (or at once for a request it refuses): the episode is not
-    graded. ``kind``: ``rate_limited``, ``server_error``, ``timeout``, ``connection``, ``malformed``, ``rejected``."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(f"{kind}: {message}")
-        self.kind = kind
-
-
-class ToolsUnsupported(Exception):
-    """The server refused a request because it carried ``tools`` (no native function calling)."""
+#: The longest wait between two attempts, Retry-After included.
+_MAX_BACKOFF_S = 60.0
 
 
 @dataclass
@@ -41,7 +33,7 @@ class PolicyReply:
     truncated: bool = False
 
 
-class Policy:
+class EvaluatedModel:
     """An OpenAI-compatible chat endpoint, asked with the async client (``max_retries=0``: the retries are ours).
 
     Faults the server may recover from (429, honouring ``retry-after``; 5xx;
@@ -61,6 +53,7 @@ class Policy:
         self.max_tokens = max_tokens
         self.max_retries = max_retries
         self.backoff_s = backoff_s
+        self._rng = random.Random()
         self.timeout_s = timeout_s
         self.max_reply_chars = max_reply_chars
         if http_client is not None:
@@ -116,24 +109,20 @@ class Policy:
                 if tools and "tool" in str(exc).lower():
                     raise ToolsUnsupported(str(exc)) from exc
                 raise PolicyError("rejected", _short(exc)) from exc
-            except openai.RateLimitError as exc:
-                kind, wait, why = "rate_limited", _retry_after(exc), _short(exc)
-            except openai.InternalServerError as exc:
-                kind, wait, why = "server_error", None, _short(exc)
-            except (openai.APITimeoutError, asyncio.TimeoutError) as exc:
-                kind, wait, why = "timeout", None, _short(exc) or f"no complete answer within {self.timeout_s} s"
-            except openai.APIConnectionError as exc:
-                kind, wait, why = "connection", None, _short(exc)
-            except openai.APIStatusError as exc:  # other 4xx: the request itself is refused
-                raise PolicyError("rejected", _short(exc)) from exc
-            except Exception as exc:  # noqa: BLE001 - anything else in the answer (bad JSON, deep nesting, wrong
-                # types, infinities) is the server's malformed reply: retried, then a policy error, never a crash
-                kind, wait, why = "malformed", None, f"{type(exc).__name__}: {_short(exc)}"
+            except Exception as exc:  # noqa: BLE001 - named by the one fault table (services/openai_call): anything
+                # unknown in the answer (bad JSON, deep nesting, wrong types, infinities) is the server's malformed
+                # reply, retried, then a policy error, never a crash
+                kind = openai_call.fault_kind(exc)
+                if not openai_call.is_retryable(kind):  # a 4xx: the request itself is refused
+                    raise PolicyError(kind, _short(exc)) from exc
+                wait = openai_call.retry_after(exc) if kind == "rate_limited" else None
+                why = (f"{type(exc).__name__}: {_short(exc)}" if kind == "malformed"
+                       else _short(exc) or f"no complete answer within {self.timeout_s} s")
             attempt += 1
             if attempt > self.max_retries:
                 raise PolicyError(kind, why)
-            delay = self.backoff_s * 2 ** (attempt - 1) * (0.5 + random.random())
-            await asyncio.sleep(min(60.0, wait if wait is not None else delay))
+            await asyncio.sleep(openai_call.backoff_s(attempt, base_s=self.backoff_s, cap_s=_MAX_BACKOFF_S,
+                                                      rng=self._rng, retry_after=wait))
 
     @staticmethod
     def _reply(response: Any, latency_s: float, max_chars: int) -> PolicyReply:
@@ -171,12 +160,9 @@ def _count(value: Any) -> int | None:
     return value if type(value) is int and 0 <= value <= 10**9 else None
 
 
-def _retry_after(exc: Any) -> float | None:
-    try:
-        return max(0.0, float(exc.response.headers.get("retry-after")))
-    except (AttributeError, TypeError, ValueError):
-        return None
-
-
 def _short(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:300]
+
+
+#: The name eval/runner.py imports; EvaluatedModel is this class's one name everywhere else.
+Policy = EvaluatedModel

@@ -8,9 +8,10 @@ import gymnasium as gym
 from gymnasium.core import ActType, ObsType
 
 from gym_integrity.checks import check_bool, check_choice, check_strs
-from gym_integrity.protocol import DEFAULT_HIDDEN_KEYS, PRIVILEGED_KEY, declares_fresh_info, declares_privileged_only
+from gym_integrity.protocol import DEFAULT_HIDDEN_KEYS, PRIVILEGED_KEY
+from gym_integrity.wrappers.info_ownership import fresh_info_below, privileged_only_below
 
-__all__ = ["HideInfoKeys", "privileged_only_below", "fresh_info_below"]
+__all__ = ["HideInfoKeys"]
 
 _MODES = ("deny", "allow")
 
@@ -62,51 +63,6 @@ def _drop_privileged(info: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _known_layers() -> tuple[type, ...]:
-    # Layers that add nothing answer-bearing to info: what gym.make puts below the stack, and the stack itself.
-    from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
-
-    from gym_integrity.wrappers.max_steps_truncation import MaxStepsTruncation
-    from gym_integrity.wrappers.terminal_freeze import TerminalFreeze
-
-    return (PassiveEnvChecker, OrderEnforcing, MaxStepsTruncation, HideInfoKeys, TerminalFreeze)
-
-
-def _raw_below(env: gym.Env) -> gym.Env | None:
-    """The raw env under ``env`` if every layer between is a known one (see ``_known_layers``), else None."""
-    known = _known_layers()
-    layer = env
-    while isinstance(layer, gym.Wrapper):
-        if type(layer) not in known:
-            return None
-        layer = layer.env
-    return layer
-
-
-def privileged_only_below(env: gym.Env) -> bool:
-    """Whether everything ``info`` can hold below this point keeps the privileged-info convention.
-
-    True when the unwrapped env declares it (:func:`~gym_integrity.protocol.declares_privileged_only`)
-    and every wrapper between is one that adds nothing answer-bearing (the
-    layers of ``gym.make`` and of the integrity stack, exact types). Any other
-    wrapper in between may add keys of its own, so it gets the deep scan.
-    """
-    raw = _raw_below(env)
-    return raw is not None and declares_privileged_only(raw)
-
-
-def fresh_info_below(env: gym.Env) -> bool:
-    """Whether every info dict coming up from ``env`` is new for that call and kept by no one below.
-
-    True when the unwrapped env declares it (:func:`~gym_integrity.protocol.declares_fresh_info`)
-    and every wrapper between is a layer of ``gym.make`` (passes the dict on)
-    or of the stack (passes it on or returns a new one; a snapshot it keeps is
-    its own copy). A layer above may then set keys in the dict it is handed.
-    """
-    raw = _raw_below(env)
-    return raw is not None and declares_fresh_info(raw)
-
-
 class HideInfoKeys(
     gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.RecordConstructorArgs
 ):
@@ -114,8 +70,8 @@ class HideInfoKeys(
 
     Harnesses print and log ``info``, and a policy may be shown it, so ``info``
     must be clean by default. A dict the inner env may still hold is never
-    mutated: the filtered info is a new dict, unless the env declares that its
-    info dicts are its callers' (:data:`gym_integrity.protocol.FRESH_INFO`).
+    mutated: the filtered info is a new dict, unless the layers below declare
+    that their info dicts are their callers' (:mod:`~gym_integrity.wrappers.info_ownership`).
 
     Args:
         env: The environment to filter.
@@ -135,8 +91,9 @@ class HideInfoKeys(
     whose answer may sit under any common name. An env that declares the
     privileged-info convention (:data:`gym_integrity.protocol.PRIVILEGED_ONLY`:
     answer-bearing values only under ``info["privileged"]``, no hidden name
-    anywhere else) with only the layers of ``gym.make`` and the stack in
-    between gets the fast path, with the default keys in ``"deny"`` mode:
+    anywhere else), with only layers that declare they keep it in between
+    (gym.make's, the stack's, or a wrapper of yours that says so:
+    :func:`~gym_integrity.wrappers.info_ownership.privileged_only_below`), gets the fast path, with the default keys in ``"deny"`` mode:
     ``privileged`` dropped from the top level (of the dict itself when nothing
     below keeps it, else of a copy), nested dicts passed on as the inner layers
     made them (fresh on every call). ``filter_path`` says which applies.
@@ -158,7 +115,13 @@ class HideInfoKeys(
     Change logs:
         v0.1.0 - Initially added.
         v0.2.0 - The fast path for envs that declare the privileged-info convention; ``deep_scan``.
+        v0.3.0 - Any wrapper in between that declares it keeps the fast path (``info_ownership``).
     """
+
+    # The info-ownership protocol (info_ownership): every dict returned is new or a fresh one handed up, none kept;
+    # nothing answer-bearing is added outside info["privileged"].
+    returns_new_info = True
+    passes_privileged_only = True
 
     def __init__(
         self,

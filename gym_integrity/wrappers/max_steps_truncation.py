@@ -9,8 +9,7 @@ from gymnasium.core import ActType, ObsType
 
 from gym_integrity.checks import check_int
 from gym_integrity.protocol import Verdict
-from gym_integrity.wrappers.hide_info_keys import fresh_info_below
-from gym_integrity.wrappers.terminal_freeze import _with_integrity
+from gym_integrity.wrappers.info_ownership import fresh_info_below, with_integrity
 
 __all__ = ["MaxStepsTruncation"]
 
@@ -62,6 +61,11 @@ class MaxStepsTruncation(
         v0.1.1 - A truncated step's ``pending`` verdict is reported ``no_answer``.
     """
 
+    # The info-ownership protocol (info_ownership): every dict returned is new or a fresh one handed up, none kept;
+    # the integrity fields it adds bear no answer.
+    returns_new_info = True
+    passes_privileged_only = True
+
     def __init__(self, env: gym.Env[ObsType, ActType], max_steps: int | None = None) -> None:
         check_int("MaxStepsTruncation.max_steps", max_steps, low=1, optional=True)
         gym.utils.RecordConstructorArgs.__init__(self, max_steps=max_steps)
@@ -71,8 +75,8 @@ class MaxStepsTruncation(
         self._elapsed = 0
         # The task, found once: ``unwrapped`` walks every layer below on each call, and the layers are fixed.
         self._task = env.unwrapped
-        # Below the stack's other layers, nothing keeps the info dicts of an env that declares fresh_info: this
-        # layer sets its keys in them (a new integrity dict each time) instead of copying each one first.
+        # When nothing below keeps the info dicts (info_ownership.fresh_info_below), this layer sets its keys in
+        # them (a new integrity dict each time) instead of copying each one first.
         self._owns_inner_info = fresh_info_below(env)
 
     def _declared_budget(self) -> int:
@@ -100,7 +104,7 @@ class MaxStepsTruncation(
         obs, info = self.env.reset(seed=seed, options=options)
         self._elapsed = 0
         budget = self._budget = self.max_steps if self.max_steps is not None else self._declared_budget()
-        return obs, _with_integrity(info, {"steps": 0, "step_budget": budget}, in_place=self._owns_inner_info)
+        return obs, with_integrity(info, {"steps": 0, "step_budget": budget}, in_place=self._owns_inner_info)
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
@@ -111,5 +115,5 @@ class MaxStepsTruncation(
                 truncated = True
             if truncated and info.get("verdict") == Verdict.PENDING.value:
                 info = {**info, "verdict": Verdict.NO_ANSWER.value}
-        return obs, reward, terminated, truncated, _with_integrity(info, {"steps": elapsed, "step_budget": budget},
+        return obs, reward, terminated, truncated, with_integrity(info, {"steps": elapsed, "step_budget": budget},
                                                                   in_place=self._owns_inner_info)

@@ -2,37 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, SupportsFloat, TypeVar
+from typing import Any, Literal, SupportsFloat
 
 import gymnasium as gym
 from gymnasium.core import ActType, ObsType
 
 from gym_integrity.checks import check_choice
 from gym_integrity.infotree import copy_tree
-from gym_integrity.wrappers.hide_info_keys import HideInfoKeys, fresh_info_below
+from gym_integrity.wrappers.info_ownership import fresh_info_below, with_integrity
 
 __all__ = ["TerminalFreeze"]
 
 _FROZEN_REWARDS = ("repeat", "zero")
-_T = TypeVar("_T")
-
-
-def with_integrity(info: dict[str, Any], **fields: Any) -> dict[str, Any]:
-    """A shallow copy of ``info`` whose ``integrity`` sub-dict also has ``fields``.
-
-    Never mutates ``info`` or its ``integrity`` dict: the inner env may keep them.
-    """
-    return _with_integrity(info, fields)
-
-
-def _with_integrity(info: dict[str, Any], fields: dict[str, Any], in_place: bool = False) -> dict[str, Any]:
-    # ``fields`` must be a dict made for this call: it becomes the new ``integrity`` when info has none.
-    # ``in_place``: the caller owns ``info`` (fresh_info_below), so its top level is set, not copied; the
-    # ``integrity`` dict inside is always a new one, since the one there may be an inner layer's.
-    out = info if in_place else dict(info)
-    inner = info.get("integrity")
-    out["integrity"] = {**inner, **fields} if inner else fields
-    return out
 
 
 class TerminalFreeze(
@@ -77,6 +58,11 @@ class TerminalFreeze(
         v0.2.1 - A ``reset()`` that raises leaves the end in place.
     """
 
+    # The info-ownership protocol (info_ownership): every dict returned is new or a fresh one handed up (the
+    # snapshot it replays is its own copy); the integrity fields it adds bear no answer.
+    returns_new_info = True
+    passes_privileged_only = True
+
     def __init__(
         self, env: gym.Env[ObsType, ActType], frozen_reward: Literal["repeat", "zero"] = "repeat"
     ) -> None:
@@ -86,12 +72,11 @@ class TerminalFreeze(
         self.frozen_reward = frozen_reward
         self._final: tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]] | None = None
         self._ignored_steps = 0
-        # Whose info dicts this wrapper may change. Right above HideInfoKeys (the registered stack), the top-level
-        # dict of every info is one HideInfoKeys built for that call or was handed by an env that declares
-        # fresh_info, and no layer keeps it: this wrapper sets its ``integrity`` key in place (a new integrity dict,
-        # since the one inside may be the inner layers') instead of copying the whole dict again. Above anything
-        # else the inner env may keep what it returns: a copy.
-        self._owns_inner_info = type(env) is HideInfoKeys or fresh_info_below(env)
+        # Whose info dicts this wrapper may change. When nothing below keeps them (info_ownership.fresh_info_below:
+        # in the registered stack, HideInfoKeys below returns new ones), this wrapper sets its ``integrity`` key in
+        # place (a new integrity dict, since the one inside may be the inner layers') instead of copying the whole
+        # dict again. Otherwise the inner env may keep what it returns: a copy.
+        self._owns_inner_info = fresh_info_below(env)
 
     @property
     def frozen_reward(self) -> Literal["repeat", "zero"]:
@@ -119,14 +104,14 @@ class TerminalFreeze(
 
     def _live(self, info: dict[str, Any]) -> dict[str, Any]:
         """``info`` with ``integrity`` saying the episode is live (see ``_owns_inner_info`` for the copy policy)."""
-        return _with_integrity(info, {"frozen": False, "ignored_steps": 0}, in_place=self._owns_inner_info)
+        return with_integrity(info, {"frozen": False, "ignored_steps": 0}, in_place=self._owns_inner_info)
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         if self._final is not None:
             self._ignored_steps += 1
             obs, reward, terminated, truncated, info = self._final
             reward = 0.0 if self._frozen_reward == "zero" else reward
-            info = with_integrity(copy_tree(info), frozen=True, ignored_steps=self._ignored_steps)
+            info = with_integrity(copy_tree(info), {"frozen": True, "ignored_steps": self._ignored_steps}, in_place=True)
             return copy_tree(obs), reward, terminated, truncated, info
 
         obs, reward, terminated, truncated, info = self.env.step(action)

@@ -8,7 +8,7 @@ import pathlib
 import sys
 import time
 
-from gym_integrity.audit import AuditSettings, Status, Verdict, probe_names
+from gym_integrity.audit import AuditSettings, Status, AuditVerdict, probe_names
 from gym_integrity.audit.adapters import GOLD_HINT
 from gym_integrity.audit.isolate import IsolatedTarget, run_isolated
 
@@ -33,7 +33,7 @@ def test_a_hang_holding_the_gil_is_killed_and_reported_while_other_targets_finis
     assert "last call: step(control characters" in garbage.summary  # the parent names the call it hung in
     assert stuck.status_of("rescore_after_end") is Status.PASSED  # finished before the hang
     assert stuck.status_of("reward_self_dealing") is Status.NOT_RUN
-    assert stuck.verdict is Verdict.FAIL
+    assert stuck.verdict is AuditVerdict.FAIL
     assert correct.passed and correct.notes == ["a note"] and correct.env_id == "CorrectToy"
     assert {r.probe for r in raw.failures} == {"rescore_after_end", "inert_after_end", "reference_leakage",
                                                "failed_reset_keeps_end"}
@@ -47,7 +47,7 @@ def test_a_target_that_cannot_be_built_is_an_inconclusive_report_not_a_crash():
     [report] = run_isolated([IsolatedTarget("ReasoningGym-v0", {"dataset": "no_such_task"}, False, "bad")],
                             ["seeded_reset", "garbage_actions"], AuditSettings(), workers=1)
     assert report.error.startswith("building the env raised") and "no_such_task" in report.error
-    assert report.failures == [] and report.verdict is Verdict.INCONCLUSIVE
+    assert report.failures == [] and report.verdict is AuditVerdict.INCONCLUSIVE
     assert {r.status for r in report.results} == {Status.NOT_RUN}
 
 
@@ -57,14 +57,14 @@ def test_the_verdict_and_what_could_not_run_cross_the_process_boundary():
          IsolatedTarget(f"{TOYS}:ResetRaises", {}, False, "ResetRaises"),
          IsolatedTarget(f"{TOYS}:DiesWhenBuilt", {}, False, "DiesWhenBuilt")],
         ["gold_answer_scored", "seeded_reset"], AuditSettings(), workers=2)
-    assert silent.verdict is Verdict.INCONCLUSIVE and silent.failures == []
+    assert silent.verdict is AuditVerdict.INCONCLUSIVE and silent.failures == []
     assert [(r.probe, r.how_to_enable) for r in silent.missing] == [("gold_answer_scored", GOLD_HINT)]
     assert silent.status_of("seeded_reset") is Status.PASSED
     assert reset_raises.error == "reset(seed=0) raised FileNotFoundError: problems.jsonl not found"
-    assert reset_raises.verdict is Verdict.INCONCLUSIVE
+    assert reset_raises.verdict is AuditVerdict.INCONCLUSIVE
     # a child that died before its first probe: the env never ran, so no probe failed
     assert dies.error == "the audit process died (exit code 3)"
-    assert dies.verdict is Verdict.INCONCLUSIVE and {r.status for r in dies.results} == {Status.NOT_RUN}
+    assert dies.verdict is AuditVerdict.INCONCLUSIVE and {r.status for r in dies.results} == {Status.NOT_RUN}
 
 
 def test_an_env_class_from_a_file_may_use_dataclasses(tmp_path):

@@ -18,7 +18,7 @@ import pytest
 
 import fourth_env
 import gym_integrity
-from gym_integrity.audit import AuditSettings, Status, Verdict, probe_names
+from gym_integrity.audit import AuditSettings, Status, AuditVerdict, probe_names
 from gym_integrity.audit.cli import audit_targets, start_judge_stub
 from gym_integrity.audit.isolate import IsolatedTarget, run_isolated
 from gym_integrity.registration import env_entries
@@ -99,7 +99,7 @@ def test_stacked_envs_pass_every_probe(reports, entry):
         failures = [(r.probe, r.summary, r.evidence[:3]) for r in report.failures]
         assert not failures, f"{name}: {failures}"
         assert all(r.status is Status.PASSED for r in report.results), name
-        assert report.verdict is Verdict.PASS, name  # every probe ran: each id gives the audit its gold answers
+        assert report.verdict is AuditVerdict.PASS, name  # every probe ran: each id gives the audit its gold answers
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
@@ -112,7 +112,7 @@ def test_raw_envs_fail_exactly_the_exploit_probes(reports, entry):
             expected = set()  # score tags are neutralised by the judge client, below the stack: raw passes too
         failed = {r.probe for r in report.failures}
         assert failed == expected, f"{name} (raw): failed {sorted(failed)}, expected {sorted(expected)}"
-        assert report.missing == [] and report.verdict is (Verdict.FAIL if expected else Verdict.PASS), name
+        assert report.missing == [] and report.verdict is (AuditVerdict.FAIL if expected else AuditVerdict.PASS), name
 
 
 def test_the_fooled_judge_is_not_fooled_by_score_tags_in_a_proof(reports):

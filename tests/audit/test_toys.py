@@ -17,7 +17,7 @@ import time
 import gymnasium as gym
 import pytest
 
-from gym_integrity.audit import AuditSettings, Status, Verdict, check_integrity, probe_names
+from gym_integrity.audit import AuditSettings, Status, AuditVerdict, check_integrity, probe_names
 from gym_integrity.audit.adapters import EMPTY_GOLD_HINT, GOLD_HINT, INSTANCES_HINT
 from gym_integrity.audit.canaries import CanaryTrap
 from gym_integrity.audit.grader_probes import same_answer
@@ -57,7 +57,7 @@ def test_correct_toys_pass_every_probe(toy):
     assert [r.probe for r in report.results] == probe_names()
     assert report.passed, [(r.probe, r.summary, r.evidence) for r in report.failures]
     assert all(r.status is Status.PASSED for r in report.results)
-    assert report.verdict is Verdict.PASS and report.to_dict()["verdict"] == "pass" and report.missing == []
+    assert report.verdict is AuditVerdict.PASS and report.to_dict()["verdict"] == "pass" and report.missing == []
 
 
 def test_without_the_hook_the_auditor_uses_what_the_env_reveals():
@@ -127,7 +127,7 @@ def test_a_hang_in_a_shared_env_skips_the_rest_with_a_reason():
     assert report.result("garbage_actions").failed
     rest = report.result("reward_self_dealing")
     assert rest.status is Status.NOT_RUN and "stuck" in rest.reason
-    assert report.verdict is Verdict.FAIL  # a failure outranks what it kept from running
+    assert report.verdict is AuditVerdict.FAIL  # a failure outranks what it kept from running
 
 
 def test_bad_arguments_fail_clearly():
@@ -150,9 +150,9 @@ def test_an_env_instance_is_audited_in_place_and_isolation_needs_a_factory():
     # One instance cannot show that another's answers leave it alone: every other probe passed, and the
     # verdict says what was not tested and how to test it.
     assert [r.probe for r in report.missing] == ["cross_env_isolation"] and report.failures == []
-    assert report.verdict is Verdict.INCONCLUSIVE and not report.passed
+    assert report.verdict is AuditVerdict.INCONCLUSIVE and not report.passed
     assert report.result("cross_env_isolation").how_to_enable == INSTANCES_HINT
-    assert check_integrity(CorrectToy).verdict is Verdict.PASS  # the same env as a factory
+    assert check_integrity(CorrectToy).verdict is AuditVerdict.PASS  # the same env as a factory
 
 
 def test_a_non_text_env_is_inconclusive_with_the_reason():
@@ -160,7 +160,7 @@ def test_a_non_text_env_is_inconclusive_with_the_reason():
     report = check_integrity(lambda: gym.make("CartPole-v1"))
     assert {r.status for r in report.results} == {Status.NOT_APPLICABLE}
     assert "not a text env" in report.results[0].reason
-    assert report.verdict is Verdict.INCONCLUSIVE and not report.passed
+    assert report.verdict is AuditVerdict.INCONCLUSIVE and not report.passed
 
 
 # -- the grader probes --------------------------------------------------------------------------------------------
@@ -199,7 +199,7 @@ def test_without_any_gold_source_the_grader_probes_say_why():
         assert report.status_of(probe) is Status.NOT_RUN, report.result(probe)
         assert report.result(probe).reason.startswith("no gold answer")
         assert report.result(probe).how_to_enable == GOLD_HINT
-    assert report.verdict is Verdict.INCONCLUSIVE
+    assert report.verdict is AuditVerdict.INCONCLUSIVE
 
 
 def _canary_traces() -> list[str]:
@@ -293,7 +293,7 @@ def test_an_env_that_cannot_be_built_is_inconclusive_with_the_cause_once():
 
     report = check_integrity(make, probes=["gold_answer_scored", "constant_answers", "code_injection"])
     assert report.error == "building the env raised RuntimeError: no such data set"
-    assert report.failures == [] and report.verdict is Verdict.INCONCLUSIVE
+    assert report.failures == [] and report.verdict is AuditVerdict.INCONCLUSIVE
     assert {r.status for r in report.results} == {Status.NOT_RUN}
     assert all(r.reason == "the env could not run (see the report's error)" for r in report.results)
     assert len(built) == 1  # not rebuilt (and failed again) for every probe
@@ -310,7 +310,7 @@ def test_without_a_gold_answer_the_verdict_is_inconclusive_not_pass():
     report = check_integrity(toys.SilentNoHook)
     assert report.failures == []
     assert [r.probe for r in report.missing] == GOLD_PROBES
-    assert report.verdict is Verdict.INCONCLUSIVE and not report.passed
+    assert report.verdict is AuditVerdict.INCONCLUSIVE and not report.passed
     assert {r.how_to_enable for r in report.missing} == {GOLD_HINT} and "gold_answers()" in GOLD_HINT
     # the re-scoring probe says what it did send, and that it was not the exploit
     assert report.result("rescore_after_end").evidence[0].startswith("only wrong answers were sent after the end")
@@ -325,15 +325,15 @@ def test_the_gold_hook_turns_inconclusive_into_the_failure_it_hid():
     """An env that re-scores after the end, visibly only to the gold answer (GEM's pattern): without a gold
     source the audit cannot see it and says so; given one, by the hook or by gold_answers_fn, it fails."""
     blind = check_integrity(toys.RescoresQuietlyNoHook)
-    assert blind.failures == [] and blind.verdict is Verdict.INCONCLUSIVE
+    assert blind.failures == [] and blind.verdict is AuditVerdict.INCONCLUSIVE
     assert "rescore_after_end" in [r.probe for r in blind.missing]
     hooked = check_integrity(toys.RescoresQuietly)
-    assert hooked.verdict is Verdict.FAIL
+    assert hooked.verdict is AuditVerdict.FAIL
     assert _failed(hooked) == {"rescore_after_end", "inert_after_end", "failed_reset_keeps_end"}
     rescore = hooked.result("rescore_after_end")
     assert any("gold" in line and "re-scored: reward 0 -> 1" in line for line in rescore.evidence), rescore.evidence
     told = check_integrity(toys.RescoresQuietlyNoHook, gold_answers_fn=lambda env: [env.unwrapped._gold()])
-    assert told.verdict is Verdict.FAIL
+    assert told.verdict is AuditVerdict.FAIL
     assert _failed(told) == {"rescore_after_end", "inert_after_end", "failed_reset_keeps_end"}
     # and a correct env given its gold the same way passes
     assert check_integrity(toys.SilentNoHook, gold_answers_fn=lambda env: [env.unwrapped._gold()]).passed
@@ -348,7 +348,7 @@ def test_a_hook_that_gives_no_answer_is_told_to_give_one():
 
     report = check_integrity(NoSingleAnswer, probes=["gold_answer_scored", "constant_answers", "seeded_reset"])
     assert [r.probe for r in report.missing] == ["gold_answer_scored", "constant_answers"]
-    assert report.verdict is Verdict.INCONCLUSIVE
+    assert report.verdict is AuditVerdict.INCONCLUSIVE
     for r in report.missing:
         assert r.how_to_enable == EMPTY_GOLD_HINT and r.reason == ("no gold answer (gold_answers() returned none "
                                                                    "for the audited episodes)")
@@ -358,7 +358,7 @@ def test_rescoring_is_not_passed_on_an_env_that_never_ends():
     """No end, nothing to re-score: n/a (step_budget fails such an env), and alone it leaves nothing tested."""
     report = check_integrity(toys.NeverEnds, probes=["rescore_after_end"])
     assert report.status_of("rescore_after_end") is Status.NOT_APPLICABLE
-    assert report.verdict is Verdict.INCONCLUSIVE
+    assert report.verdict is AuditVerdict.INCONCLUSIVE
 
 
 @pytest.mark.parametrize("how", ["factory", "instance"])
@@ -366,7 +366,7 @@ def test_an_env_whose_reset_raises_is_inconclusive_with_the_exception_named_once
     report = check_integrity(toys.ResetRaises if how == "factory" else toys.ResetRaises())
     assert report.error == "reset(seed=0) raised FileNotFoundError: problems.jsonl not found"
     assert report.failures == [] and {r.status for r in report.results} == {Status.NOT_RUN}
-    assert report.verdict is Verdict.INCONCLUSIVE and not report.passed
+    assert report.verdict is AuditVerdict.INCONCLUSIVE and not report.passed
     assert report.to_json().count("problems.jsonl not found") == 1
 
 
@@ -384,7 +384,7 @@ def test_an_env_that_hangs_while_building_is_inconclusive_with_the_call_named():
     finally:
         release.set()
     assert report.error == "building the env did not return within 0.5 s"
-    assert report.verdict is Verdict.INCONCLUSIVE and report.failures == []
+    assert report.verdict is AuditVerdict.INCONCLUSIVE and report.failures == []
     assert time.perf_counter() - start < 10  # one bound, not one per probe
 
 
@@ -394,7 +394,7 @@ def test_a_report_survives_json_with_its_verdict():
     for report in (check_integrity(toys.SilentNoHook, probes=["gold_answer_scored", "seeded_reset"]),
                    check_integrity(toys.ResetRaises, probes=["seeded_reset"])):
         back = AuditReport.from_dict(json.loads(report.to_json()))
-        assert back.verdict is report.verdict is Verdict.INCONCLUSIVE
+        assert back.verdict is report.verdict is AuditVerdict.INCONCLUSIVE
         assert back.error == report.error and [r.how_to_enable for r in back.results] == [
             r.how_to_enable for r in report.results]
 
@@ -413,7 +413,7 @@ def test_an_env_that_answers_a_non_answer_like_a_wrong_one_is_not_failed_on_rese
     assert row.status is Status.NOT_RUN and row.how_to_enable == GOLD_HINT, (row.summary, row.evidence)
     assert "this env grades a non-answer like a wrong answer" in row.evidence[0]
     assert any("integrity.frozen=False" in line for line in row.evidence) is stacked
-    assert report.failures == [] and report.verdict is Verdict.INCONCLUSIVE
+    assert report.failures == [] and report.verdict is AuditVerdict.INCONCLUSIVE
     hooked = check_integrity(build(toys.SameForAnyWrong))
     assert hooked.passed, [(r.probe, r.evidence) for r in hooked.failures + hooked.missing]
 

@@ -3,12 +3,22 @@
 Modules: ``env`` (FinQAEnv), ``config`` (FinQAConfig), ``data`` (loaders, per-process
 cache), ``tools`` (tools and their OpenAI schemas), ``sql_sandbox``, ``scoring``,
 ``actions`` (dict / JSON / ``<tool_call>`` parsing). Nothing heavy is imported here:
-``datasets`` loads only when a hub id is used.
+``ENTRY`` is the id's registration and audit facts, the rest loads on first use
+(``datasets`` only when a hub id is used).
 """
 
-from gym_integrity.envs.finqa.config import FinQAConfig
-from gym_integrity.envs.finqa.env import FinQAEnv, format_tool_call
-from gym_integrity.envs.finqa.scoring import score_answer
-from gym_integrity.envs.finqa.tools import DOCUMENT_TOOL_SCHEMA, TOOL_SCHEMAS
+from gym_integrity.envs.entry import EnvEntry, lazy_exports
 
-__all__ = ["FinQAEnv", "FinQAConfig", "TOOL_SCHEMAS", "DOCUMENT_TOOL_SCHEMA", "format_tool_call", "score_answer"]
+__all__ = ["FinQAEnv", "FinQAConfig", "TOOL_SCHEMAS", "DOCUMENT_TOOL_SCHEMA", "format_tool_call", "score_answer",
+           "ENTRY"]
+
+ENTRY = EnvEntry(
+    "FinQA-v0",
+    "gym_integrity.envs.finqa:FinQAEnv",
+    "financial questions answered through table tools and a read-only SQL sandbox, one tool call per step",
+    ends_by_itself=False,  # a tool env: only MaxStepsTruncation ends an episode that never submits
+)
+
+__getattr__ = lazy_exports(__name__, {"FinQAConfig": "config", "FinQAEnv": "env", "format_tool_call": "env",
+                                      "score_answer": "scoring", "TOOL_SCHEMAS": "tools",
+                                      "DOCUMENT_TOOL_SCHEMA": "tools"})

@@ -4,10 +4,21 @@ Modules: ``config`` (ReasoningGymConfig), ``env`` (ReasoningGymEnv),
 ``datasets`` (generators and slow items, shared per process), ``policy`` (how
 each dataset is scored), ``strict`` (strict scorers), ``grammar`` (answer
 languages), ``scoring`` (grading one answer), ``sandbox`` (own scorers in
-killable workers). docs/reasoning_gym.md explains the design.
+killable workers). docs/reasoning_gym.md explains the design. ``ENTRY`` is
+the id's registration and audit facts; the classes load on first use.
 """
 
-from gym_integrity.envs.reasoning_gym.config import ReasoningGymConfig, available_datasets
-from gym_integrity.envs.reasoning_gym.env import ReasoningGymEnv
+from gym_integrity.envs.entry import EnvEntry, Sweep, lazy_exports
 
-__all__ = ["ReasoningGymConfig", "ReasoningGymEnv", "available_datasets"]
+__all__ = ["ReasoningGymConfig", "ReasoningGymEnv", "available_datasets", "ENTRY"]
+
+ENTRY = EnvEntry(
+    "ReasoningGym-v0",
+    "gym_integrity.envs.reasoning_gym:ReasoningGymEnv",
+    "reasoning-gym's procedural tasks (or a weighted composite): strict scoring, expression scorers sandboxed",
+    sweep=Sweep("dataset", "gym_integrity.envs.reasoning_gym:available_datasets"),
+    audit_preload=("reasoning_gym",),  # about 2 s to import
+)
+
+__getattr__ = lazy_exports(__name__, {"ReasoningGymConfig": "config", "available_datasets": "config",
+                                      "ReasoningGymEnv": "env"})

@@ -23,6 +23,7 @@ from gym_integrity.services.judge.metrics import GradingMetrics
 from gym_integrity.services.judge.parsing import Answer, parse_score, points_grade
 from gym_integrity.services.judge.prompts import load_prompt, neutralise_tags
 from gym_integrity.services.judge.transport import Transport
+from gym_integrity.services.openai_call import backoff_s
 
 __all__ = ["JudgeClient", "JudgeResult", "get_judge"]
 
@@ -141,7 +142,7 @@ class JudgeClient:
         try:
             self._transport.open()  # built (and openai imported) outside the first request's deadline
         except Exception as err:
-            metrics.count("api_error")
+            metrics.count("rejected")
             cause = f"could not build the judge client ({type(err).__name__}); check judge.base_url and judge.api_key"
             return self._no_verdict(Verdict.GRADER_ERROR, cause, None, metrics)
 
@@ -198,14 +199,11 @@ class JudgeClient:
         return self._result(grade, None, no_verdict_feedback(verdict), output, metrics, False)
 
     def _backoff(self, attempt: int, last: JudgeError | None) -> float:
-        """``backoff_s * 2**(attempt-1)`` jittered to 50-100 % and capped, at least a 429's Retry-After (capped)."""
+        """The one backoff rule (services/openai_call.py), at least a 429's Retry-After, both capped."""
         cfg = self.config
-        base = min(cfg.max_backoff_s, cfg.backoff_s * 2 ** (attempt - 1))
+        wait = last.retry_after if isinstance(last, JudgeRateLimited) else None
         with self._rng_lock:
-            delay = base * (0.5 + 0.5 * self._rng.random())
-        if isinstance(last, JudgeRateLimited) and last.retry_after is not None:
-            delay = max(delay, min(last.retry_after, cfg.max_backoff_s))
-        return delay
+            return backoff_s(attempt, base_s=cfg.backoff_s, cap_s=cfg.max_backoff_s, rng=self._rng, retry_after=wait)
 
     # ------------------------------------------------------------------ deadline and concurrency
 

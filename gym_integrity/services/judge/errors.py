@@ -1,38 +1,20 @@
-"""Why one request to the judge gave no score: an exception class per failure kind.
+"""The judge's exceptions, one class per failure kind: they live in :mod:`gym_integrity.exceptions` (the hierarchy)."""
 
-Each class carries ``kind`` (the ``judge/failures/<kind>`` metric it counts
-under) and ``retryable`` (whether asking again may help). The client catches
-them, counts them and retries; after its budget the last one becomes a
-no-verdict whose cause is the exception's message. Messages name status codes
-and exception types only, never a server's body or the judge's text (a 422 may
-echo the request, reference solution included); those stay in ``body``, which
-goes to the privileged ``judge_output`` only.
-
-The hierarchy:
-
-* JudgeError                        (base; ``kind``, ``retryable``, ``body``)
-  * JudgeTimeout                    ``timeout``: no answer, or no free request slot, within the deadline
-  * JudgeConnectionError            ``connection_error``: refused, dropped, or no thread or client to send it with
-  * JudgeStatusError                an HTTP error status; ``status_code``
-    * JudgeRateLimited              ``rate_limit``: 429; ``retry_after`` (seconds, or None)
-    * JudgeServerError              ``server_error``: 5xx, 408, 409
-    * JudgeRejected                 ``api_error``: any other 4xx; not retried (asking again will not help)
-  * JudgeBadAnswer                  the endpoint answered, but with no usable grade
-    * JudgeMalformed                ``malformed_response``: not JSON, or not the API's shape
-    * JudgeEmptyAnswer              ``empty_response``: no text, no choices
-    * ScoreParseError               the text has no valid score (also a ``ValueError``)
-      * NoScoreTag                  ``no_score_tag``: no ``<score>N</score>`` at all
-      * InvalidScore                ``invalid_score``: the last tag is not an allowed integer
-
-Example:
-    >>> err = JudgeRateLimited(429, retry_after=2.0)
-    >>> err.kind, err.retryable, str(err), isinstance(err, JudgeStatusError)
-    ('rate_limit', True, 'HTTP 429 (rate limited)', True)
-    >>> JudgeRejected(401).retryable
-    False
-"""
-
-from __future__ import annotations
+from gym_integrity.exceptions import (
+    InvalidScore,
+    JudgeBadAnswer,
+    JudgeConnectionError,
+    JudgeEmptyAnswer,
+    JudgeError,
+    JudgeMalformed,
+    JudgeRateLimited,
+    JudgeRejected,
+    JudgeServerError,
+    JudgeStatusError,
+    JudgeTimeout,
+    NoScoreTag,
+    ScoreParseError,
+)
 
 __all__ = [
     "JudgeError",
@@ -49,113 +31,3 @@ __all__ = [
     "NoScoreTag",
     "InvalidScore",
 ]
-
-
-class JudgeError(Exception):
-    """One request to the judge gave no score. ``body``: the server's raw text, if any (privileged)."""
-
-    kind = "judge_error"
-    retryable = True
-
-    def __init__(self, message: str, *, body: str | None = None) -> None:
-        super().__init__(message)
-        self.body = body
-
-    def __reduce__(self) -> tuple:
-        # Subclasses take other arguments than their message: pickle (copy, a process boundary) by state.
-        return _restore, (type(self), str(self), self.__dict__)
-
-
-def _restore(cls: type, message: str, state: dict) -> JudgeError:
-    error = cls.__new__(cls)
-    Exception.__init__(error, message)
-    error.__dict__.update(state)
-    return error
-
-
-class JudgeTimeout(JudgeError):
-    """No answer (or no free request slot) within the request's wall-clock deadline."""
-
-    kind = "timeout"
-
-
-class JudgeConnectionError(JudgeError):
-    """The request did not reach the judge or its answer did not come back (refused, dropped)."""
-
-    kind = "connection_error"
-
-
-class JudgeStatusError(JudgeError):
-    """The judge answered with an HTTP error status."""
-
-    def __init__(self, status_code: int, message: str | None = None, *, body: str | None = None) -> None:
-        super().__init__(message or f"HTTP {status_code}", body=body)
-        self.status_code = status_code
-
-
-class JudgeRateLimited(JudgeStatusError):
-    """HTTP 429. ``retry_after``: the server's ``Retry-After`` in seconds, honoured up to the backoff cap."""
-
-    kind = "rate_limit"
-
-    def __init__(self, status_code: int = 429, *, retry_after: float | None = None, body: str | None = None) -> None:
-        super().__init__(status_code, f"HTTP {status_code} (rate limited)", body=body)
-        self.retry_after = retry_after
-
-
-class JudgeServerError(JudgeStatusError):
-    """HTTP 5xx, 408 (request timeout) or 409 (conflict): the server's trouble, worth another try."""
-
-    kind = "server_error"
-
-
-#: What to check for a refused request, by status (appended to the cause).
-_REJECTION_HINTS = {
-    400: "; the endpoint refused the request: check judge.model, max_output_tokens and the judge's context length",
-    401: "; check judge.api_key / JUDGE_API_KEY",
-    403: "; check judge.api_key / JUDGE_API_KEY",
-    404: "; check that judge.base_url ends in /v1 and that judge.model exists there",
-}
-
-
-class JudgeRejected(JudgeStatusError):
-    """Any other 4xx (400, 401, 403, 404, 422): the request itself is refused, so it is not retried."""
-
-    kind = "api_error"
-    retryable = False
-
-    def __init__(self, status_code: int, *, body: str | None = None) -> None:
-        hint = _REJECTION_HINTS.get(status_code, "")
-        super().__init__(status_code, f"HTTP {status_code} (not retried{hint})", body=body)
-
-
-class JudgeBadAnswer(JudgeError):
-    """The endpoint answered, but the answer carries no usable grade (sampling may differ next time)."""
-
-
-class JudgeMalformed(JudgeBadAnswer):
-    """The body is not JSON, or not the shape of the API asked."""
-
-    kind = "malformed_response"
-
-
-class JudgeEmptyAnswer(JudgeBadAnswer):
-    """The judge's answer has no text (or no choices)."""
-
-    kind = "empty_response"
-
-
-class ScoreParseError(JudgeBadAnswer, ValueError):
-    """The judge's text carries no valid score."""
-
-
-class NoScoreTag(ScoreParseError):
-    """No ``<score>N</score>`` tag at all."""
-
-    kind = "no_score_tag"
-
-
-class InvalidScore(ScoreParseError):
-    """The last score tag does not hold a plain integer among the allowed scores."""
-
-    kind = "invalid_score"

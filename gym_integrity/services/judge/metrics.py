@@ -12,14 +12,14 @@ __all__ = ["METRIC_KEYS", "FAILURE_KINDS", "GradingMetrics"]
 #: without asking (``not_configured``, ``no_input``, ``too_long``) or after the budget (``all_attempts_failed``).
 FAILURE_KINDS = (
     "timeout",
-    "rate_limit",
+    "rate_limited",
     "server_error",
-    "connection_error",
-    "malformed_response",
+    "connection",
+    "malformed",
     "empty_response",
     "no_score_tag",
     "invalid_score",
-    "api_error",
+    "rejected",
     "not_configured",
     "no_input",
     "too_long",
@@ -47,9 +47,9 @@ class GradingMetrics:
     """Counts one grading as it goes; :meth:`done` returns the flat dict (all :data:`METRIC_KEYS`).
 
     >>> m = GradingMetrics()
-    >>> m.count("rate_limit"); m.count("num_retries"); m.request(0.5, Answer("<score>3</score>", 10, 4))
+    >>> m.count("rate_limited"); m.count("num_retries"); m.request(0.5, Answer("<score>3</score>", 10, 4))
     >>> d = m.done(success=True)
-    >>> d["judge/failures/rate_limit"], d["judge/runtime/requests"], d["judge/runtime/input_tokens"]
+    >>> d["judge/failures/rate_limited"], d["judge/runtime/requests"], d["judge/runtime/input_tokens"]
     (1.0, 1.0, 10.0)
     """
 

@@ -17,6 +17,7 @@ from gym_integrity.services.judge.errors import (
     JudgeTimeout,
 )
 from gym_integrity.services.judge.parsing import Answer, answer_from_chat, answer_from_responses
+from gym_integrity.services.openai_call import fault_kind, retry_after
 
 __all__ = ["Transport"]
 
@@ -81,8 +82,6 @@ class Transport:
 
     def send(self, prompt: str) -> Answer:
         """One request (two when ``auto`` discovers that the Responses API is missing)."""
-        import openai
-
         try:
             client = self.open()  # built already, unless close() ran since
         except Exception as err:
@@ -97,21 +96,8 @@ class Transport:
             return self._via_chat(client, prompt)
         except JudgeError:
             raise
-        except openai.APITimeoutError as err:
-            raise JudgeTimeout(f"HTTP timeout after {self._config.timeout_s:g} s") from err
-        except openai.RateLimitError as err:
-            raise JudgeRateLimited(err.status_code, retry_after=_retry_after(err), body=_body(err)) from err
-        except openai.APIStatusError as err:
-            code = err.status_code
-            if code >= 500 or code in (408, 409):
-                raise JudgeServerError(code, body=_body(err)) from err
-            # The body stays out of the message (a server may echo the request, reference solution
-            # included); the privileged judge_output keeps it.
-            raise JudgeRejected(code, body=_body(err)) from err
-        except openai.APIConnectionError as err:
-            raise JudgeConnectionError(f"connection failed ({type(err.__cause__ or err).__name__})") from err
-        except Exception as err:  # the package choking on a body: malformed, whatever the exception
-            raise JudgeMalformed(f"malformed response ({type(err).__name__})") from err
+        except Exception as err:  # named by the one fault table: the package choking on a body is malformed
+            raise _judge_error(err, self._config.timeout_s) from err
 
     # Requests go through the package's generic ``post`` (auth, headers, timeouts, status errors mapped
     # to its exceptions) and the body comes back as text, parsed by parsing.py: under half the client
@@ -173,9 +159,21 @@ def _body(err: Any) -> str | None:
         return None
 
 
-def _retry_after(err: Any) -> float | None:
-    try:
-        value = err.response.headers.get("retry-after")
-        return float(value) if value is not None else None
-    except Exception:
-        return None
+def _judge_error(err: Exception, timeout_s: float) -> JudgeError:
+    """The JudgeError of a fault, by its kind in :mod:`gym_integrity.services.openai_call`.
+
+    A status error's body stays out of the message (a server may echo the
+    request, reference solution included); the privileged judge_output keeps it.
+    """
+    kind = fault_kind(err)
+    if kind == "timeout":
+        return JudgeTimeout(f"HTTP timeout after {timeout_s:g} s")
+    if kind == "rate_limited":
+        return JudgeRateLimited(err.status_code, retry_after=retry_after(err), body=_body(err))
+    if kind == "server_error":
+        return JudgeServerError(err.status_code, body=_body(err))
+    if kind == "rejected":
+        return JudgeRejected(err.status_code, body=_body(err))
+    if kind == "connection":
+        return JudgeConnectionError(f"connection failed ({type(err.__cause__ or err).__name__})")
+    return JudgeMalformed(f"malformed response ({type(err).__name__})")

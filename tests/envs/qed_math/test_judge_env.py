@@ -57,7 +57,7 @@ def assert_no_leak(env, *texts):
 #: The keys issue 4 names for info["metrics"] on every graded step.
 ISSUE_METRICS = {
     "judge/rollouts/success", "judge/rollouts/failure",
-    "judge/failures/timeout", "judge/failures/rate_limit", "judge/failures/no_input",
+    "judge/failures/timeout", "judge/failures/rate_limited", "judge/failures/no_input",
     "judge/failures/no_score_tag", "judge/failures/all_attempts_failed", "judge/failures/num_retries",
     "judge/runtime/latency_per_request", "judge/runtime/input_tokens", "judge/runtime/output_tokens",
     "reward/base", "reward/shaped", "reward/score_raw", "reward/overlong_penalty",
@@ -78,17 +78,17 @@ CASES = [
     (("score:7",), 1.0, "correct", False, {}),
     (("score:0",), 0.0, "incorrect", False, {}),
     (("echo",), 2 / 7, "partial", False, {}),
-    (("429", "score:6"), 6 / 7, "partial", False, {"rate_limit": 1.0, "num_retries": 1.0}),
+    (("429", "score:6"), 6 / 7, "partial", False, {"rate_limited": 1.0, "num_retries": 1.0}),
     (("500", "500", "500"), 0.0, "grader_error", True,
      {"server_error": 3.0, "num_retries": 2.0, "all_attempts_failed": 1.0}),
     (("hang", "hang", "hang"), 0.0, "timeout", True, {"timeout": 3.0, "num_retries": 2.0, "all_attempts_failed": 1.0}),
     (("malformed", "malformed", "malformed"), 0.0, "grader_error", True,
-     {"malformed_response": 3.0, "num_retries": 2.0, "all_attempts_failed": 1.0}),
+     {"malformed": 3.0, "num_retries": 2.0, "all_attempts_failed": 1.0}),
     (("no_tag", "no_tag", "no_tag"), 0.0, "grader_error", True,
      {"no_score_tag": 3.0, "num_retries": 2.0, "all_attempts_failed": 1.0}),
-    (("drop", "score:4"), 4 / 7, "partial", False, {"connection_error": 1.0, "num_retries": 1.0}),
+    (("drop", "score:4"), 4 / 7, "partial", False, {"connection": 1.0, "num_retries": 1.0}),
     (("drop", "drop", "drop"), 0.0, "grader_error", True,
-     {"connection_error": 3.0, "num_retries": 2.0, "all_attempts_failed": 1.0}),
+     {"connection": 3.0, "num_retries": 2.0, "all_attempts_failed": 1.0}),
 ]
 
 

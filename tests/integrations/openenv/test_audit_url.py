@@ -38,7 +38,7 @@ from openenv.core.env_server.types import ConcurrencyConfig  # noqa: E402
 
 import fourth_env  # noqa: E402,F401  (registers TinySum-v0, the test-only id the broken servers serve)
 import gym_integrity  # noqa: E402
-from gym_integrity.audit.served import MISMATCH, WIRE_NOT_APPLICABLE, ServedAuditEnv, check_served_integrity  # noqa: E402
+from gym_integrity.audit.served_audit import MISMATCH, WIRE_NOT_APPLICABLE, ServedAuditEnv, check_served_integrity  # noqa: E402
 from gym_integrity.cli import main  # noqa: E402
 from gym_integrity.integrations.openenv import build_app  # noqa: E402
 from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymState, public_observation  # noqa: E402

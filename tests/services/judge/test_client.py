@@ -204,7 +204,7 @@ def test_dropped_connection_then_success(server, judge_for):
     server.script("drop", "score:1")
     result = grade(judge_for())
     assert (result.points, result.grade.verdict) == (1, Verdict.PARTIAL)
-    assert failures(result) == {"connection_error": 1.0, "num_retries": 1.0}
+    assert failures(result) == {"connection": 1.0, "num_retries": 1.0}
 
 
 def test_connection_refused_is_a_grader_error():
@@ -215,7 +215,7 @@ def test_connection_refused_is_a_grader_error():
                                                   timeout_s=2.0)))
     result = grade(judge)
     assert result.grade.verdict is Verdict.GRADER_ERROR and result.no_verdict
-    assert failures(result) == {"connection_error": 2.0, "num_retries": 1.0, "all_attempts_failed": 1.0}
+    assert failures(result) == {"connection": 2.0, "num_retries": 1.0, "all_attempts_failed": 1.0}
 
 
 

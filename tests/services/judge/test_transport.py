@@ -159,7 +159,7 @@ def test_chat_content_parts_are_joined(judge_with):
 def test_a_forced_api_does_not_fall_back(judge_with):
     fake, judge = judge_with("score:7", apis=("chat",), api="responses", max_retries=3)
     result = grade(judge)
-    assert result.no_verdict and "HTTP 404" in result.grade.cause and failures(result) == {"api_error": 1.0}
+    assert result.no_verdict and "HTTP 404" in result.grade.cause and failures(result) == {"rejected": 1.0}
     assert [r["path"] for r in fake.requests] == ["/v1/responses"]
 
 
@@ -226,16 +226,16 @@ def test_v2_allows_only_0_1_6_7(judge_with):
 
 
 RETRIED = [
-    ("status:429", "rate_limit", "HTTP 429"),
+    ("status:429", "rate_limited", "HTTP 429"),
     ("status:500", "server_error", "HTTP 500"),
     ("status:503", "server_error", "HTTP 503"),
     ("status:408", "server_error", "HTTP 408"),
     ("status:409", "server_error", "HTTP 409"),
     ("read_timeout", "timeout", "HTTP timeout"),
-    ("connect_error", "connection_error", "connection failed"),
-    ('body:{"id": "resp_broken", "output": [{"type": "mess', "malformed_response", "not JSON"),
-    ("body:[1, 2]", "malformed_response", "not a JSON object"),
-    ('body:{"output": "text"}', "malformed_response", "unexpected shape"),
+    ("connect_error", "connection", "connection failed"),
+    ('body:{"id": "resp_broken", "output": [{"type": "mess', "malformed", "not JSON"),
+    ("body:[1, 2]", "malformed", "not a JSON object"),
+    ('body:{"output": "text"}', "malformed", "unexpected shape"),
     ('body:{"output": []}', "empty_response", "empty answer"),
     ("text:" + judge_text(None), "no_score_tag", "no <score>N</score> tag"),
     ("text:" + judge_text(9), "invalid_score", "not one of"),
@@ -269,7 +269,7 @@ def test_other_4xx_are_rejected_at_once_and_the_body_stays_privileged(judge_with
     fake, judge = judge_with(f"status:{code}", prompt="v0")  # v0: the request, echoed by the 4xx body, has the reference
     result = grade(judge)
     assert result.grade.verdict is Verdict.GRADER_ERROR and result.no_verdict
-    assert failures(result) == {"api_error": 1.0} and len(fake.requests) == 1  # not retried, not all_attempts_failed
+    assert failures(result) == {"rejected": 1.0} and len(fake.requests) == 1  # not retried, not all_attempts_failed
     assert f"HTTP {code} (not retried" in result.grade.cause and "REFSECRET" not in result.grade.cause
     assert "REFSECRET" in result.judge_output  # kept for debugging, privileged
 
@@ -282,9 +282,9 @@ def test_malformed_body_is_kept_in_judge_output(judge_with):
 def test_error_classes_carry_their_kind():
     assert issubclass(JudgeRateLimited, JudgeStatusError) and issubclass(JudgeStatusError, JudgeError)
     err = JudgeRateLimited(retry_after=3.0)
-    assert (err.kind, err.retryable, err.retry_after, err.status_code) == ("rate_limit", True, 3.0, 429)
+    assert (err.kind, err.retryable, err.retry_after, err.status_code) == ("rate_limited", True, 3.0, 429)
     rejected = JudgeRejected(401, body="secret body")
-    assert (rejected.kind, rejected.retryable) == ("api_error", False)
+    assert (rejected.kind, rejected.retryable) == ("rejected", False)
     assert "secret" not in str(rejected) and "api_key" in str(rejected)
     copied = pickle.loads(pickle.dumps(err))
     assert (type(copied), str(copied), copied.retry_after) == (JudgeRateLimited, str(err), 3.0)

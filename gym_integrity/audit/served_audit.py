@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, Mapping
 import gymnasium as gym
 
 from gym_integrity.checks import check_str, check_type
+from gym_integrity.exceptions import TwinMismatchError
 from gym_integrity.audit.report import AuditReport, ProbeResult, Status
 from gym_integrity.audit.session import AuditSettings, close_quietly
 
@@ -54,10 +55,6 @@ WIRE_NOTES: dict[str, str] = {
         "over the wire: env A and env B are two sessions of the server; canaries that run are seen only in this "
         "process, so only B's verdicts count here"),
 }
-
-
-class TwinMismatchError(ValueError):
-    """The local twin shows another problem than the server (other env kwargs), or the server serves another id."""
 
 
 def _remote_env_class() -> type:
