@@ -18,13 +18,14 @@ CORE = {"protocol", "checks", "spaces", "extract", "infotree", "datacheck", "see
 ALLOWED = {
     "core": set(),
     "wrappers": set(),
-    "services": set(),
-    "envs": {"services", "wrappers.stack"},
+    "workers": set(),
+    "services": {"workers"},
+    "envs": {"services", "workers", "wrappers.stack"},
     "registration": {"wrappers"},
     "vector": {"wrappers"},
-    "testing": {"services"},
-    "audit": {"registration", "envs.base", "testing", "integrations.openenv.client"},
-    "integrations": {"registration", "vector"},
+    "testing": {"services", "workers"},
+    "audit": {"registration", "envs.base", "testing", "integrations.openenv.client", "workers"},
+    "integrations": {"registration", "vector", "workers"},
     "eval": {"registration"},
 }
 
