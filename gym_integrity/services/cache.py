@@ -1,4 +1,4 @@
-"""ProcessCache's former import path, kept for callers not yet moved: it is :class:`gym_integrity.workers.ProcessCache`."""
+"""ProcessCache's former import path, kept for callers not yet moved: :class:`gym_integrity.workers.ProcessCache`."""
 
 from gym_integrity.workers import ProcessCache
 

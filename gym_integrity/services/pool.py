@@ -1,4 +1,4 @@
-"""The worker pool's former import path, kept for callers not yet moved: everything here is :mod:`gym_integrity.workers`'s."""
+"""The worker pool's former import path, kept for callers not yet moved: all of it is :mod:`gym_integrity.workers`'s."""
 
 from gym_integrity.workers import (POOL_SCOPES, WORKER_START_ALLOWANCE_S, Pool, PoolConfig, PoolStatus,
                                    TaskOutcome, WorkerPool, check_handler, check_pool_settings, get_pool, make_pool,

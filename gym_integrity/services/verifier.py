@@ -223,7 +223,8 @@ def _times(n: int) -> str:
 
 
 def _causes(memory_limit_mb: int | None) -> Any:
-    """The verifier's words for each fault (the verdict is the fault table's, :data:`~gym_integrity.workers.FAULT_VERDICTS`)."""
+    """The verifier's words for each fault (the verdict is the fault table's,
+    :data:`~gym_integrity.workers.FAULT_VERDICTS`)."""
     def cause(fault: Fault, outcome: TaskOutcome, budget: float, problem_id: str) -> str:
         if fault is Fault.TIMEOUT:
             return f"the answer's verification ran past its {budget:g} s budget on a worker of its own"
@@ -253,7 +254,8 @@ def grade_outcome(outcome: TaskOutcome, *, problem_id: str, budget: float,
         return Grade(Verdict(verdict), 1.0 if verdict == "correct" else 0.0)
     if verdict == "unparsable":
         return Grade(Verdict.UNPARSABLE, 0.0, cause="math_verify could not parse the boxed answer")
-    return Grade(Verdict.GRADER_ERROR, 0.0, cause=f"math_verify could not parse the gold answer of problem {problem_id!r}")
+    return Grade(Verdict.GRADER_ERROR, 0.0,
+                 cause=f"math_verify could not parse the gold answer of problem {problem_id!r}")
 
 
 class VerifierService:

@@ -100,7 +100,8 @@ class Dispatcher:
                 worker.request = None
                 self.replace(worker)
             for request in pending:
-                self.pool._finish(request, PoolStatus.INFRA_ERROR, detail=f"pool dispatcher error: {type(exc).__name__}")
+                self.pool._finish(request, PoolStatus.INFRA_ERROR,
+                                  detail=f"pool dispatcher error: {type(exc).__name__}")
         self.pool._flush()
         time.sleep(0.05)
 

@@ -49,7 +49,8 @@ class _Server:
         # as a process's own pool allowed), so one process's flood is refused to it alone; the pool itself admits
         # _CLIENT_SHARES times that before it refuses anyone.
         self.per_client = config.max_in_flight
-        self.pool = WorkerPool(handler, dataclasses.replace(config, max_in_flight=config.max_in_flight * _CLIENT_SHARES))
+        self.pool = WorkerPool(handler, dataclasses.replace(config,
+                                                            max_in_flight=config.max_in_flight * _CLIENT_SHARES))
         self.directory, self.name = directory, name
         self.path = os.path.join(directory, name + ".sock")
         self.key = b""

@@ -1,4 +1,4 @@
-"""The wire format both ends share: plain-data messages, the limits and timings both sides count on, worker start-up code.
+"""The wire format both ends share: plain-data messages, the limits and timings both count on, start-up code.
 
 A worker's replies (pipe) and the machine pool's messages (socket) are pickles
 read here as plain data only: :class:`PlainUnpickler` never looks up a class,

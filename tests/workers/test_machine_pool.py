@@ -18,7 +18,8 @@ import pytest
 
 from forking import in_child
 from gym_integrity.protocol import Verdict
-from gym_integrity.workers import MachinePool, PoolConfig, PoolStatus, WorkerPool, auth_key, get_pool, pool_dir, pool_scope, server_name
+from gym_integrity.workers import (MachinePool, PoolConfig, PoolStatus, WorkerPool, auth_key, get_pool, pool_dir,
+                                   pool_scope, server_name)
 from gym_integrity.workers import _machine_client, _machine_paths
 from gym_integrity.services.verifier import VerifierConfig, VerifierService, grade_outcome
 

@@ -35,7 +35,8 @@ from typing import Any, NamedTuple
 from gym_integrity.envs.finqa.sql_engine import MEMORY_ERROR, SQLSandbox, timeout_message
 from gym_integrity.workers import Fault, Pool, PoolConfig, Sandbox, TaskOutcome, fault_of
 
-__all__ = ["PooledSQLSandbox", "SQL_HANDLER", "SQL_MEMORY_LIMIT_MB", "SQL_POOL_CONFIG", "SQL_SANDBOX", "SQL_UNAVAILABLE",
+__all__ = ["PooledSQLSandbox", "SQL_HANDLER", "SQL_MEMORY_LIMIT_MB", "SQL_POOL_CONFIG", "SQL_SANDBOX",
+           "SQL_UNAVAILABLE",
            "acquire_sql_pool", "run_budget_s", "run_query", "warm"]
 
 #: The handler SQL workers run (:func:`warm` once, then :func:`run_query` per query).

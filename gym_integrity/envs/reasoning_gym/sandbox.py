@@ -23,7 +23,8 @@ from gym_integrity.envs.reasoning_gym.policy import policy_for
 from gym_integrity.protocol import Grade, Verdict
 from gym_integrity.workers import Fault, Pool, PoolConfig, PoolStatus, Sandbox, TaskOutcome
 
-__all__ = ["HANDLER", "POOL_CONFIG", "SANDBOX", "warm", "score", "acquire_pool", "run_scorer", "malformed_grade", "outcome_grade"]
+__all__ = ["HANDLER", "POOL_CONFIG", "SANDBOX", "warm", "score", "acquire_pool", "run_scorer", "malformed_grade",
+           "outcome_grade"]
 
 HANDLER = "gym_integrity.envs.reasoning_gym.sandbox:score"
 #: One pool for every ReasoningGym-v0 env (per machine by default: ``PoolConfig.scope``); each request carries its
