@@ -54,7 +54,6 @@ class Request:
     finished: bool = False
 
 
-
 class Pickled:
     """A payload a machine-pool client pickled: the server hands its bytes to a worker unread."""
 
@@ -62,7 +61,6 @@ class Pickled:
 
     def __init__(self, data: bytes) -> None:
         self.data = data
-
 
 
 class Dispatcher:

@@ -26,8 +26,8 @@ from gym_integrity.workers._machine_link import (Link, Unreachable, dial_server,
 from gym_integrity.workers._machine_paths import (DIR_ENV, EXIT_LOCK_HELD, HANDSHAKE_TIMEOUT_S, LOG_ENV, auth_key,
                                                   config_fields, flock, pool_dir, server_name, unlock)
 from gym_integrity.workers._outcomes import PoolStatus, TaskOutcome
-from gym_integrity.workers._wire import (MAX_MESSAGE_BYTES, PACKAGE_ROOT, STARTUP_TIMEOUT_S, dumps, plain_loads,
-                                         stubbed_main_code)
+from gym_integrity.workers._wire import (MAX_MESSAGE_BYTES, PACKAGE_ROOT, STARTUP_TIMEOUT_S, STAT_KEYS, dumps,
+                                         plain_loads, read_outcome, stubbed_main_code)
 
 __all__ = ["MachinePool", "shutdown_all"]
 
@@ -37,8 +37,6 @@ _CALL_TIMEOUT_S = 10.0  # stats, pids: a reply later than this is given up (the 
 _CONNECT_SLACK_S = 5.0  # past the spawn bound: a connecting thread's last dial and its bookkeeping
 _MAX_CONNECT_BACKOFF_S = 30.0  # failed connections are retried after 0.5 s, 1 s, 2 s, ... at most this
 _MAX_SOCKET_PATH = 107  # sun_path holds 108 bytes with the NUL
-_STAT_KEYS = ("requests", "completed", "timeouts", "crashes", "errors", "infra_errors", "overloaded", "retries",
-              "worker_restarts", "queue_depth", "in_flight", "run_s_mean", "run_s_max", "queued_s_max")
 
 
 class MachinePool(RefCounted):
@@ -172,7 +170,7 @@ class MachinePool(RefCounted):
         with self._lock:
             if served is not None:
                 self._keep_stats(served)
-            out = {f"pool/{k}": 0.0 for k in _STAT_KEYS}
+            out = {f"pool/{k}": 0.0 for k in STAT_KEYS}
             out.update(self._last_stats)
             for key in ("requests", "completed", "errors", "infra_errors"):
                 out[f"pool/{key}"] += float(self._counters[key])
@@ -405,8 +403,7 @@ class MachinePool(RefCounted):
         if kind == "alive":
             pass
         elif kind == "outcome":
-            _, req_id, status, value, detail, queued_s, run_s, attempts, served = message
-            outcome = TaskOutcome(PoolStatus(status), value, str(detail), float(queued_s), float(run_s), int(attempts))
+            req_id, outcome, served = read_outcome(message)
             with self._lock:
                 self._keep_stats(served)
             with link.lock:

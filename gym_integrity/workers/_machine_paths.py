@@ -167,7 +167,6 @@ def unlock(fd: int) -> None:
         os.close(fd)
 
 
-
 @after_fork_in_child
 def _close_inherited_locks() -> None:
     """In a forked child: close its copies of the parent's lock fds (the parent's flock stays held by its own)."""

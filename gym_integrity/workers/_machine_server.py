@@ -28,7 +28,7 @@ from gym_integrity.workers._machine_paths import (EXIT_LOCK_HELD, HANDSHAKE_TIME
                                                   check_private_dir, flock, grace_s, unlock)
 from gym_integrity.workers._outcomes import PoolStatus, TaskOutcome
 from gym_integrity.workers._process_pool import WorkerPool
-from gym_integrity.workers._wire import MAX_MESSAGE_BYTES, dumps, plain_loads, worst_wait_s
+from gym_integrity.workers._wire import MAX_MESSAGE_BYTES, dumps, outcome_message, plain_loads, worst_wait_s
 
 __all__ = ["main"]
 
@@ -226,15 +226,15 @@ class _Server:
                 over = len(mine) >= self.per_client
             if over:
                 self.pool.count_refused()
-                put(("outcome", req_id, PoolStatus.OVERLOADED.value, None,
-                     f"{len(mine)} requests of this process in flight (max_in_flight={self.per_client})",
-                     0.0, 0.0, 0, self.pool.stats()))
+                put(outcome_message(req_id, TaskOutcome(PoolStatus.OVERLOADED, detail=(
+                    f"{len(mine)} requests of this process in flight (max_in_flight={self.per_client})")),
+                    self.pool.stats()))
                 return
             try:
                 future = self.pool.submit_pickled(data, run_timeout_s=budget)
             except (TypeError, ValueError) as exc:  # a budget the client did not check: its error, not the pool's
-                put(("outcome", req_id, PoolStatus.ERROR.value, None, f"bad run budget ({type(exc).__name__})",
-                     0.0, 0.0, 0, None))
+                refused = TaskOutcome(PoolStatus.ERROR, detail=f"bad run budget ({type(exc).__name__})")
+                put(outcome_message(req_id, refused, None))
                 return
             config = self.pool.config
             allowance = float(getattr(future, "queue_allowance", 0.0) or config.queue_timeout_s)
@@ -248,9 +248,7 @@ class _Server:
                 with self.lock:
                     self.watch.pop(finished, None)
                     mine.discard(finished)
-                o = finished.result()
-                put(("outcome", req_id, o.status.value, o.value, o.detail, o.queued_s, o.run_s, o.attempts,
-                     self.pool.stats()))
+                put(outcome_message(req_id, finished.result(), self.pool.stats()))
 
             future.add_done_callback(done)
         elif kind == "call":

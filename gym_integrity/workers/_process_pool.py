@@ -32,7 +32,7 @@ from gym_integrity.workers._config import PoolConfig, check_handler
 from gym_integrity.workers._dispatcher import Dispatcher, Pickled, Request
 from gym_integrity.workers._lifecycle import RefCounted, after_fork_in_child, at_exit
 from gym_integrity.workers._outcomes import PoolStatus, TaskOutcome
-from gym_integrity.workers._wire import STARTUP_TIMEOUT_S, worst_wait_s
+from gym_integrity.workers._wire import COUNTED_STATS, STARTUP_TIMEOUT_S, worst_wait_s
 from gym_integrity.workers._worker_process import Waker, WorkerProcess
 
 __all__ = ["WorkerPool", "shutdown_all"]
@@ -200,8 +200,7 @@ class WorkerPool(RefCounted):
         client, whose figures come from its server)."""
         with self._lock:
             c = self._counters
-            out = {f"pool/{k}": float(c[k]) for k in ("requests", "completed", "timeouts", "crashes", "errors",
-                                                       "infra_errors", "overloaded", "retries", "worker_restarts")}
+            out = {f"pool/{k}": float(c[k]) for k in COUNTED_STATS}
             out["pool/queue_depth"] = float(len(self._queue))
             out["pool/in_flight"] = float(self._in_flight)
             ran = c["ran"]

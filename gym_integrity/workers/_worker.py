@@ -1,7 +1,8 @@
 """The worker process's entry point: load the handler, say ready, then answer requests until the pipe closes.
 
 Runs in a plain ``python -c`` subprocess (:func:`~gym_integrity.workers._wire.stubbed_main_code`)
-with requests on fd 0 and replies on fd 1. Imports nothing of the package but the wire format.
+with requests on fd 0 and replies on fd 1. Imports nothing of the package but the wire format (standard
+library only below it).
 """
 
 from __future__ import annotations

@@ -77,7 +77,6 @@ class WorkerProcess:
         return False, f"exit status {code}"
 
 
-
 class Waker:
     """The dispatcher's wake-up pipe, one per dispatcher.
 
