@@ -31,7 +31,8 @@ import gymnasium as gym
 import gym_integrity  # noqa: F401  (registers the ids)
 from gym_integrity.envs.finqa import FinQAEnv
 from gym_integrity.envs.finqa.data import clear_dataset_cache, load_dataset_cached
-from gym_integrity.envs.finqa.sql_sandbox import PooledSQLSandbox, SQLSandbox, acquire_sql_pool
+from gym_integrity.envs.finqa.sql_engine import SQLSandbox
+from gym_integrity.envs.finqa.sql_sandbox import PooledSQLSandbox, acquire_sql_pool
 
 # ---------------------------------------------------------------- part 1: steps per second
 

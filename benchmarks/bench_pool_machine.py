@@ -125,7 +125,7 @@ def measure(kind: str, rounds: int) -> dict[str, Any]:
     import gymnasium as gym
 
     import gym_integrity
-    from gym_integrity.services.pool import pool_scope
+    from gym_integrity.workers import pool_scope
     from gym_integrity.services.verifier import VerifierConfig, get_verifier
     from gym_integrity.vector import make_threaded_vec
 

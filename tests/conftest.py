@@ -5,7 +5,7 @@ import pathlib
 import sys
 import tempfile
 
-# The machine's pool servers (services/machine_pool.py) of this test run live in a directory of its own: tests
+# The machine's pool servers (gym_integrity/workers/) of this test run live in a directory of its own: tests
 # kill workers and count restarts, which must neither reach nor be reached by other runs or trainers of the user.
 if "GYM_INTEGRITY_POOL_DIR" not in os.environ:
     import atexit

@@ -25,7 +25,7 @@ from gym_integrity.envs.finqa import FinQAConfig, FinQAEnv
 from gym_integrity.envs.qed_math import QEDMathConfig, QEDMathEnv
 from gym_integrity.envs.reasoning_gym import ReasoningGymConfig, ReasoningGymEnv
 from gym_integrity.services.judge import JudgeConfig
-from gym_integrity.services.pool import PoolConfig, WorkerPool
+from gym_integrity.workers import PoolConfig, WorkerPool
 from gym_integrity.registration import REGISTERED
 from gym_integrity.services.verifier import VerifierConfig
 from gym_integrity.spaces import UnicodeText
@@ -39,19 +39,12 @@ ANY = object()
 #: field -> (a wrong type, a wrong value of the right type or ANY). Every init field must be here.
 BAD: dict[type, dict[str, tuple[Any, Any]]] = {
     VerifierConfig: {
-        "num_workers": ("2", 0),
-        "spare_workers": (1.0, -1),
-        "deadline_s": ("5", 0),
-        "queue_timeout_s": (None, -1),
-        "max_in_flight": ("8", 0),
-        "max_retries": (True, -1),
+        "pool": (3, {"num_workers": 0}),
         "max_answer_chars": (1.5, 0),
         "float_rounding": ("6", -1),
         "numeric_precision": (None, 0),
         "strict": (1, ANY),
         "gold_cache_size": ("x", 0),
-        "memory_limit_mb": (1.5, 100),
-        "scope": (3, "cluster"),
     },
     PoolConfig: {
         "num_workers": ("2", 0),
@@ -130,6 +123,34 @@ def raises(kind: type[Exception], prefix: str, call: Callable[[], Any]) -> str:
     return str(exc)
 
 
+#: VerifierConfig's keywords for its pool's settings (documented: ``verifier={"num_workers": 4}``), which it
+#: stores in its ``pool`` field: they follow the rule under VerifierConfig's own names.
+POOL_KEYWORD_BAD = {
+    "num_workers": ("2", 0),
+    "spare_workers": (1.0, -1),
+    "deadline_s": ("5", 0),
+    "queue_timeout_s": (None, -1),
+    "max_in_flight": ("8", 0),
+    "max_retries": (True, -1),
+    "memory_limit_mb": (1.5, 100),
+    "scope": (3, "cluster"),
+}
+
+
+def test_the_pool_keyword_table_is_verifier_configs():
+    from gym_integrity.services.verifier import POOL_KEYWORDS
+
+    assert set(POOL_KEYWORD_BAD) == set(POOL_KEYWORDS)
+
+
+@pytest.mark.parametrize("name", list(POOL_KEYWORD_BAD))
+def test_verifier_pool_keywords_follow_the_rule(name):
+    wrong_type, bad_value = POOL_KEYWORD_BAD[name]
+    raises(TypeError, f"VerifierConfig.{name}", lambda: build(VerifierConfig, **{name: wrong_type}))
+    raises(ValueError, f"VerifierConfig.{name}", lambda: build(VerifierConfig, **{name: bad_value}))
+    raises(TypeError, f"VerifierConfig.{name}", lambda: VerifierConfig(**{name: wrong_type}))
+
+
 CONFIG_FIELDS = [(cls, f.name) for cls in BAD for f in dataclasses.fields(cls) if f.init]
 IDS = [f"{cls.__name__}.{name}" for cls, name in CONFIG_FIELDS]
 
@@ -155,7 +176,7 @@ def test_wrong_value_is_a_value_error_naming_the_field(cls, name):
 @pytest.mark.parametrize("cls", list(BAD), ids=[c.__name__ for c in BAD])
 def test_unknown_key_is_a_type_error_naming_it(cls):
     message = raises(TypeError, f"{cls.__name__}.max_retrys", lambda: build(cls, max_retrys=1))
-    if "max_retries" in BAD[cls]:
+    if "max_retries" in BAD[cls] or cls is VerifierConfig:
         assert "did you mean 'max_retries'" in message
 
 

@@ -18,14 +18,15 @@ CORE = {"protocol", "checks", "exceptions", "spaces", "extract", "infotree", "da
 ALLOWED = {
     "core": set(),
     "wrappers": set(),
-    "services": set(),
-    "envs": {"services", "wrappers.stack"},
+    "workers": set(),
+    "services": {"workers"},
+    "envs": {"services", "workers", "wrappers.stack"},
     "registration": {"wrappers", "envs.entry"},
     "vector": {"wrappers"},
-    "testing": {"services"},
-    "audit": {"registration", "envs.base", "testing", "integrations.openenv.client"},
-    "integrations": {"registration", "vector"},
-    "ray": {"registration", "vector"},
+    "testing": {"services", "workers"},
+    "audit": {"registration", "envs.base", "testing", "integrations.openenv.client", "workers"},
+    "integrations": {"registration", "vector", "workers"},
+    "ray": {"registration", "vector", "workers"},
     "eval": {"registration", "services.openai_call"},
 }
 

@@ -1,6 +1,6 @@
 r"""The math_verify handler that the verifier's pool workers run: parse and compare one boxed answer.
 
-Runs only inside a worker process of :mod:`gym_integrity.services.pool`,
+Runs only inside a worker process of :mod:`gym_integrity.workers`,
 which bounds its time and memory. Each worker keeps the parsed gold answers
 it has seen (keyed by problem id, gold text hash and verifier settings), so a
 gold answer is parsed once per worker.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gym_integrity.services.cache import ProcessCache
+from gym_integrity.workers import ProcessCache
 
 __all__ = ["verify", "warm"]
 

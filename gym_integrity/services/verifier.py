@@ -4,13 +4,14 @@ math_verify's own timeout uses ``signal.alarm``: it refuses to run off the main
 thread and cannot interrupt C-level work, and answers such as
 ``\boxed{9^{9^{9^{9}}}}`` or a few hundred nested brackets hang it for seconds
 to forever. So the parse and the comparison run in a
-:class:`~gym_integrity.services.pool.WorkerPool` (handler
+:class:`~gym_integrity.workers.Sandbox` (handler
 :mod:`gym_integrity.services.math_worker`): worker processes the parent
 SIGKILLs when an answer's own run on a worker passes ``deadline_s``. Time an
 answer spends queued behind others is never charged to it, so hostile answers
 in a batch cannot turn other answers into timeouts.
 
-Whose fault each pool outcome is, and the grade it becomes:
+Whose fault each pool outcome is, and the grade it becomes (the workers' one
+fault table, :data:`~gym_integrity.workers.FAULT_VERDICTS`, in the verifier's words):
 
 * the answer's: ``timeout`` (its run passed its budget; a graded verdict,
   ``no_verdict=False``), ``unparsable`` (math_verify could not read it, it
@@ -25,7 +26,7 @@ Whose fault each pool outcome is, and the grade it becomes:
 ``close()``; the last release, or interpreter exit, shuts it down. By default
 (``scope="machine"``) the workers are the machine's: every process of the user
 with the same configuration reaches one pool server
-(:mod:`gym_integrity.services.machine_pool`), which stops after the last of
+(:mod:`gym_integrity.workers`), which stops after the last of
 them lets go; ``scope="process"`` gives the service workers of its own.
 
 Example:
@@ -42,33 +43,51 @@ Example:
 
 from __future__ import annotations
 
-import atexit
 import collections
 import concurrent.futures
 import hashlib
-import os
 import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, Mapping
 
-from gym_integrity.checks import check_bool, check_int, check_number, config_from
+from gym_integrity.checks import (check_bool, check_int, check_number, check_type, config_from, nested,
+                                  reject_unknown)
 from gym_integrity.extract import last_boxed
 from gym_integrity.protocol import Grade, Verdict
-from gym_integrity.services.cache import ProcessCache
-from gym_integrity.services.pool import PoolConfig, PoolStatus, TaskOutcome, check_pool_settings, make_pool, pool_scope
+from gym_integrity.workers import (Fault, PoolConfig, PoolStatus, ProcessCache, Sandbox, TaskOutcome,
+                                   check_pool_settings, fault_grade, pool_scope)
+from gym_integrity.workers._lifecycle import after_fork_in_child, at_exit
 
 __all__ = ["VerifierConfig", "VerifierService", "VerifyOutcome", "check_boxed", "get_verifier", "shutdown_all"]
 
 _HANDLER = "gym_integrity.services.math_worker:verify"
 
 
-@dataclass(frozen=True)
+#: VerifierConfig's keywords for its pool's settings, as documented (``verifier={"num_workers": 4}``), and the
+#: PoolConfig field each sets (the run budget is the verifier's ``deadline_s``).
+POOL_KEYWORDS = {"num_workers": "num_workers", "spare_workers": "spare_workers", "deadline_s": "run_timeout_s",
+                 "queue_timeout_s": "queue_timeout_s", "max_in_flight": "max_in_flight",
+                 "max_retries": "max_retries", "memory_limit_mb": "memory_limit_mb", "scope": "scope"}
+_MIN_MEMORY_MB = 256  # math_verify and sympy need more address space than a bare worker
+
+
+@dataclass(frozen=True, init=False)
 class VerifierConfig:
     """Settings of one verifier service (one pool of workers per distinct config).
 
     Attributes:
+        pool: The worker pool's settings (:class:`~gym_integrity.workers.PoolConfig`; its
+            ``run_timeout_s`` is the verifier's run budget, ``deadline_s``). Give them either as
+            ``pool=PoolConfig(...)`` (or a dict of its fields) or as the keywords below, not both.
+        max_answer_chars: Longest ``\\boxed{}`` content sent to math_verify;
+            longer is ``unparsable``.
+        float_rounding, numeric_precision, strict: math_verify's ``verify`` options.
+        gold_cache_size: Parsed gold answers each worker keeps.
+
+    Keywords for the pool's settings (stored in ``pool``):
         num_workers: Requests verified at once (busy worker processes).
             ``None``: ``min(2, os.cpu_count())``.
         spare_workers: Extra idle workers kept started, so a worker killed at
@@ -85,40 +104,34 @@ class VerifierConfig:
         max_in_flight: Requests queued or running at once; one more is refused
             with a ``grader_error`` no-verdict.
         max_retries: Re-runs, each on another worker, of a request whose worker
-            died under it (see :mod:`gym_integrity.services.pool`).
-        max_answer_chars: Longest ``\\boxed{}`` content sent to math_verify;
-            longer is ``unparsable``.
-        float_rounding, numeric_precision, strict: math_verify's ``verify`` options.
-        gold_cache_size: Parsed gold answers each worker keeps.
-        memory_limit_mb: Address-space limit of each worker (``RLIMIT_AS``);
+            died under it (see :mod:`gym_integrity.workers`).
+        memory_limit_mb: Address-space limit of each worker (``RLIMIT_AS``, at least 256);
             ``None`` for none.
         scope: ``"machine"`` (one pool per machine, shared by every process
             of the user with this config), ``"process"`` (workers of this
             process's own) or ``None`` (``$GYM_INTEGRITY_POOL_SCOPE``, else
-            ``"machine"``). See :class:`~gym_integrity.services.pool.PoolConfig`.
+            ``"machine"``). See :class:`~gym_integrity.workers.PoolConfig`.
     """
 
-    num_workers: int | None = None
-    spare_workers: int = 1
-    deadline_s: float = 5.0
-    queue_timeout_s: float = 30.0
-    max_in_flight: int = 256
-    max_retries: int = 1
+    pool: PoolConfig
     max_answer_chars: int = 1024
     float_rounding: int = 6
     numeric_precision: int = 15
     strict: bool = True
     gold_cache_size: int = 4096
-    memory_limit_mb: int | None = 4096
-    scope: str | None = None
 
-    def __post_init__(self) -> None:
+    def __init__(self, pool: "PoolConfig | Mapping[str, Any] | None" = None, *, max_answer_chars: int = 1024,
+                 float_rounding: int = 6, numeric_precision: int = 15, strict: bool = True,
+                 gold_cache_size: int = 4096, **pool_keywords: Any) -> None:
+        reject_unknown("VerifierConfig", pool_keywords, [*_FIELDS, *POOL_KEYWORDS])
+        object.__setattr__(self, "pool", _pool_of(pool, pool_keywords))
+        for name, value in (("max_answer_chars", max_answer_chars), ("float_rounding", float_rounding),
+                            ("numeric_precision", numeric_precision), ("strict", strict),
+                            ("gold_cache_size", gold_cache_size)):
+            object.__setattr__(self, name, value)
         self.validate()
 
     def validate(self) -> None:
-        # The pool's share is checked by the pool's own checks (deadline_s is its run budget); math_verify
-        # and sympy need more address space than a bare worker, hence the higher memory floor.
-        check_pool_settings("VerifierConfig", self, run_timeout_field="deadline_s", min_memory_mb=256)
         check_int("VerifierConfig.max_answer_chars", self.max_answer_chars, low=1)
         check_int("VerifierConfig.float_rounding", self.float_rounding, low=0)
         check_int("VerifierConfig.numeric_precision", self.numeric_precision, low=1)
@@ -126,20 +139,21 @@ class VerifierConfig:
         check_int("VerifierConfig.gold_cache_size", self.gold_cache_size, low=1)
 
     @property
+    def deadline_s(self) -> float:
+        """The run budget of a request on a worker (the pool's ``run_timeout_s``)."""
+        return self.pool.run_timeout_s
+
+    @property
+    def scope(self) -> str | None:
+        return self.pool.scope
+
+    @property
     def workers(self) -> int:
-        return self.num_workers if self.num_workers is not None else max(1, min(2, os.cpu_count() or 1))
+        return self.pool.workers
 
     @property
     def processes(self) -> int:
-        return self.workers + self.spare_workers
-
-    @property
-    def pool_config(self) -> PoolConfig:
-        """The worker pool's share of these settings."""
-        return PoolConfig(num_workers=self.num_workers, spare_workers=self.spare_workers,
-                          run_timeout_s=float(self.deadline_s), queue_timeout_s=float(self.queue_timeout_s),
-                          max_in_flight=self.max_in_flight, max_retries=self.max_retries,
-                          memory_limit_mb=self.memory_limit_mb, scope=self.scope)
+        return self.pool.workers + self.pool.spare_workers
 
     @property
     def settings(self) -> tuple[int, int, bool]:
@@ -147,9 +161,35 @@ class VerifierConfig:
         return (self.float_rounding, self.numeric_precision, self.strict)
 
     @classmethod
-    def from_value(cls, value: "VerifierConfig | dict[str, Any] | None") -> "VerifierConfig":
-        """A config from a VerifierConfig, a dict of its fields (unknown keys: ``TypeError``) or None (defaults)."""
+    def from_value(cls, value: "VerifierConfig | Mapping[str, Any] | None") -> "VerifierConfig":
+        """A config from a VerifierConfig, a dict of its fields and pool keywords (unknown keys: ``TypeError``)
+        or None (defaults)."""
+        if isinstance(value, Mapping):
+            reject_unknown("VerifierConfig", value, [*_FIELDS, *POOL_KEYWORDS])
+            return cls(**value)
         return config_from(cls, value)
+
+
+_FIELDS = ("pool", "max_answer_chars", "float_rounding", "numeric_precision", "strict", "gold_cache_size")
+
+
+def _pool_of(pool: Any, keywords: Mapping[str, Any]) -> PoolConfig:
+    """The PoolConfig of ``pool=`` or of the pool keywords, checked under VerifierConfig's names."""
+    if pool is not None and keywords:
+        raise ValueError(f"VerifierConfig.pool is given, and so are {sorted(keywords)}: give the pool's settings "
+                        "either as pool=PoolConfig(...) or as keywords, not both")
+    if pool is None:
+        values = {name: keywords.get(name, getattr(_DEFAULT_POOL, field)) for name, field in POOL_KEYWORDS.items()}
+        check_pool_settings("VerifierConfig", SimpleNamespace(**values), run_timeout_field="deadline_s",
+                            min_memory_mb=_MIN_MEMORY_MB)
+        return PoolConfig(**{field: values[name] for name, field in POOL_KEYWORDS.items()})
+    check_type("VerifierConfig.pool", pool, (PoolConfig, Mapping), "a PoolConfig or a dict of its fields")
+    config = nested("VerifierConfig.pool", PoolConfig.from_value, pool)
+    check_int("VerifierConfig.pool.memory_limit_mb", config.memory_limit_mb, low=_MIN_MEMORY_MB, optional=True)
+    return config
+
+
+_DEFAULT_POOL = PoolConfig()
 
 
 @dataclass(frozen=True)
@@ -182,32 +222,40 @@ def _times(n: int) -> str:
     return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
+def _causes(memory_limit_mb: int | None) -> Any:
+    """The verifier's words for each fault (the verdict is the fault table's,
+    :data:`~gym_integrity.workers.FAULT_VERDICTS`)."""
+    def cause(fault: Fault, outcome: TaskOutcome, budget: float, problem_id: str) -> str:
+        if fault is Fault.TIMEOUT:
+            return f"the answer's verification ran past its {budget:g} s budget on a worker of its own"
+        if fault is Fault.CRASHED:
+            return (f"the verifier crashed on this answer {_times(outcome.attempts)}, "
+                    "each time on a fresh worker process")
+        if fault is Fault.OUT_OF_MEMORY:
+            limit = f" ({memory_limit_mb} MB)" if memory_limit_mb else ""
+            return f"the answer exhausted the verifier's memory limit{limit}"
+        if fault is Fault.HANDLER_ERROR:
+            return f"math_verify raised {outcome.detail or 'an error'}"
+        if fault is Fault.OVERLOADED:
+            return f"verifier overloaded: {outcome.detail}"
+        return f"verifier infrastructure fault: {outcome.detail}"
+
+    return cause
+
+
 def grade_outcome(outcome: TaskOutcome, *, problem_id: str, budget: float,
                   memory_limit_mb: int | None = None) -> Grade:
-    """The :class:`Grade` of one pool outcome (the fault table in the module docstring)."""
-    status = outcome.status
-    if status is PoolStatus.OK:
-        verdict = outcome.value[0]
-        if verdict in ("correct", "incorrect"):
-            return Grade(Verdict(verdict), 1.0 if verdict == "correct" else 0.0)
-        if verdict == "unparsable":
-            return Grade(Verdict.UNPARSABLE, 0.0, cause="math_verify could not parse the boxed answer")
-        return Grade(Verdict.GRADER_ERROR, 0.0,
-                     cause=f"math_verify could not parse the gold answer of problem {problem_id!r}")
-    if status is PoolStatus.TIMEOUT:
-        return Grade(Verdict.TIMEOUT, 0.0, no_verdict=False,
-                     cause=f"the answer's verification ran past its {budget:g} s budget on a worker of its own")
-    if status is PoolStatus.CRASHED:
-        return Grade(Verdict.UNPARSABLE, 0.0, cause=f"the verifier crashed on this answer {_times(outcome.attempts)}, "
-                                                    "each time on a fresh worker process")
-    if status is PoolStatus.ERROR and outcome.detail == "MemoryError":
-        limit = f" ({memory_limit_mb} MB)" if memory_limit_mb else ""
-        return Grade(Verdict.UNPARSABLE, 0.0, cause=f"the answer exhausted the verifier's memory limit{limit}")
-    if status is PoolStatus.ERROR:
-        return Grade(Verdict.GRADER_ERROR, 0.0, cause=f"math_verify raised {outcome.detail or 'an error'}")
-    if status is PoolStatus.OVERLOADED:
-        return Grade(Verdict.GRADER_ERROR, 0.0, cause=f"verifier overloaded: {outcome.detail}")
-    return Grade(Verdict.GRADER_ERROR, 0.0, cause=f"verifier infrastructure fault: {outcome.detail}")
+    """The :class:`Grade` of one pool outcome: math_verify's verdict, or the fault table's grade of a failure."""
+    failed = fault_grade(outcome, _causes(memory_limit_mb), budget_s=budget, subject=problem_id)
+    if failed is not None:
+        return failed
+    verdict = outcome.value[0]
+    if verdict in ("correct", "incorrect"):
+        return Grade(Verdict(verdict), 1.0 if verdict == "correct" else 0.0)
+    if verdict == "unparsable":
+        return Grade(Verdict.UNPARSABLE, 0.0, cause="math_verify could not parse the boxed answer")
+    return Grade(Verdict.GRADER_ERROR, 0.0,
+                 cause=f"math_verify could not parse the gold answer of problem {problem_id!r}")
 
 
 class VerifierService:
@@ -219,7 +267,9 @@ class VerifierService:
 
     def __init__(self, config: VerifierConfig) -> None:
         self.config = config
-        self._pool = make_pool(_HANDLER, config.pool_config)  # the machine's pool, or the process's own (scope)
+        # The machine's pool, or the process's own (scope); unshared: one per service.
+        self.sandbox = Sandbox(_HANDLER, config.pool, causes=_causes(config.pool.memory_limit_mb), shared=False)
+        self._pool = self.sandbox.pool()
         self._lock = threading.Lock()  # guards only the counters below; never held while calling the pool
         self._counters: collections.Counter[str] = collections.Counter()
         self._latency_sum = 0.0
@@ -314,7 +364,7 @@ class VerifierService:
     def _record(self, outcome: TaskOutcome, problem_id: str, budget: float, latency: float) -> tuple[Grade, bool]:
         """The outcome's grade and cache hit, counted in the service's metrics."""
         grade = grade_outcome(outcome, problem_id=problem_id, budget=budget,
-                              memory_limit_mb=self.config.memory_limit_mb)
+                              memory_limit_mb=self.config.pool.memory_limit_mb)
         hit = outcome.status is PoolStatus.OK and bool(outcome.value[1])
         with self._lock:
             if outcome.status is PoolStatus.OK:
@@ -366,7 +416,7 @@ class VerifierService:
         return out
 
 
-#: One service per config per process; a forked child starts without any (services/cache.py says why).
+#: One service per config per process; a forked child starts without any (:class:`~gym_integrity.workers.ProcessCache`).
 _SERVICES: ProcessCache[tuple[VerifierConfig, str], VerifierService] = ProcessCache("verifier services")
 #: Every service of this process, shared or not: a forked child may still hold one an env took before the fork.
 _live_services: "weakref.WeakSet[VerifierService]" = weakref.WeakSet()
@@ -378,23 +428,21 @@ def get_verifier(config: VerifierConfig | None = None) -> VerifierService:
     return _SERVICES.get_or_create((config, pool_scope(config.scope)), lambda: VerifierService(config))
 
 
+@at_exit
 def shutdown_all() -> None:
     """Stop every verifier service of this process (also runs at interpreter exit)."""
     for service in list(_live_services):
         service.close()
 
 
+@after_fork_in_child
 def _renew_locks_after_fork() -> None:
     """In a forked child, a service an env took before the fork keeps working: its counters get a new lock.
 
-    A lock another thread held at the fork would stay held forever. The service's pool is reset by
-    :mod:`gym_integrity.services.pool`'s own hook; the shared-services cache is emptied by
-    :mod:`gym_integrity.services.cache`'s, so :func:`get_verifier` builds new ones in the child.
+    A lock another thread held at the fork would stay held forever. The service's pool is reset by the
+    pool's own hook; the shared-services cache is emptied by the caches' (one registry for both,
+    :mod:`gym_integrity.workers._lifecycle`), so :func:`get_verifier` builds new ones in the child.
     """
     for service in list(_live_services):
         service._lock = threading.Lock()
 
-
-atexit.register(shutdown_all)
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_renew_locks_after_fork)

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from gym_integrity.protocol import Verdict
-from gym_integrity.services.pool import PoolConfig, WorkerPool
+from gym_integrity.workers import PoolConfig, WorkerPool
 from gym_integrity.services.verifier import VerifierConfig, VerifierService, check_boxed, get_verifier, grade_outcome
 
 DEADLINE = 1.5  # per-request deadline of hostile answers
@@ -335,3 +335,30 @@ def test_workers_that_cannot_start_give_grader_error_not_a_spawn_loop(monkeypatc
 def test_per_request_deadline_must_be_positive(service):
     with pytest.raises(ValueError, match="deadline_s"):
         service.verify(r"\boxed{1}", "1", problem_id="d", deadline_s=0)
+
+
+def test_the_config_holds_a_pool_config_given_either_way():
+    by_keywords = VerifierConfig(num_workers=2, deadline_s=3.0, memory_limit_mb=1024, scope="process")
+    by_pool = VerifierConfig(pool=PoolConfig(num_workers=2, run_timeout_s=3.0, memory_limit_mb=1024, scope="process"))
+    as_dict = VerifierConfig.from_value({"pool": {"num_workers": 2, "run_timeout_s": 3.0, "memory_limit_mb": 1024,
+                                                  "scope": "process"}})
+    assert by_keywords == by_pool == as_dict and hash(by_keywords) == hash(by_pool)
+    assert by_keywords.pool == PoolConfig(num_workers=2, run_timeout_s=3.0, memory_limit_mb=1024, scope="process")
+    assert (by_keywords.deadline_s, by_keywords.scope, by_keywords.workers, by_keywords.processes) == (3.0, "process",
+                                                                                                      2, 3)
+    assert VerifierConfig().pool == PoolConfig()  # the defaults are the pool's own
+    assert VerifierConfig.from_value({"num_workers": 2, "deadline_s": 3.0, "memory_limit_mb": 1024,
+                                      "scope": "process"}) == by_keywords
+
+
+def test_the_pool_is_given_one_way_only_and_keeps_the_verifiers_memory_floor():
+    with pytest.raises(ValueError, match=r"^VerifierConfig.pool is given, and so are \['num_workers'\]"):
+        VerifierConfig(pool=PoolConfig(), num_workers=2)
+    with pytest.raises(ValueError, match="^VerifierConfig.pool.memory_limit_mb must be"):
+        VerifierConfig(pool=PoolConfig(memory_limit_mb=128))
+    with pytest.raises(ValueError, match="^VerifierConfig.memory_limit_mb must be"):
+        VerifierConfig(memory_limit_mb=128)
+    with pytest.raises(TypeError, match="^VerifierConfig.pool must be a PoolConfig"):
+        VerifierConfig(pool=3)
+    with pytest.raises(TypeError, match=r"^VerifierConfig.max_retrys is not an option \(did you mean 'max_retries'"):
+        VerifierConfig(max_retrys=1)

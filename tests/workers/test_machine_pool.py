@@ -18,9 +18,9 @@ import pytest
 
 from forking import in_child
 from gym_integrity.protocol import Verdict
-from gym_integrity.services import machine_pool
-from gym_integrity.services.machine_pool import MachinePool, auth_key, pool_dir, server_name
-from gym_integrity.services.pool import PoolConfig, PoolStatus, WorkerPool, get_pool, pool_scope
+from gym_integrity.workers import (MachinePool, PoolConfig, PoolStatus, WorkerPool, auth_key, get_pool, pool_dir,
+                                   pool_scope, server_name)
+from gym_integrity.workers import _machine_client, _machine_paths
 from gym_integrity.services.verifier import VerifierConfig, VerifierService, grade_outcome
 
 HANDLER = "gym_integrity.testing.pool_handlers:handle"
@@ -31,7 +31,7 @@ STOP_BOUND_S = 10.0  # a server must be gone this long after its last client (gr
 # A client process: one pool, driven line by line over stdin (JSON commands), answering JSON lines on stdout.
 CLIENT = """
 import json, sys
-from gym_integrity.services.pool import PoolConfig, get_pool
+from gym_integrity.workers import PoolConfig, get_pool
 pool = get_pool(%r, PoolConfig(**json.loads(sys.argv[1]))).acquire()
 for line in sys.stdin:
     command = json.loads(line)
@@ -276,13 +276,13 @@ def test_the_start_lock_is_released_even_while_a_copy_of_its_fd_lives(pool_env):
     """A flock belongs to the open file: a child forked while a thread held the start lock shares it, and a plain
     close in the parent would leave every other process waiting out the 30 s spawn deadline."""
     path = os.path.join(pool_env, "start.lock")
-    held = machine_pool._flock(path, time.monotonic() + 1)
+    held = _machine_paths.flock(path, time.monotonic() + 1)
     copy = os.dup(held)  # what such a child keeps
     try:
-        machine_pool._unlock(held)
-        again = machine_pool._flock(path, time.monotonic() + 1)
+        _machine_paths.unlock(held)
+        again = _machine_paths.flock(path, time.monotonic() + 1)
         assert again is not None
-        machine_pool._unlock(again)
+        _machine_paths.unlock(again)
     finally:
         os.close(copy)
 
@@ -352,7 +352,7 @@ def test_a_request_that_could_not_be_sent_is_sent_again_on_a_new_connection(pool
 
 
 def test_a_wedged_server_is_a_no_verdict_within_the_bound(pool_env, monkeypatch):
-    monkeypatch.setattr(machine_pool, "_SILENCE_S", 1.0)
+    monkeypatch.setattr(_machine_client, "_SILENCE_S", 1.0)
     pool = _client().acquire()
     server = None
     try:
@@ -443,7 +443,7 @@ def test_a_process_that_dies_leaves_no_queued_request_behind(pool_env):
         dying.proc.stdin.write("".join(json.dumps(["run", ["sleep", 3], 5.0]) + "\n" for _ in range(1)))
         dying.proc.stdin.flush()
         flood = ("import json, sys, time\n"
-                 "from gym_integrity.services.pool import PoolConfig, get_pool\n"
+                 "from gym_integrity.workers import PoolConfig, get_pool\n"
                  f"pool = get_pool({HANDLER!r}, PoolConfig(**json.loads(sys.argv[1]))).acquire()\n"
                  "futures = [pool.submit(('sleep', 3), run_timeout_s=5.0) for _ in range(8)]\n"
                  "print('queued', flush=True); time.sleep(60)\n")

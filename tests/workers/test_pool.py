@@ -10,7 +10,7 @@ import time
 import pytest
 
 from forking import in_child
-from gym_integrity.services.pool import PoolConfig, PoolStatus, TaskOutcome, WorkerPool, get_pool
+from gym_integrity.workers import PoolConfig, PoolStatus, TaskOutcome, WorkerPool, get_pool
 
 HANDLER = "gym_integrity.testing.pool_handlers:handle"
 GENEROUS = 30.0  # a hang bound only: verdicts must not depend on machine load
@@ -305,7 +305,7 @@ def test_workers_die_with_their_parent(tmp_path):
     script = tmp_path / "parent.py"
     script.write_text(
         "import os, sys\n"
-        "from gym_integrity.services.pool import PoolConfig, WorkerPool\n"
+        "from gym_integrity.workers import PoolConfig, WorkerPool\n"
         f"pool = WorkerPool({HANDLER!r}, PoolConfig(num_workers=1, spare_workers=1))\n"
         "pool.start(); assert pool.wait_ready(60)\n"
         "pool.submit(('sleep', 120), run_timeout_s=300)\n"
@@ -361,7 +361,7 @@ def test_close_racing_requests_never_hangs_or_breaks_the_pool():
 def test_a_closed_wake_pipe_never_writes_into_the_pipe_that_reuses_its_number():
     """With raw fds, a request racing close() could write its wake-up byte into a worker's request stream (the
     freed fd number goes to the worker's new pipe). A closed waker writes nowhere."""
-    from gym_integrity.services.pool import _Waker
+    from gym_integrity.workers._worker_process import Waker as _Waker
 
     waker = _Waker()
     write_fd = waker._write_fd

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from forking import in_child
-from gym_integrity.services.cache import ProcessCache
+from gym_integrity.workers import ProcessCache
 from gym_integrity.services.judge import JudgeConfig, get_judge
 
 

@@ -1,7 +1,8 @@
 """FinQA-v0: financial questions answered through table tools and a read-only SQL sandbox.
 
-Modules: ``env`` (FinQAEnv), ``config`` (FinQAConfig), ``data`` (loaders, per-process
-cache), ``tools`` (tools and their OpenAI schemas), ``sql_sandbox``, ``scoring``,
+Modules: ``env`` (FinQAEnv), ``config`` (FinQAConfig), ``data`` (the per-process
+cache), ``records`` (Table, Question, FinQADataset), ``sources`` (the loaders),
+``tools`` (tools and their OpenAI schemas), ``sql_engine`` and ``sql_sandbox``, ``scoring``,
 ``actions`` (dict / JSON / ``<tool_call>`` parsing). Nothing heavy is imported here:
 ``ENTRY`` is the id's registration and audit facts, the rest loads on first use
 (``datasets`` only when a hub id is used).

@@ -12,14 +12,15 @@ from gym_integrity.checks import check_int, check_str, is_int
 from gym_integrity.envs.base import TextEnv
 from gym_integrity.envs.finqa.actions import FORMAT_HELP, ActionError, parse_action, read_structured
 from gym_integrity.envs.finqa.config import FinQAConfig
-from gym_integrity.envs.finqa.data import FinQADataset, Question, cached_datasets, load_dataset_cached
+from gym_integrity.envs.finqa.data import cached_datasets, load_dataset_cached
+from gym_integrity.envs.finqa.records import FinQADataset, Question
 from gym_integrity.envs.finqa.scoring import score_answer
 from gym_integrity.envs.finqa.sql_sandbox import SQL_UNAVAILABLE, PooledSQLSandbox, acquire_sql_pool, run_budget_s
 from gym_integrity.envs.finqa.tools import LIST_TOOLS, FinQATools
 from gym_integrity.protocol import (MAX_NUM_TOKENS, PRIVILEGED_KEY, Grade, TrainerAction, Verdict, grade_info,
                                      split_trainer_action)
-from gym_integrity.services.cache import ProcessCache
-from gym_integrity.services.pool import WORKER_START_ALLOWANCE_S, Pool
+from gym_integrity.workers import ProcessCache
+from gym_integrity.workers import WORKER_START_ALLOWANCE_S, Pool
 from gym_integrity.spaces import UnicodeText
 
 __all__ = ["FinQAEnv", "format_tool_call"]

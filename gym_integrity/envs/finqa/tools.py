@@ -22,8 +22,9 @@ import copy
 import json
 from typing import Any, Mapping
 
-from gym_integrity.envs.finqa.data import FinQADataset, Table
-from gym_integrity.envs.finqa.sql_sandbox import PooledSQLSandbox, SQLSandbox
+from gym_integrity.envs.finqa.records import FinQADataset, Table
+from gym_integrity.envs.finqa.sql_engine import SQLSandbox
+from gym_integrity.envs.finqa.sql_sandbox import PooledSQLSandbox
 
 __all__ = ["TOOL_SCHEMAS", "DOCUMENT_TOOL_SCHEMA", "TOOL_NAMES", "LIST_TOOLS", "FinQATools", "tool_schemas"]
 

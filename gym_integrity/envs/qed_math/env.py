@@ -13,7 +13,7 @@ from gym_integrity.envs.qed_math.grading import GradedAttempt
 from gym_integrity.envs.qed_math.problems import Problem, load_problems
 from gym_integrity.envs.qed_math.shaping import answer_reward, length_discount, shape_reward, strip_reasoning
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, Verdict, grade_info, split_trainer_action
-from gym_integrity.services.pool import WORKER_START_ALLOWANCE_S
+from gym_integrity.workers import WORKER_START_ALLOWANCE_S
 from gym_integrity.services.verifier import VerifierService, get_verifier
 
 __all__ = ["QEDMathEnv"]

@@ -60,7 +60,7 @@ from gym_integrity.checks import is_int
 from gym_integrity.datacheck import DataReport, DataWarning, RowProblem
 from gym_integrity.envs.qed_math.golds import boxed_contents, check_golds, distinct_boxed
 from gym_integrity.extract import last_boxed
-from gym_integrity.services.cache import ProcessCache
+from gym_integrity.workers import ProcessCache
 
 __all__ = ["Problem", "ProblemSet", "PROBLEM_TYPES", "FIELD_ALIASES", "BUILTIN_PATH", "GENERIC_PROOF_GUIDELINES",
            "BadRow", "load_problems", "normalise_row", "check_problems"]

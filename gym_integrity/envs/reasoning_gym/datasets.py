@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from gym_integrity.infotree import copy_tree
-from gym_integrity.services.cache import ProcessCache
+from gym_integrity.workers import ProcessCache
 
 __all__ = ["AUTO_SIZE", "EAGER_SIZE_CAPS", "auto_size", "dataset_key", "load_dataset", "member", "own_score",
            "size_limit", "ItemCache"]

@@ -15,7 +15,7 @@ from gym_integrity.extract import extract_answer
 from gym_integrity.infotree import copy_tree
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, Verdict, grade_info, split_trainer_action
 from gym_integrity.seeding import LazyNpRandom
-from gym_integrity.services.pool import WORKER_START_ALLOWANCE_S
+from gym_integrity.workers import WORKER_START_ALLOWANCE_S
 
 __all__ = ["ReasoningGymEnv"]
 

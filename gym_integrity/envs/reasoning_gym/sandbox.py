@@ -6,10 +6,11 @@ already), rebuilds the env's generator from its key (cached per worker) and
 runs the member dataset's ``score_answer`` on the entry it was sent. This
 module imports neither gymnasium nor reasoning_gym at import time.
 
-Parent side: :func:`acquire_pool` / :func:`run_scorer` use the shared worker
-pool (``gym_integrity.services.pool``): a request's run budget counts only its
-own time on a worker, and a hostile answer that runs past it is graded
-``timeout`` against itself, never a no-verdict.
+Parent side: :func:`acquire_pool` / :func:`run_scorer` use :data:`SANDBOX`,
+a :class:`~gym_integrity.workers.Sandbox` on the shared worker pool: a
+request's run budget counts only its own time on a worker, and a pool outcome
+becomes a grade through the workers' one fault table (a hostile answer that
+runs past its budget is graded ``timeout`` against itself, never a no-verdict).
 """
 
 from __future__ import annotations
@@ -20,14 +21,32 @@ from gym_integrity.envs.reasoning_gym import grammar
 from gym_integrity.envs.reasoning_gym.datasets import load_dataset, member, own_score
 from gym_integrity.envs.reasoning_gym.policy import policy_for
 from gym_integrity.protocol import Grade, Verdict
-from gym_integrity.services.pool import Pool, PoolConfig, PoolStatus, get_pool
+from gym_integrity.workers import Fault, Pool, PoolConfig, PoolStatus, Sandbox, TaskOutcome
 
-__all__ = ["HANDLER", "POOL_CONFIG", "warm", "score", "acquire_pool", "run_scorer", "malformed_grade", "outcome_grade"]
+__all__ = ["HANDLER", "POOL_CONFIG", "SANDBOX", "warm", "score", "acquire_pool", "run_scorer", "malformed_grade",
+           "outcome_grade"]
 
 HANDLER = "gym_integrity.envs.reasoning_gym.sandbox:score"
 #: One pool for every ReasoningGym-v0 env (per machine by default: ``PoolConfig.scope``); each request carries its
 #: own run budget.
 POOL_CONFIG = PoolConfig()
+
+
+def _causes(fault: Fault, outcome: TaskOutcome, budget_s: float, source: str) -> str:
+    """The words of a grade of a request that did not return a score (the verdict is the fault table's)."""
+    if fault is Fault.TIMEOUT:
+        return f"{source}.score_answer ran past its {budget_s:g} s budget"
+    if fault is Fault.CRASHED:
+        return f"{source}.score_answer crashed its worker on this answer"
+    if fault is Fault.OUT_OF_MEMORY:
+        return f"{source}.score_answer ran out of memory on this answer"
+    if fault is Fault.HANDLER_ERROR:  # a scorer bug: no verdict, as in process
+        return f"{source}.score_answer raised {outcome.detail}"
+    return f"sandbox {outcome.status.value}: {outcome.detail}"[:200]
+
+
+#: The own scorers' sandbox: the process's pool for (HANDLER, POOL_CONFIG), graded in these words.
+SANDBOX = Sandbox(HANDLER, POOL_CONFIG, causes=_causes)
 
 
 def warm() -> None:
@@ -48,7 +67,7 @@ def score(payload: tuple[str, str, Mapping[str, Any], str, str]) -> tuple[str, A
 
 def acquire_pool() -> Pool:
     """The sandbox pool (the machine's, by default), registered as used (release it once, at the env's close)."""
-    return get_pool(HANDLER, POOL_CONFIG).acquire()
+    return SANDBOX.acquire()
 
 
 def run_scorer(pool: Pool, key: str, source: str, entry: Mapping[str, Any], answer: str, language: str,
@@ -62,7 +81,7 @@ def run_scorer(pool: Pool, key: str, source: str, entry: Mapping[str, Any], answ
         if kind == "malformed":
             return malformed_grade(source, value)
         return float(value)
-    return outcome_grade(outcome.status, outcome.detail, source, budget_s)
+    return SANDBOX.grade(outcome, budget_s=budget_s, subject=source)
 
 
 def malformed_grade(source: str, exception: str) -> Grade:
@@ -72,13 +91,4 @@ def malformed_grade(source: str, exception: str) -> Grade:
 
 def outcome_grade(status: PoolStatus, detail: str, source: str, budget_s: float) -> Grade:
     """The grade of a request that did not return a score: the answer's fault is graded, the pool's is a no-verdict."""
-    if status is PoolStatus.TIMEOUT:
-        return Grade(Verdict.TIMEOUT, 0.0, cause=f"{source}.score_answer ran past its {budget_s:g} s budget",
-                     no_verdict=False)
-    if status is PoolStatus.CRASHED:
-        return Grade(Verdict.UNPARSABLE, 0.0, cause=f"{source}.score_answer crashed its worker on this answer")
-    if status is PoolStatus.ERROR and detail.startswith("MemoryError"):
-        return Grade(Verdict.UNPARSABLE, 0.0, cause=f"{source}.score_answer ran out of memory on this answer")
-    if status is PoolStatus.ERROR:  # a scorer bug: no verdict, as in process
-        return Grade(Verdict.GRADER_ERROR, 0.0, cause=f"{source}.score_answer raised {detail}")
-    return Grade(Verdict.GRADER_ERROR, 0.0, cause=f"sandbox {status.value}: {detail}"[:200])
+    return SANDBOX.grade(TaskOutcome(status, detail=detail), budget_s=budget_s, subject=source)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from gym_integrity.protocol import Grade, Verdict
-from gym_integrity.services.cache import ProcessCache
+from gym_integrity.workers import ProcessCache
 from gym_integrity.services.judge.config import Endpoint, JudgeConfig, resolve_endpoint
 from gym_integrity.services.judge.errors import (
     JudgeConnectionError,

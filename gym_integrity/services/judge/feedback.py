@@ -11,7 +11,7 @@ from typing import Iterable, Mapping, Sequence
 
 from gym_integrity.extract import last_tag_body
 from gym_integrity.protocol import Verdict
-from gym_integrity.services.cache import ProcessCache
+from gym_integrity.workers import ProcessCache
 from gym_integrity.services.judge.config import MAX_POINTS
 
 __all__ = ["FUNCTION_WORDS", "LEAK_RUN", "MIN_FORMULA_SYMBOLS", "agent_feedback", "no_verdict_feedback", "redact"]

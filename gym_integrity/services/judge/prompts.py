@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Mapping
 
-from gym_integrity.services.cache import ProcessCache
+from gym_integrity.workers import ProcessCache
 
 __all__ = ["PromptTemplate", "load_prompt", "neutralise_tags", "PLACEHOLDERS", "BUILTIN_PROMPTS", "PROTECTED_TAGS",
            "DEFAULT_ALLOWED"]

@@ -239,7 +239,7 @@ def test_every_embedded_gold_scores_itself():
     assert check_finqa().clean and check_finqa(ORIGINAL_SAMPLE).clean
     assert all(score_answer(q.answers[0], q.answers).score == 1.0 for q in load_dataset_cached(None).questions)
     # The check's shortcut for plain numbers (fast 10k-question loads) agrees with the scorer.
-    from gym_integrity.envs.finqa.data import _PLAIN_NUMBER
+    from gym_integrity.envs.finqa.sources import _PLAIN_NUMBER
     for text in ("0", "-0", "007", "12,480", "1234.5", "-3.5%", "$1,000,000", "99%"):
         assert _PLAIN_NUMBER.fullmatch(text) and score_answer(text, text).score == 1.0, text
 

@@ -17,11 +17,13 @@ import pytest
 
 import gym_integrity  # noqa: F401  (registers the ids)
 from gym_integrity.envs.finqa import sql_sandbox
-from gym_integrity.envs.finqa.data import EMBEDDED_DATA_PATH, Table, load_dataset_cached
+from gym_integrity.envs.finqa.data import EMBEDDED_DATA_PATH, load_dataset_cached
+from gym_integrity.envs.finqa.records import Table
+from gym_integrity.envs.finqa.sql_engine import SQLSandbox, check_query_shape, timeout_message
 from gym_integrity.envs.finqa.sql_sandbox import (SQL_HANDLER, SQL_POOL_CONFIG, SQL_UNAVAILABLE, PooledSQLSandbox,
-                                                  SQLSandbox, acquire_sql_pool, check_query_shape, timeout_message)
+                                                  acquire_sql_pool)
 from gym_integrity.envs.finqa.tools import FinQATools
-from gym_integrity.services.pool import PoolStatus, TaskOutcome, get_pool
+from gym_integrity.workers import PoolStatus, TaskOutcome, get_pool
 
 COMPANY = "northwind_foods"
 TABLE = "nwf_ConsolidatedStatementsOfIncomeTableTextBlock"
@@ -413,7 +415,7 @@ def test_an_unavailable_sql_tool_is_an_error_step_and_the_episode_goes_on(monkey
         def run(self, payload, run_timeout_s=None):
             return TaskOutcome(PoolStatus.OVERLOADED, detail="256 requests in flight")
 
-    monkeypatch.setattr(sql_sandbox, "get_pool", lambda handler, config: Overloaded())
+    monkeypatch.setattr(sql_sandbox.SQL_SANDBOX, "pool", lambda: Overloaded())
     env = gym.make("FinQA-v0")
     env.reset(options={"question_id": "fq001"})
     query = f"SELECT \"2024\" FROM {TABLE} WHERE line_item = 'net_revenue'"
@@ -433,7 +435,7 @@ def test_one_sql_pool_per_process_shared_by_envs_and_stopped_by_the_last_close()
         import os, time
         import gymnasium as gym, gym_integrity
         from gym_integrity.envs.finqa.sql_sandbox import SQL_HANDLER, SQL_POOL_CONFIG
-        from gym_integrity.services.pool import get_pool
+        from gym_integrity.workers import get_pool
 
         def alive(pid):
             try:

@@ -243,7 +243,7 @@ def test_sandbox_pool_is_acquired_only_when_needed_and_released_on_close():
     code = textwrap.dedent("""
         import gymnasium as gym, gym_integrity
         from gym_integrity.envs.reasoning_gym import sandbox
-        from gym_integrity.services.pool import get_pool
+        from gym_integrity.workers import get_pool
 
         pool = get_pool(sandbox.HANDLER, sandbox.POOL_CONFIG)
         assert not gym.make("ReasoningGym-v0", dataset="leg_counting").unwrapped._grader.sandboxed
@@ -331,7 +331,7 @@ def test_the_worker_handler_runs_in_process_too():
     ("overloaded", "grader_error", True), ("error", "grader_error", True)])
 def test_pool_outcomes_map_to_grades(status, verdict, no_verdict):
     from gym_integrity.envs.reasoning_gym.sandbox import outcome_grade
-    from gym_integrity.services.pool import PoolStatus
+    from gym_integrity.workers import PoolStatus
 
     grade = outcome_grade(PoolStatus(status), "ZeroDivisionError", "countdown", 5.0)
     assert (grade.verdict.value, grade.no_verdict, grade.score) == (verdict, no_verdict, 0.0)
