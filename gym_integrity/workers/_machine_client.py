@@ -20,7 +20,7 @@ from typing import Any
 from gym_integrity.checks import check_number
 from gym_integrity.workers._config import PoolConfig, check_handler
 from gym_integrity.workers._lifecycle import RefCounted, after_fork_in_child, at_exit
-from gym_integrity.workers._machine_link import (Link, Unreachable, dial_server, exit_code, reap_spawned,
+from gym_integrity.workers._machine_link import (Link, _Unreachable, dial_server, exit_code, reap_spawned,
                                                  shutdown_socket,
                                                  spawn_detached, spawned)
 from gym_integrity.workers._machine_paths import (DIR_ENV, EXIT_LOCK_HELD, HANDSHAKE_TIMEOUT_S, LOG_ENV, auth_key,
@@ -332,7 +332,7 @@ class MachinePool(RefCounted):
 
         try:
             return dial()
-        except Unreachable:
+        except _Unreachable:
             pass
         lock = flock(os.path.join(directory, name + ".lock"), deadline)
         if lock is None:
@@ -340,14 +340,14 @@ class MachinePool(RefCounted):
         try:
             try:
                 return dial()
-            except Unreachable:
+            except _Unreachable:
                 pass
             reap_spawned()
             pid = self._spawn(directory, name)
             while True:
                 try:
                     return dial()
-                except Unreachable:
+                except _Unreachable:
                     pass
                 code = exit_code(pid)
                 if code is not None:

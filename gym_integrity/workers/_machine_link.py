@@ -19,7 +19,7 @@ from gym_integrity.workers._lifecycle import after_fork_in_child
 from gym_integrity.workers._machine_paths import HANDSHAKE_TIMEOUT_S, PROTOCOL
 from gym_integrity.workers._wire import dumps, plain_loads
 
-__all__ = ["Link", "Unreachable", "dial_server", "exit_code", "reap_spawned", "shutdown_socket", "spawn_detached",
+__all__ = ["Link", "dial_server", "exit_code", "reap_spawned", "shutdown_socket", "spawn_detached",
            "spawned"]
 
 
@@ -34,7 +34,7 @@ def shutdown_socket(sock: socket.socket) -> None:
 # --------------------------------------------------------------------------- client side
 
 
-class Unreachable(Exception):
+class _Unreachable(Exception):
     """No server answered at the socket (none, a stale file, one exiting, or one not through the handshake)."""
 
 
@@ -87,7 +87,7 @@ def dial_server(path: str, key: bytes, timeout: float = HANDSHAKE_TIMEOUT_S) -> 
         sock.settimeout(None)
     except (FileNotFoundError, ConnectionError, socket.timeout) as exc:
         sock.close()
-        raise Unreachable(type(exc).__name__) from None
+        raise _Unreachable(type(exc).__name__) from None
     except OSError:
         sock.close()
         raise
@@ -112,7 +112,7 @@ def dial_server(path: str, key: bytes, timeout: float = HANDSHAKE_TIMEOUT_S) -> 
     except (EOFError, OSError, pickle.UnpicklingError) as exc:
         conn.close()
         sock.close()
-        raise Unreachable(type(exc).__name__) from None
+        raise _Unreachable(type(exc).__name__) from None
     finally:
         timer.cancel()
     return Link(sock, conn, hello[1])
