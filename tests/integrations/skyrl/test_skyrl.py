@@ -90,3 +90,14 @@ def test_a_users_env_through_the_generic_id_and_bad_rows():
         skyrl_gym.make("ReasoningGym-v0", extras={})
     with pytest.raises(ValueError, match="seed 0 picks"):
         skyrl_gym.make("ReasoningGym-v0", extras={"seed": 0, "problem_id": "other/1"}).init()
+
+
+def test_the_docs_block_runs(capsys):
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).parents[3] / "docs" / "trainers.md").read_text()
+    section = text.split("\n## SkyRL\n", 1)[1].split("\n## ", 1)[0]
+    exec(re.search(r"```python\n(.*?)```", section, re.S).group(1), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] in ("0.0 True incorrect False",) and "'no_verdict': 0.0" in lines[1]

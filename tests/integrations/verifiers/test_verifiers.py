@@ -109,3 +109,22 @@ def test_bad_ids_and_options_fail_when_the_tasks_are_made():
         list(gv.GymTaskset(gv.GymTasksetConfig(id=gv.TASKSET_ID, env_id="ReasoningGym-v0", env_kwargs={"datset": 1})))
     with pytest.raises(ValueError, match="num_tasks"):
         list(gv.GymTaskset(gv.GymTasksetConfig(id=gv.TASKSET_ID, env_id="ReasoningGym-v0", num_tasks=0)))
+
+
+def docs_block(heading):
+    """The first python block under ``## heading`` of docs/trainers.md."""
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).parents[3] / "docs" / "trainers.md").read_text()
+    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+def test_the_docs_block_runs(tmp_path, policy, capsys):
+    rows = items("ReasoningGym-v0", 4, **RG)
+    url, _ = policy({obs: f"<answer>{gold}</answer>" for obs, gold, _ in rows})
+    code = docs_block("verifiers")
+    assert '"http://127.0.0.1:8000/v1"' in code and '"outputs"' in code
+    exec(code.replace('"http://127.0.0.1:8000/v1"', repr(url)).replace('"outputs"', repr(str(tmp_path))), {})
+    assert capsys.readouterr().out.splitlines() == ["True correct 1.0"] * 8
