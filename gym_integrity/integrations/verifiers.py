@@ -2,7 +2,14 @@
 
 verifiers loads a taskset by a top-level module name, so importing this
 module makes it importable as :data:`TASKSET_ID` (``"gym_integrity_verifiers"``);
-then verifiers' own eval runs it (docs/trainers.md)::
+then verifiers' own eval runs it (docs/trainers.md). ``python -m
+gym_integrity.integrations.verifiers ARGS`` is verifiers' ``vf-eval ARGS``
+with the taskset loadable (``vf-eval`` alone cannot import it)::
+
+    python -m gym_integrity.integrations.verifiers gym_integrity_verifiers --env.taskset.env-id FinQA-v0 \\
+        -n 8 -r 4 --model m --client.base-url http://127.0.0.1:8000/v1 --no-push
+
+or from Python::
 
     from verifiers.v1.cli.eval.runner import run_eval
     from verifiers.v1.configs.cli.eval import EvalConfig
@@ -51,11 +58,12 @@ from gym_integrity.protocol import TrainerAction
 from gym_integrity.seeding import distinct_item_seeds
 
 __all__ = ["GymTaskset", "GymTasksetConfig", "GymTask", "GymData", "GymEnv", "GymEnvConfig", "GymChatHarness",
-           "NoVerdict", "TASKSET_ID", "REWARD_NAME"]
+           "NoVerdict", "TASKSET_ID", "REWARD_NAME", "main"]
 
 #: The taskset id verifiers imports this module by (a top-level name: verifiers' loader takes no dotted path).
 TASKSET_ID = "gym_integrity_verifiers"
-sys.modules.setdefault(TASKSET_ID, sys.modules[__name__])
+if __name__ != "__main__":  # run as a script, the real module (imported below) takes the name
+    sys.modules.setdefault(TASKSET_ID, sys.modules[__name__])
 #: The name of the env's reward on ``trace.rewards``.
 REWARD_NAME = "gym_integrity"
 #: Tasks a taskset makes when ``num_tasks`` is None and the env does not say how many items it has.
@@ -204,3 +212,16 @@ class GymChatHarness(NullHarness):
             return
         await super().setup(runtime)
 
+
+def main(argv: list[str] | None = None) -> None:
+    """verifiers' ``vf-eval`` with this taskset importable under :data:`TASKSET_ID`."""
+    import importlib
+
+    importlib.import_module("gym_integrity.integrations.verifiers")  # the real module, not this script's copy
+    from verifiers.v1.cli.eval.main import main as vf_eval
+
+    vf_eval(argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -128,3 +128,30 @@ def test_the_docs_block_runs(tmp_path, policy, capsys):
     assert '"http://127.0.0.1:8000/v1"' in code and '"outputs"' in code
     exec(code.replace('"http://127.0.0.1:8000/v1"', repr(url)).replace('"outputs"', repr(str(tmp_path))), {})
     assert capsys.readouterr().out.splitlines() == ["True correct 1.0"] * 8
+
+
+def test_verifiers_own_cli_through_python_dash_m(tmp_path, policy):
+    import subprocess
+    import sys
+
+    rows = items("ReasoningGym-v0", 2, **RG)
+    url, _ = policy({rows[0][0]: f"<answer>{rows[0][1]}</answer>"})
+    done = subprocess.run(
+        [sys.executable, "-m", "gym_integrity.integrations.verifiers", gv.TASKSET_ID, "--env.taskset.env-id",
+         "ReasoningGym-v0", "--env.taskset.env-kwargs", json.dumps(RG), "-n", "2", "--model", "m",
+         "--client.base-url", url, "--no-push", "--no-rich", "-o", str(tmp_path / "cli")],
+        capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    traces = [json.loads(line) for f in (tmp_path / "cli").rglob("traces.jsonl") for line in f.read_text().splitlines()]
+    got = sorted((t["traces"][0]["info"]["gym_integrity_verdict"], t["traces"][0]["rewards"]["gym_integrity"]["score"])
+                 for t in traces)
+    assert got == [("correct", 1.0), ("no_answer", 0.0)]
+
+
+def test_a_failed_model_call_records_no_reward(tmp_path, policy):
+    url, server = policy({})
+    server.script("404")
+    episodes, traces = evaluate(tmp_path, url, "ReasoningGym-v0", 1, **RG)
+    trace = traces[0]
+    assert not trace.ok and trace.stop_condition == "provider_error" and "gym_integrity" not in trace.rewards
+    assert trace.info["gym_integrity_ended"] is False
