@@ -38,6 +38,7 @@ from gym_integrity.audit.probes import PROBES, Probe, probe_names
 from gym_integrity.audit.report import (AuditReport, ProbeResult, Status, Verdict, exit_status, overall_verdict,
                                         render_reports, reports_to_json)
 from gym_integrity.audit.runner import check_integrity
+from gym_integrity.audit.search import SEARCH_PROBES  # registers the search probes after the grader probes
 from gym_integrity.audit.served import ServedAuditEnv, TwinMismatchError, check_served_integrity
 from gym_integrity.audit.session import AuditSettings
 
@@ -55,6 +56,7 @@ __all__ = [
     "AuditSettings",
     "PROBES",
     "GRADER_PROBES",
+    "SEARCH_PROBES",
     "Probe",
     "probe_names",
     "answer_action",
