@@ -43,7 +43,8 @@ def answer_cap(env: object, default: int = 4096) -> int:
 
 
 # -- question echo ---------------------------------------------------------------------------------------------------
-_LISTED = re.compile(r"^\s*\.?\s*(?:\(?\d{1,2}[.):]|[-*•])\s+(.+?)\s*$", re.MULTILINE)
+_NUMBERED = re.compile(r"^\s*\.?\s*\(?\d{1,2}[.):]\s+(.+?)\s*$", re.MULTILINE)
+_BULLETED = re.compile(r"^\s*[-*•]\s+(.+?)\s*$", re.MULTILINE)
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:/\d+)?(?![\w])")
 _QUOTED = re.compile(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"|`([^`\n]{1,120})`")
 _SENTENCE = re.compile(r"(?<=[.?!])\s+")
@@ -68,12 +69,18 @@ def echo_answers(question: str, limit: int = 40) -> list[Candidate]:
         if text and len(text) <= 2000 and all(c.text != text for c in out):
             out.append(Candidate(family, text))
 
-    items = [m.group(1).strip().rstrip(".") for m in _LISTED.finditer(question)]
-    items = [i for i in items if i and not _INSTRUCTION.search(i)][:12]
-    for conjunction in _conjunctions(question):
-        if len(items) > 1:
-            add("echo: premises joined", f" {conjunction} ".join(items))
-            add("echo: premises joined", f" {conjunction} ".join(f"({i})" if " " in i else i for i in items))
+    items = []
+    for listed in (_NUMBERED, _BULLETED):  # numbered premises or facts first; bullets are often instructions
+        found = [m.group(1).strip().rstrip(".") for m in listed.finditer(question)]
+        items += [i for i in found if i and not _INSTRUCTION.search(i) and i not in items]
+    items = items[:12]
+    numbered = [m.group(1).strip().rstrip(".") for m in _NUMBERED.finditer(question)][:12]
+    for group in (numbered, items):
+        for conjunction in _conjunctions(question):
+            if len(group) > 1:
+                add("echo: premises joined", f" {conjunction} ".join(group))
+                add("echo: premises joined", f" {conjunction} ".join(f"({i})" if " " in i and not i.startswith("(") else i
+                                                                  for i in group))
     for item in items:
         add("echo: premise", item)
     for match in _NUMBER.finditer(question):
@@ -98,6 +105,10 @@ _CALL = re.compile(r"\b([a-z_]\w*)\(([^()\n]{1,120})\)")
 _WORD_NAME = re.compile(r"\b([a-z]+_)([a-z]+)\b")
 _GRID_LINE = re.compile(r"^[A-Za-z.x+@%$#\- ]{4,}$")
 _SEPARATORS = (" → ", "→", ", ", ",", " ", "\n")
+#: The longest scouting gold read for an alphabet (sokoban's move strings fit; a proof does not).
+_ALPHABET_GOLD_CHARS = 300
+#: A scouting gold teaches an alphabet only if every token is this short (moves, cells, numbers; not phrases).
+_ALPHABET_TOKEN_CHARS = 12
 
 
 def _split(text: str) -> tuple[str, list[str]]:
@@ -129,16 +140,17 @@ class Vocabulary:
         vocab = cls()
         for question in questions:
             vocab._read_question(question)
-        golds = [g for g in scout_golds if g.strip()]
+        # A gold of prose (a proof, an explanation) has no alphabet to spray: only short answers teach one.
+        golds = [g for g in scout_golds if g.strip() and len(g) <= _ALPHABET_GOLD_CHARS]
         for gold in golds:
-            vocab._read_sequence(gold[:500])
+            vocab._read_sequence(gold, longest_token=_ALPHABET_TOKEN_CHARS)
         if golds:
             vocab.sources.append(f"the golds of {len(golds)} scouting item(s), not the items attacked")
         return vocab
 
-    def _read_sequence(self, text: str) -> None:
+    def _read_sequence(self, text: str, longest_token: int = 40) -> None:
         sep, tokens = _split(text)
-        if not tokens or len(tokens) > 200:
+        if not tokens or len(tokens) > 200 or any(len(token) > longest_token for token in tokens):
             return
         if sep:
             self.separators.add(sep)

@@ -55,7 +55,7 @@ class SearchBudget:
 
 
 #: The default audit (bounded: the whole default ``gym-integrity audit`` stays near a minute) and ``--deep``.
-DEFAULT_BUDGET = SearchBudget(items=6, per_item=24, covering_digits=4, search_episodes=60, seconds=4.0)
+DEFAULT_BUDGET = SearchBudget(items=6, per_item=24, covering_digits=4, search_episodes=60, seconds=1.5)
 DEEP_BUDGET = SearchBudget(items=24, per_item=120, covering_digits=5, search_episodes=600, seconds=90.0)
 #: The probe bound ``--deep`` sets when none is given: room for the deep budget's seconds.
 DEEP_PROBE_TIMEOUT_S = 200.0
