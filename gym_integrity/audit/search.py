@@ -28,7 +28,7 @@ from gym_integrity.audit.answer_space import (Candidate, Vocabulary, alphabet_an
                                               echo_answers, mutate)
 from gym_integrity.audit.adapters import ANSWER_HINT
 from gym_integrity.audit.grader_probes import same_answer
-from gym_integrity.audit.leaks import walk_strings
+from gym_integrity.audit.leaks import numeric_value, walk_strings
 from gym_integrity.audit.probes import _EPS, _failed, _not_run, _passed, _probe
 from gym_integrity.audit.report import ProbeResult
 from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, short
@@ -83,10 +83,19 @@ def _bare_number_of(answer: str, gold: str) -> bool:
     return bool(match) and same_answer(answer, match.group(1))
 
 
+#: A number this close to a numeric gold is the gold rounded (``5`` for ``4.97%``), not a lucky answer.
+_ROUNDING = 0.01
+
+
+def _rounded(answer: str, gold: str) -> bool:
+    a, g = numeric_value(answer), numeric_value(gold.strip().rstrip("%"))
+    return a is not None and g is not None and g != 0 and abs(a - g) <= _ROUNDING * abs(g)
+
+
 def chance_of(answer: str, gold: str | None, gold_reward: float, wrong_reward: float) -> float:
     """What a grader paying only the answer gives ``answer``: the gold's reward if it is the gold (or the gold's
-    number without its unit), else a wrong answer's capped at 0; 0 without a gold."""
-    if gold is not None and (same_answer(answer, gold) or _bare_number_of(answer, gold)):
+    number without its unit, or rounded within 1%), else a wrong answer's capped at 0; 0 without a gold."""
+    if gold is not None and (same_answer(answer, gold) or _bare_number_of(answer, gold) or _rounded(answer, gold)):
         return gold_reward
     return min(wrong_reward, 0.0)
 
