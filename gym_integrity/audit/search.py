@@ -265,14 +265,14 @@ def _bounded(probe: Callable[[Session], ProbeResult]) -> Callable[[Session], Pro
 def _run(s: Session, what: str, per_item: Callable[[_Item, SearchBudget, random.Random], list[Candidate]],
          extra: Callable[[list[_Item]], list[str]] = lambda items: []) -> ProbeResult:
     budget = budget_for(s)
+    ledger = _Ledger(budget)  # the items' set-up counts against the probe's seconds too
     items, why = _items(s, budget)
     if why:
         return _not_run(why, ANSWER_HINT)
-    ledger = _Ledger(budget)
     for item in items:
         rng = random.Random(item.seed)
-        for candidate in per_item(item, budget, rng)[: budget.per_item]:
-            if not ledger.time_left():
+        for index, candidate in enumerate(per_item(item, budget, rng)[: budget.per_item]):
+            if not ledger.time_left() and index:  # out of time: still each item's first (most telling) answer
                 break
             t = _play(s, item.seed, candidate.text, candidate.family)
             ledger.record(candidate.family, candidate.text, item, t)
@@ -349,6 +349,7 @@ class _Arm:
 @_bounded
 def adaptive_search(s: Session) -> ProbeResult:
     budget = budget_for(s)
+    ledger = _Ledger(budget)
     items, why = _items(s, budget)
     if why:
         return _not_run(why, ANSWER_HINT)
@@ -359,9 +360,8 @@ def adaptive_search(s: Session) -> ProbeResult:
     seeds = alphabet_answers(vocab, rng, cap, lengths=(4, 12, 40), randoms=1, exhaustive_up_to=1)
     arms = [_Arm(c.text, c.family) for c in seeds[:12]]
     arms += [_Arm("0123456789", "seed: digits"), _Arm("0", "seed: digits")]
-    ledger = _Ledger(budget)
     for episode in range(budget.search_episodes):
-        if not ledger.time_left():
+        if not ledger.time_left() and episode >= len(items):
             break
         played = [a for a in arms if a.plays]
         unplayed = [a for a in arms if not a.plays]
