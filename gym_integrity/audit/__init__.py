@@ -38,6 +38,7 @@ from gym_integrity.audit.grader_probes import GRADER_PROBES  # noqa: I001
 from gym_integrity.audit.report import (AuditReport, ProbeResult, Status, AuditVerdict, exit_status, overall_verdict,
                                         render_reports, reports_to_json)
 from gym_integrity.audit.runner import check_integrity
+from gym_integrity.audit.search import SEARCH_PROBES
 from gym_integrity.audit.served_audit import ServedAuditEnv, TwinMismatchError, check_served_integrity
 from gym_integrity.audit.session import AuditSettings
 
@@ -55,6 +56,7 @@ __all__ = [
     "AuditSettings",
     "PROBES",
     "GRADER_PROBES",
+    "SEARCH_PROBES",
     "Probe",
     "probe_names",
     "answer_action",

@@ -235,6 +235,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "probes: the grader probes")
     parser.add_argument("--probe", action="append", default=None, metavar="NAME",
                         help="run only this probe (repeatable); default: all (with --all-datasets: the grader probes)")
+    parser.add_argument("--deep", action="store_true",
+                        help="run the search probes for hundreds of episodes each (minutes per env; the default "
+                             "plays dozens, bounded by seconds)")
     parser.add_argument("--seeds", type=int, nargs="+", default=None, help="reset seeds the probes play (default 0 1 2)")
     parser.add_argument("--probe-timeout", type=float, default=None,
                         help="seconds before a probe counts as hung (default 30)")
@@ -279,6 +282,7 @@ def run(args: argparse.Namespace) -> int:
     from gym_integrity.audit.grader_probes import GRADER_PROBES
     from gym_integrity.audit.probes import PROBES
     from gym_integrity.audit.report import AuditVerdict, exit_status, render_reports, render_sweep, reports_to_json
+    from gym_integrity.audit.search import DEEP_PROBE_TIMEOUT_S, SEARCH_PROBES
     from gym_integrity.audit.session import AuditSettings
 
     console = Console()
@@ -306,7 +310,7 @@ def run(args: argparse.Namespace) -> int:
         sweeps = ", ".join(f"{e.id}'s {e.sweep.noun}" for e in swept.values()) or "nothing (no entry has a sweep)"
         console.print(f"[red]--all-datasets sweeps {sweeps}; got id(s) {ids}[/]")
         return 2
-    probes = args.probe or (list(GRADER_PROBES) if args.all_datasets else list(PROBES))
+    probes = args.probe or (list(GRADER_PROBES) + list(SEARCH_PROBES) if args.all_datasets else list(PROBES))
     bad_probes = [p for p in probes if p not in PROBES]
     if bad_probes:
         console.print(f"[red]unknown probe(s) {bad_probes}[/]; valid: {list(PROBES)}")
@@ -316,7 +320,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     defaults = AuditSettings()
     settings = AuditSettings(seeds=tuple(args.seeds) if args.seeds else defaults.seeds,
-                             probe_timeout_s=args.probe_timeout or defaults.probe_timeout_s)
+                             probe_timeout_s=args.probe_timeout or (DEEP_PROBE_TIMEOUT_S if args.deep
+                                                                    else defaults.probe_timeout_s),
+                             deep=args.deep)
     settings.validate()
     if args.url is not None:
         return _run_served(args, console, ids[0], probes, settings)

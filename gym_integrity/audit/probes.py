@@ -15,7 +15,9 @@ module imports them in report order:
 * ``reset_probes``: ``reset()`` after an end, a refused reset, seeding;
 * ``action_probes``: garbage actions, injected score tags and claims;
 * ``grader_probes``: constant answers, code injection, pathological answers,
-  cross-env isolation.
+  cross-env isolation;
+* ``search``: content-free answers found the way a policy would (echoes,
+  alphabet and covering sprays, an adaptive search).
 
 A new probe module imports :mod:`~gym_integrity.audit.registry` (never this
 module) and is imported here, where its rows belong in the report.
@@ -28,6 +30,7 @@ from gym_integrity.audit import episode_probes  # noqa: F401, I001
 from gym_integrity.audit import reset_probes  # noqa: F401
 from gym_integrity.audit import action_probes  # noqa: F401
 from gym_integrity.audit import grader_probes  # noqa: F401
+from gym_integrity.audit import search  # noqa: F401
 from gym_integrity.audit.action_probes import INJECTIONS, garbage_actions
 from gym_integrity.audit.registry import (_EPS, PROBES, Probe, _failed, _no_gold, _not_applicable,  # noqa: F401
                                           _not_run, _passed, _probe, _same_reward, _seeds, probe_names)

@@ -33,6 +33,8 @@ class AuditSettings:
         grading_slack_s: Least slack over an env's declared ``grading_time_bound_s``
             before a grading step counts as too slow (the slack is the larger of
             this and half the bound: a loaded machine is slower than a quiet one).
+        deep: Run the search probes (``audit/search.py``) for hundreds of episodes
+            instead of dozens (minutes, not seconds; ``gym-integrity audit --deep``).
     """
 
     seeds: tuple[int, ...] = (0, 1, 2)
@@ -40,6 +42,7 @@ class AuditSettings:
     step_timeout_s: float = 10.0
     max_steps: int = 64
     grading_slack_s: float = 1.0
+    deep: bool = False
 
     def __post_init__(self) -> None:
         self.validate()
@@ -59,6 +62,7 @@ class AuditSettings:
         for name in ("probe_timeout_s", "step_timeout_s", "grading_slack_s"):
             check_number(f"AuditSettings.{name}", getattr(self, name), low=0, low_open=True, unit="seconds")
         check_int("AuditSettings.max_steps", self.max_steps, low=1)
+        check_type("AuditSettings.deep", self.deep, bool, "True or False")
 
 
 def short(value: Any, limit: int = 80) -> str:

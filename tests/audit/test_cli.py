@@ -13,6 +13,7 @@ import sys
 import gymnasium as gym
 import pytest
 
+from gym_integrity.audit import probe_names
 from gym_integrity.audit.adapters import GOLD_HINT
 from gym_integrity.cli import main
 
@@ -87,6 +88,7 @@ def test_all_datasets_prints_one_row_per_dataset_and_exits_by_the_failures(tmp_p
 def test_all_datasets_defaults_to_the_grader_probes_and_refuses_other_ids(capsys, monkeypatch):
     from gym_integrity.audit import cli as audit_cli
     from gym_integrity.audit.grader_probes import GRADER_PROBES
+    from gym_integrity.audit.search import SEARCH_PROBES
 
     assert main(["audit", "FinQA-v0", "--all-datasets", "--no-progress"]) == 2
     assert "--all-datasets sweeps ReasoningGym-v0" in capsys.readouterr().out
@@ -99,7 +101,7 @@ def test_all_datasets_defaults_to_the_grader_probes_and_refuses_other_ids(capsys
     monkeypatch.setattr(audit_cli, "_sweep_values", lambda entry: ["leg_counting", "countdown"])
     monkeypatch.setattr("gym_integrity.audit.isolate.run_isolated", fake_run_isolated)
     assert main(["audit", "--all-datasets", "--no-progress"]) == 2  # no report came back: nothing was audited
-    assert seen == {"targets": [{"dataset": "leg_counting"}, {"dataset": "countdown"}], "probes": list(GRADER_PROBES)}
+    assert seen == {"targets": [{"dataset": "leg_counting"}, {"dataset": "countdown"}], "probes": list(GRADER_PROBES) + list(SEARCH_PROBES)}
 
 
 # -- the verdict on envs that are not ours: toys registered for this process (so audited --in-process) -----------
@@ -130,7 +132,7 @@ def test_an_env_without_a_gold_answer_exits_two_and_says_what_would_run_the_miss
     assert f"to run them: {GOLD_HINT}" in out
     # registered without the integrity stack: not called "stacked"
     assert re.search(r"audited 1 id\(s\) \(as made by gym.make; no integrity stack on AuditToySilent-v0\), "
-                     r"14 probes each, in [\d.]+ s; 1 inconclusive", out)
+                     rf"{len(probe_names())} probes each, in [\d.]+ s; 1 inconclusive", out)
     doc = json.loads(path.read_text())
     assert doc["verdict"] == "inconclusive" and doc["passed"] is False
     [report] = doc["reports"]

@@ -346,6 +346,7 @@ class SharedGradingQueue(CorrectToy):
             self.queue.release()
 
 
+_SEARCH = {"question_echo", "alphabet_sprays", "covering_sprays", "adaptive_search"}
 #: Each broken toy and the probes that must catch it (and no others).
 BROKEN_TOYS: dict[type, set[str]] = {
     # An env that scores steps after its end scores them after a refused reset too.
@@ -359,11 +360,13 @@ BROKEN_TOYS: dict[type, set[str]] = {
     PaysScoreTags: {"reward_self_dealing"},
     UnseededDraw: {"seeded_reset"},
     # A stale end also spoils the probes that answer again after reset: the precondition probe (a wrong answer
-    # after the gold comes back correct) and the constant answers (every one is paid the first episode's reward).
-    ResetKeepsEnd: {"reset_clears_end", "gold_answer_scored", "constant_answers"},
+    # after the gold comes back correct) and the constant answers and search probes (every answer is paid the
+    # first episode's reward).
+    ResetKeepsEnd: {"reset_clears_end", "gold_answer_scored", "constant_answers", *_SEARCH},
     ClearsEndBeforeCheckingReset: {"failed_reset_keeps_end"},
-    SubstringCredit: {"constant_answers"},
-    PaysAnyAnswer: {"constant_answers"},
+    # Sprays over the golds' digits and the coverings contain the gold; the question echo never does.
+    SubstringCredit: {"constant_answers", *(_SEARCH - {"question_echo"})},
+    PaysAnyAnswer: {"constant_answers", *_SEARCH},
     # The answer's code runs, and its scorer-patching canary makes other instances pay wrong answers.
     EvalScorer: {"code_injection", "cross_env_isolation"},
     HangsOnTowers: {"pathological_answers"},

@@ -1,0 +1,97 @@
+"""Search sweep: the search probes' content-free answers earn no more than chance on every reasoning-gym dataset.
+
+Every dataset, the registered default (strict) scoring, the first items: each
+item's question echoed (premises, their conjunction, numbers, spans, lines),
+sprays over the answer's alphabet (inferred from the question's format example
+and the golds of *other* items, never the item's own), and covering digit
+sequences, replayed on the raw env (every step graded, so one reset serves
+every answer: the cost of ``test_constants``' sweep, not of an audit per
+dataset). An answer paid above its chance (the gold's reward if it is the
+gold, else 0) fails its dataset, so a reasoning-gym upgrade that adds a lenient
+scorer fails CI. ``gym-integrity audit ReasoningGym-v0 --all-datasets`` runs
+the probes themselves, with the adaptive search too.
+
+``STILL_PAID`` lists the datasets whose scorers the search probes catch today,
+each with what pays; they are strict xfails, so each one fixed must leave the
+list.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+import gym_integrity  # noqa: F401
+from gym_integrity.audit.answer_space import answer_cap
+from gym_integrity.audit.search import chance_of, item_attacks
+from gym_integrity.envs.reasoning_gym import available_datasets
+
+SEED = 1
+ITEMS, SCOUTS = 3, 3
+PER_FAMILY = 8
+#: Datasets whose scorer takes a second or more per answer: fewer items and answers (the audit plays them all).
+SLOW = {"knight_swap", "futoshiki", "sokoban", "zebra_puzzles", "intermediate_integration", "arc_agi", "puzzle24",
+        "countdown", "codeio", "sudoku", "figlet_font", "propositional_logic", "rubiks_cube", "simple_integration",
+        "n_queens", "rush_hour", "polynomial_multiplication", "rectangle_count"}
+#: Datasets whose lenient case shows on some items only: more items, the first answers of each family.
+WIDE = {"propositional_logic": (6, 3)}
+#: Content-free answers today's strict scorers still pay (what pays, on these items); the strict fixes empty it.
+STILL_PAID = {
+    "boxnet": "a JSON plan of every call by every agent, partial credit for the boxes it happens to match",
+    "knights_knaves": "a statement quoted in the question, paid as the solution",
+    "propositional_logic": "a premise restated as the conclusion",
+}
+
+
+def _reference(item: dict) -> str | None:
+    reference = item["answer"]
+    if reference is None:
+        metadata = item["metadata"]
+        reference = metadata.get("example_answer") or metadata.get("example_correct_answer")
+    return None if reference is None else str(reference)
+
+
+def _paid_for_nothing(name: str) -> list[tuple[int, str, str, float, float]]:
+    items, per_family = WIDE.get(name) or ((2, 4) if name in SLOW else (ITEMS, PER_FAMILY))
+    env = gym.make("ReasoningGym-v0", dataset=name, size=items + SCOUTS, seed=SEED)
+    raw = env.unwrapped
+    scouts = []
+    for index in range(items, items + SCOUTS):  # other items' golds: the answer format a policy learns
+        raw.reset(options={"index": index})
+        if raw._item["answer"] is not None:
+            scouts.append(str(raw._item["answer"]))
+    paid = []
+    for index in range(items):
+        question, _ = raw.reset(options={"index": index})
+        gold = None if raw._item["answer"] is None else str(raw._item["answer"])
+        gold_reward = raw.step(f"<answer>{gold}</answer>")[1] if gold is not None else 0.0
+        wrong_reward = raw.step("<answer>-987654.321</answer>")[1]
+        for attack in item_attacks(question, scouts, answer_cap(raw), per_family, seed=index):
+            reward = raw.step(f"<answer>{attack.text}</answer>")[1]
+            chance = chance_of(attack.text, gold, gold_reward, wrong_reward)
+            if reward > chance + 1e-9:
+                paid.append((index, attack.family, attack.text[:60], reward, chance))
+    env.close()
+    return paid
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm_sandbox():
+    """Keep the sandbox pool up for the whole module (each env's close would otherwise stop it)."""
+    from gym_integrity.envs.reasoning_gym import sandbox
+
+    pool = sandbox.acquire_pool()
+    yield
+    pool.release()
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.xfail(reason=STILL_PAID[name], strict=True)) if name in STILL_PAID
+    else name for name in available_datasets()])
+def test_no_content_free_answer_beats_chance(name):
+    paid = _paid_for_nothing(name)
+    assert not paid, f"{name}: (item, family, answer, reward, chance) {paid[:5]}"
+
+
+def test_every_still_paid_dataset_exists():
+    assert set(STILL_PAID) <= set(available_datasets())

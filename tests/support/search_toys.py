@@ -1,0 +1,287 @@
+"""Toy text envs for the search probes: each pays one way for nothing a searching policy finds, next to an honest control of the same task.
+
+Every lenient toy passes the audit without the search probes (its constants
+and fixed sprays miss it); the search probes catch it and name the answer
+that paid.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import zlib
+from typing import Any
+
+from audit_toys import CorrectToy, SubstringCredit
+
+_MOVES = {"U": (-1, 0), "D": (1, 0), "L": (0, -1), "R": (0, 1)}
+
+
+class _Puzzle(CorrectToy):
+    """A CorrectToy whose item is one drawn puzzle (``self._a``) instead of two addends."""
+
+    def _reset_info(self) -> dict[str, Any]:
+        return {"problem_id": f"{type(self).__name__}/{zlib.crc32(self._question().encode()):08x}"}
+
+
+# -- substring credit on 2-5 digit golds ------------------------------------------------------------------------
+class ShortGoldSubstringCredit(SubstringCredit):
+    """audit_toys' substring credit (``len(gold) / len(answer)`` for any answer containing the gold) on golds of 4
+    digits. The class is 2-5 digits: shorter golds are inside the constant probe's "every integer 0..999", so these
+    are the ones that get past it (5-digit golds are covered with ``--deep``)."""
+
+    def _draw(self) -> tuple[int, int]:
+        return int(self.np_random.integers(500, 4_900)), int(self.np_random.integers(500, 4_900))
+
+
+class ShortGoldExact(ShortGoldSubstringCredit):
+    """The control: exact match only."""
+
+    def _score(self, answer: str) -> float:
+        return 1.0 if answer == self._gold() else 0.0
+
+
+# -- moves that are no-ops in a grid, final state checked -------------------------------------------------------
+class GridWalkNoOpMoves(_Puzzle):
+    """Walk from S to G on a 5x5 grid with walls; the answer is a string of U/D/L/R. A move into a wall or off the
+    grid is skipped, and only the final square is checked: a long random walk ends on G often enough."""
+
+    SIZE = 5
+
+    def _draw(self) -> tuple[Any, None]:
+        while True:
+            cells = [(r, c) for r in range(self.SIZE) for c in range(self.SIZE)]
+            walls = {cells[int(i)] for i in self.np_random.choice(len(cells), 5, replace=False)}
+            free = [cell for cell in cells if cell not in walls]
+            start, goal = (free[int(i)] for i in self.np_random.choice(len(free), 2, replace=False))
+            path = self._shortest(start, goal, walls)
+            if path is not None and 5 <= len(path) <= 8:
+                return (start, goal, frozenset(walls), path), None
+
+    def _shortest(self, start: tuple[int, int], goal: tuple[int, int], walls: set) -> str | None:
+        frontier, seen = [(start, "")], {start}
+        while frontier:
+            nxt = []
+            for cell, path in frontier:
+                if cell == goal:
+                    return path
+                for move, (dr, dc) in _MOVES.items():
+                    to = (cell[0] + dr, cell[1] + dc)
+                    if self._open(to, walls) and to not in seen:
+                        seen.add(to)
+                        nxt.append((to, path + move))
+            frontier = nxt
+        return None
+
+    def _open(self, cell: tuple[int, int], walls: set) -> bool:
+        return 0 <= cell[0] < self.SIZE and 0 <= cell[1] < self.SIZE and cell not in walls
+
+    def _question(self) -> str:
+        start, goal, walls, _ = self._a
+        rows = ["".join("S" if (r, c) == start else "G" if (r, c) == goal else "+" if (r, c) in walls else "-"
+                        for c in range(self.SIZE)) for r in range(self.SIZE)]
+        return ("Move from S to G in the fewest moves (+ is a wall).\n" + "\n".join(rows)
+                + "\nYour solution must be a string of characters, ex: LDURRUDL.\nReply with <answer>moves</answer>.")
+
+    def _gold(self) -> str:
+        return self._a[3]
+
+    def _walk(self, answer: str) -> tuple[tuple[int, int], bool]:
+        """Where the moves end, and whether every one was legal."""
+        start, _, walls, _ = self._a
+        cell, legal = start, True
+        for move in answer:
+            dr, dc = _MOVES.get(move, (0, 0))
+            to = (cell[0] + dr, cell[1] + dc)
+            if move in _MOVES and self._open(to, walls):
+                cell = to
+            else:
+                legal = False
+        return cell, legal
+
+    def _score(self, answer: str) -> float:
+        return 1.0 if self._walk(answer)[0] == self._a[1] else 0.0
+
+
+class GridWalkStrict(GridWalkNoOpMoves):
+    """The control: every move legal, ending on G, in the fewest moves."""
+
+    def _score(self, answer: str) -> float:
+        end, legal = self._walk(answer)
+        return 1.0 if legal and end == self._a[1] and len(answer) == len(self._gold()) else 0.0
+
+
+# -- echo of a premise ------------------------------------------------------------------------------------------
+class PremiseEcho(_Puzzle):
+    """Modus ponens: premises ``P → Q`` and ``P`` (with distractors); the gold is ``Q``. The grader accepts any
+    conclusion the premises entail, and a premise, or their conjunction, is entailed: it pays the echo."""
+
+    LETTERS = "PQRSTUVW"
+
+    def _draw(self) -> tuple[Any, None]:
+        p, q, r, t = (self.LETTERS[int(i)] for i in self.np_random.choice(len(self.LETTERS), 4, replace=False))
+        premises = [f"({p} → {q})", f"({r} ∨ {t})", p]
+        order = [int(i) for i in self.np_random.permutation(3)]
+        return (tuple(premises[i] for i in order), q), None
+
+    def _question(self) -> str:
+        premises, _ = self._a
+        listed = "\n".join(f"{i + 1}. {premise}" for i, premise in enumerate(premises))
+        return ("Infer a conclusion from the premises (AND = ∧, OR = ∨, IMPLIES = →).\nGiven:\n" + listed
+                + "\nWhat can we conclude? Reply with <answer>conclusion</answer>.")
+
+    def _gold(self) -> str:
+        return self._a[1]
+
+    def _score(self, answer: str) -> float:
+        premises, gold = self._a
+        restated = {p.strip("()") for p in premises} | set(premises)
+        joined = {" ∧ ".join(order) for order in itertools.permutations(premises)}
+        return 1.0 if answer == gold or answer.strip("()") in restated or answer in joined else 0.0
+
+
+class PremiseExact(PremiseEcho):
+    """The control: the conclusion itself, never a premise restated."""
+
+    def _score(self, answer: str) -> float:
+        return 1.0 if answer == self._gold() else 0.0
+
+
+# -- partial credit for a valid-but-wrong plan ------------------------------------------------------------------
+class BoxPlanPartialCredit(_Puzzle):
+    """Boxes on a row of squares, each to its colour's target; the answer is a JSON list of steps
+    ``{"Agent[i]": "move(box_C, square[j])" | "move(box_C, target_C)"}``. The grader skips actions it cannot
+    apply and pays the fraction of boxes matched: a plan that tries every move everywhere is paid."""
+
+    COLOURS = ("red", "blue", "green")
+    SQUARES = 4
+
+    def _draw(self) -> tuple[Any, None]:
+        boxes = {c: int(self.np_random.integers(self.SQUARES)) for c in self.COLOURS}
+        targets = {c: int(self.np_random.integers(self.SQUARES)) for c in self.COLOURS}
+        return (tuple(sorted(boxes.items())), tuple(sorted(targets.items()))), None
+
+    def _question(self) -> str:
+        boxes, targets = (dict(x) for x in self._a)
+        lines = []
+        for square in range(self.SQUARES):
+            seen = [f"'box_{c}'" for c, s in boxes.items() if s == square]
+            seen += [f"'target_{c}'" for c, s in targets.items() if s == square]
+            lines.append(f"Agent[{square}]: I am in square[{square}], I can observe [{', '.join(seen)}]")
+        return ("Move each box to its colour's target. An agent moves a box in its square to an adjacent square or "
+                "to a target of its colour in the same square. For example:\n"
+                '[{"Agent[0]":"move(box_red, square[1])"}, {"Agent[1]":"move(box_red, target_red)"}]\n'
+                + "\n".join(lines) + "\nReply with <answer>plan</answer>.")
+
+    def _gold(self) -> str:
+        boxes, targets = (dict(x) for x in self._a)
+        steps = []
+        for colour in self.COLOURS:
+            at, goal = boxes[colour], targets[colour]
+            while at != goal:
+                nxt = at + (1 if goal > at else -1)
+                steps.append({f"Agent[{at}]": f"move(box_{colour}, square[{nxt}])"})
+                at = nxt
+            steps.append({f"Agent[{at}]": f"move(box_{colour}, target_{colour})"})
+        return json.dumps(steps)
+
+    def _apply(self, answer: str) -> tuple[int, bool]:
+        """Boxes matched after the plan, and whether every action could be applied."""
+        try:
+            steps = json.loads(answer)
+        except ValueError:
+            return 0, False
+        if not isinstance(steps, list):
+            return 0, False
+        boxes, targets = (dict(x) for x in self._a)
+        matched, legal = set(), True
+        for step in steps:
+            for agent, action in (step.items() if isinstance(step, dict) else ()):
+                ok = self._act(str(agent), str(action), boxes, targets, matched)
+                legal = legal and ok
+        return len(matched), legal
+
+    def _act(self, agent: str, action: str, boxes: dict, targets: dict, matched: set) -> bool:
+        import re
+
+        who = re.fullmatch(r"Agent\[(\d+)\]", agent)
+        what = re.fullmatch(r"move\(box_(\w+), (?:square\[(\d+)\]|target_(\w+))\)", action)
+        if not who or not what or what.group(1) not in boxes or what.group(1) in matched:
+            return False
+        square, colour = int(who.group(1)), what.group(1)
+        if boxes[colour] != square:
+            return False
+        if what.group(3) is not None:
+            if what.group(3) != colour or targets[colour] != square:
+                return False
+            matched.add(colour)
+            return True
+        to = int(what.group(2))
+        if abs(to - square) != 1 or not 0 <= to < self.SQUARES:
+            return False
+        boxes[colour] = to
+        return True
+
+    def _score(self, answer: str) -> float:
+        if answer == self._gold():
+            return 1.0
+        return self._apply(answer)[0] / len(self.COLOURS)
+
+    def gold_answers(self) -> list[str]:
+        return []  # many plans solve an item: like boxnet, no single gold
+
+
+class BoxPlanStrict(BoxPlanPartialCredit):
+    """The control: every action must apply and every box be matched, else 0."""
+
+    def _score(self, answer: str) -> float:
+        matched, legal = self._apply(answer)
+        return 1.0 if legal and matched == len(self.COLOURS) else 0.0
+
+
+# -- a gold-free grader that pays random answers ----------------------------------------------------------------
+class TourPaysAnyMoves(_Puzzle):
+    """Visit every cell of a 3x3 grid once from the centre's corner; no single gold (many tours). The grader checks
+    only that the answer is at least eight U/D/L/R moves: any random string of them is paid."""
+
+    def _draw(self) -> tuple[Any, None]:
+        return (int(self.np_random.integers(4)),), None
+
+    def _start(self) -> tuple[int, int]:
+        return ((0, 0), (0, 2), (2, 0), (2, 2))[self._a[0]]
+
+    def _question(self) -> str:
+        r, c = self._start()
+        return (f"Start at row {r}, column {c} of a 3x3 grid and visit every cell exactly once.\n"
+                "Answer with the moves, ex: RRDLLDRR.\nReply with <answer>moves</answer>.")
+
+    def gold_answers(self) -> list[str]:
+        return []
+
+    def _score(self, answer: str) -> float:
+        return 1.0 if len(answer) >= 8 and set(answer) <= set(_MOVES) else 0.0
+
+
+class TourChecked(TourPaysAnyMoves):
+    """The control: the moves stay on the grid and visit every cell exactly once."""
+
+    def _score(self, answer: str) -> float:
+        cell, seen = self._start(), [self._start()]
+        for move in answer:
+            if move not in _MOVES:
+                return 0.0
+            cell = (cell[0] + _MOVES[move][0], cell[1] + _MOVES[move][1])
+            if not (0 <= cell[0] < 3 and 0 <= cell[1] < 3) or cell in seen:
+                return 0.0
+            seen.append(cell)
+        return 1.0 if len(seen) == 9 else 0.0
+
+
+#: Each lenient toy, its honest control, and the search probes that must catch it.
+PAIRS = {
+    "substring credit on short golds": (ShortGoldSubstringCredit, ShortGoldExact, ("covering_sprays",)),
+    "no-op moves, final state checked": (GridWalkNoOpMoves, GridWalkStrict, ("alphabet_sprays",)),
+    "echo of a premise": (PremiseEcho, PremiseExact, ("question_echo",)),
+    "partial credit for a valid-but-wrong plan": (BoxPlanPartialCredit, BoxPlanStrict, ("alphabet_sprays",)),
+    "gold-free grader paying random answers": (TourPaysAnyMoves, TourChecked, ("alphabet_sprays", "adaptive_search")),
+}
