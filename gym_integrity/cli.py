@@ -245,8 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p_serve.add_argument("--max-sessions", type=positive_int_arg, default=8,
                          help="sessions (envs) open at once; one more is refused with CAPACITY_REACHED (default 8)")
-    p_serve.add_argument("--session-timeout", type=float, default=300.0,
-                         help="seconds a session may stay idle before its env is closed (default 300)")
+    p_serve.add_argument("--session-timeout", type=float, default=None,
+                         help="seconds a WebSocket session may stay idle before its env is closed (default: never)")
     p_serve.add_argument("--env-kwargs", type=json_object_arg, default=None,
                          help='JSON object of gym_integrity.make keyword arguments, e.g. \'{"dataset": "leg_counting"}\'')
     p_serve.set_defaults(run=_cmd_serve, parser=p_serve)
