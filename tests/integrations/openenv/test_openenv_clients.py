@@ -213,3 +213,16 @@ def test_finqa_clients_call_tool_steps_carry_done_reward_and_its_metadata():
             assert (again["done"], again["reward"]) == (True, 0.0)  # frozen after the end
             text = json.dumps([first, looked, answered, again])
             assert "ground_truth" not in text and "privileged" not in text
+
+
+def test_the_serve_command_passes_the_reset_limits_and_no_idle_timeout_by_default(monkeypatch):
+    import gym_integrity.integrations.openenv as served
+    from gym_integrity import cli
+
+    calls = []
+    monkeypatch.setattr(served, "serve", lambda *args, **kwargs: calls.append((args, kwargs)))
+    assert cli.main(["serve", RG, "--client-datasets", "leg_counting,word_sorting", "--max-size", "50"]) == 0
+    (args, kwargs), = calls
+    assert args == (RG, None)
+    assert (kwargs["client_datasets"], kwargs["max_size"], kwargs["session_timeout_s"]) == \
+        (["leg_counting", "word_sorting"], 50, None)
