@@ -105,7 +105,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         args.parser.error(str(exc))  # exits 2
     try:
         serve(args.id, args.env_kwargs, host=args.host, port=args.port, max_sessions=args.max_sessions,
-              session_timeout_s=args.session_timeout)
+              session_timeout_s=args.session_timeout, client_datasets=args.client_datasets, max_size=args.max_size)
     except (TypeError, ValueError) as exc:
         args.parser.error(str(exc))
     return 0
@@ -245,8 +245,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p_serve.add_argument("--max-sessions", type=positive_int_arg, default=8,
                          help="sessions (envs) open at once; one more is refused with CAPACITY_REACHED (default 8)")
-    p_serve.add_argument("--session-timeout", type=float, default=300.0,
-                         help="seconds a session may stay idle before its env is closed (default 300)")
+    p_serve.add_argument("--session-timeout", type=float, default=None,
+                         help="seconds a WebSocket session may stay idle before its env is closed (default: never)")
+    p_serve.add_argument("--client-datasets", type=lambda text: [n for n in text.split(",") if n], default=None,
+                         help="comma-separated datasets a client's reset may pick (OpenEnv's reasoning_gym_env "
+                              "dataset_name; default: the served one's)")
+    p_serve.add_argument("--max-size", type=positive_int_arg, default=None,
+                         help="largest dataset size a client's reset may ask for (default: the served size)")
     p_serve.add_argument("--env-kwargs", type=json_object_arg, default=None,
                          help='JSON object of gym_integrity.make keyword arguments, e.g. \'{"dataset": "leg_counting"}\'')
     p_serve.set_defaults(run=_cmd_serve, parser=p_serve)

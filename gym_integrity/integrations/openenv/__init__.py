@@ -1,6 +1,6 @@
 """Serve any registered id over OpenEnv's protocol with the integrity stack on the server side (``[serve]`` extra).
 
-``gym-integrity serve ENV_ID`` (or :func:`serve`) runs openenv-core's own
+``gym-integrity serve ENV_ID`` (or :func:`serve`) runs openenv's own
 server around ``gym_integrity.make(ENV_ID, ...)``, one env per session;
 OpenEnv's clients (``EnvClient``, ``GenericEnvClient``, ``MCPToolClient``)
 talk to it as to any OpenEnv env. :class:`RemoteEnv` is the way back: a
@@ -13,18 +13,18 @@ from __future__ import annotations
 try:
     import openenv.core  # noqa: F401
 except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ImportError("gym_integrity.integrations.openenv needs openenv-core: pip install 'gym-integrity[serve]'") from exc
+    raise ImportError("gym_integrity.integrations.openenv needs openenv: pip install 'gym-integrity[serve]'") from exc
 
 from gym_integrity.integrations.openenv.app import (
+    DEFAULT_DETACHED_SESSION_TTL_S,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_TIMEOUT_S,
-    MCP_TOOLSETS,
     build_app,
     serve,
 )
 from gym_integrity.integrations.openenv.client import GymEnvClient, RemoteEnv, observation_info
 from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymOrToolCallAction, GymState
-from gym_integrity.integrations.openenv.served import InlineServedEnv, ServedEnv, ServedQEDMathEnv
+from gym_integrity.integrations.openenv.served_envs import InlineServedEnv, ServedEnv, ServedMCPEnv, mcp_toolset
 
 __all__ = [
     "build_app",
@@ -38,8 +38,9 @@ __all__ = [
     "observation_info",
     "ServedEnv",
     "InlineServedEnv",
-    "ServedQEDMathEnv",
-    "MCP_TOOLSETS",
+    "ServedMCPEnv",
+    "mcp_toolset",
+    "DEFAULT_DETACHED_SESSION_TTL_S",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_SESSION_TIMEOUT_S",
 ]

@@ -4,8 +4,9 @@ They are openenv-core's pydantic models (``Action``, ``Observation``,
 ``State``), so OpenEnv's clients, schema endpoint and web tooling read them
 as they read any OpenEnv env. What goes out is an allow-list: the observation
 string, the reward, and the info fields the integrity stack left public
-(:func:`public_observation`); ``metadata`` is always empty and the privileged
-info never reaches a model at all.
+(:func:`public_observation`); ``metadata`` holds the step's ``verdict`` and
+``no_verdict`` (the one dict OpenEnv's typed clients pass through), and the
+privileged info never reaches a model at all.
 """
 
 from __future__ import annotations
@@ -43,23 +44,35 @@ class GymAction(Action):
     # not refused on the wire (and a name with a lone surrogate cannot break the error frame's encoding).
     tool: Optional[str] = Field(default=None, strict=True, description="the tool to call (envs with tools only)")
     arguments: Optional[Any] = Field(default=None, description="the tool call's arguments (a JSON object)")
+    # OpenEnv's reasoning_gym_env sends the bare answer; it is graded as the env's answer format wraps it.
+    answer: Optional[str] = Field(default=None, strict=True,
+                                  description="a bare final answer (OpenEnv's ReasoningGymAction), graded as if tagged")
 
     @model_validator(mode="after")
     def _one_kind(self) -> "GymAction":
-        # PydanticCustomError, not ValueError: openenv-core sends ``e.errors()`` back to the client, and a
+        # PydanticCustomError, not ValueError: openenv sends ``e.errors()`` back to the client, and a
         # ValueError's context holds the exception object, which does not serialise (the session would die).
-        if (self.text is None) == (self.tool is None):
-            raise PydanticCustomError("one_kind", "give exactly one of 'text' and 'tool'")
+        if sum(v is not None for v in (self.text, self.tool, self.answer)) != 1:
+            raise PydanticCustomError("one_kind", "give exactly one of 'text', 'answer' and 'tool'")
         if self.tool is None and self.arguments is not None:
             raise PydanticCustomError("one_kind", "'arguments' go with 'tool'")
-        if self.tool is not None and self.num_tokens is not None:
+        if self.text is None and self.num_tokens is not None:
             raise PydanticCustomError("one_kind", "'num_tokens' goes with 'text'")
         return self
 
-    def to_env_action(self) -> Any:
-        """The action the gym env takes: a str, ``{"text", "num_tokens"}``, or ``{"tool", "arguments"}``."""
+    def to_env_action(self, answer_format: str = "tag") -> Any:
+        """The action the gym env takes: a str, ``{"text", "num_tokens"}``, or ``{"tool", "arguments"}``.
+
+        An ``answer`` becomes the text a model would write for it under the
+        env's ``answer_format`` (``<answer>a</answer>``, ``\\boxed{a}``, or
+        the bare answer for ``raw``).
+        """
         if self.tool is not None:
             return {"tool": self.tool, "arguments": {} if self.arguments is None else self.arguments}
+        if self.answer is not None:
+            if answer_format == "raw":
+                return self.answer
+            return f"\\boxed{{{self.answer}}}" if answer_format == "boxed" else f"<answer>{self.answer}</answer>"
         if self.num_tokens is None:
             return self.text
         return {"text": self.text, "num_tokens": self.num_tokens}
@@ -97,11 +110,18 @@ class GymObservation(Observation):
 
     text: str = ""
     truncated: bool = False
+    #: OpenEnv's reasoning_gym_env field: the prompt at reset, None after a step (as there).
+    question: Optional[str] = None
     problem_id: Optional[str] = None
     verdict: Optional[str] = None
     no_verdict: Optional[bool] = None
     score: Optional[float] = None
     cause: Optional[str] = None
+    #: The verdict is ``correct`` (the env's own success rule where it has one); None when nothing was graded.
+    is_correct: Optional[bool] = None
+    problem_type: Optional[str] = None
+    max_attempts: Optional[int] = None
+    attempts_remaining: Optional[int] = None
     integrity: Dict[str, Scalar] = Field(default_factory=dict)
     metrics: Dict[str, float] = Field(default_factory=dict)
     details: Dict[str, Scalar] = Field(default_factory=dict)
@@ -154,11 +174,24 @@ def public_observation(text: str, info: Mapping[str, Any], reward: float | None 
     for name, kind in _TYPED.items():
         ok, value = _scalar(info.get(name))
         typed[name] = kind(value) if ok and value is not None else None
+    metadata = {"verdict": typed["verdict"], "no_verdict": typed["no_verdict"]} if typed["verdict"] is not None else {}
+    counts = {}
+    for name in ("max_attempts", "attempts_remaining"):
+        value = info.get(name)
+        counts[name] = value if type(value) is int else None
+    problem_type = info.get("problem_type")
+    frozen = bool(isinstance(info.get("integrity"), abc.Mapping) and info["integrity"].get("frozen"))
+    is_correct = None
+    if typed["verdict"] is not None and not typed["no_verdict"] and not frozen:
+        success = info.get("success")
+        is_correct = bool(success) if isinstance(success, bool) else typed["verdict"] == "correct"
     metrics = {k: float(v) for k, v in _scalars(info.get("metrics")).items()
                if isinstance(v, (int, float)) and not isinstance(v, bool)}
     details = {k: v for k, v in _scalars(info).items() if k not in _TYPED}
     return GymObservation(
         text=text, done=bool(terminated or truncated), truncated=bool(truncated),
+        question=text if reward is None else None, is_correct=is_correct,
+        problem_type=problem_type if isinstance(problem_type, str) else None, metadata=metadata, **counts,
         reward=None if reward is None else float(reward),
         integrity=_scalars(info.get("integrity")), metrics=metrics, details=details, **typed,
     )

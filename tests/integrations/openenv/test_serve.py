@@ -24,10 +24,9 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from importlib import resources
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -36,7 +35,6 @@ if os.environ.get("GYM_INTEGRITY_REQUIRE_EXTRAS") == "1":
 else:
     openenv = pytest.importorskip("openenv")
 
-import uvicorn  # noqa: E402  (openenv-core's own dependencies: present whenever it is)
 from openenv.core import GenericEnvClient, MCPToolClient  # noqa: E402
 from openenv.core.env_client import EnvClient  # noqa: E402
 from pydantic import BaseModel, ConfigDict, Field  # noqa: E402
@@ -47,6 +45,7 @@ import gym_integrity  # noqa: E402
 from gym_integrity.integrations.openenv import GymAction, GymEnvClient, RemoteEnv, build_app  # noqa: E402
 from gym_integrity.protocol import TrainerAction  # noqa: E402
 from gym_integrity.testing.judge_server import JudgeServer, quoted_secrets  # noqa: E402
+from served_app import Served, serving, wait_until  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.serve
 
@@ -69,8 +68,10 @@ FQ_QUERY = (f"SELECT line_item, to_number(\"2024\") AS v FROM {FQ_INCOME} "
 #: Keys no payload may hold, at any depth (answer-bearing names and the stack's privileged info).
 FORBIDDEN_KEYS = {"privileged", "answer", "answers", "gold", "gold_answer", "gold_answers", "reference_solution",
                   "solution", "judge_output"}
-#: The only ``metadata`` content on the wire: submit_proof's public fields (observations send none at all).
-TOOL_METADATA_KEYS = {"problem_id", "verdict", "no_verdict", "frozen", "attempts_remaining"}
+#: The only ``metadata`` content on the wire: submit_proof's public fields, an observation's verdict/no_verdict, and
+#: for an env with tools the public part of OpenEnv FinQA's metadata.
+TOOL_METADATA_KEYS = {"problem_id", "verdict", "no_verdict", "frozen", "attempts_remaining", "question", "company",
+                      "tool_result"}
 UPSTREAM_TOOLS = {"get_problem", "submit_proof", "get_grading_guidelines"}
 
 
@@ -83,6 +84,8 @@ class UpstreamProblemObservation(BaseModel):
     grading_guidelines: str = ""
     problem_id: str = ""
     dataset_source: str = ""
+    problem_type: str = "proof"
+    max_attempts: int = 1
 
 
 class UpstreamProofSubmissionObservation(BaseModel):
@@ -94,64 +97,14 @@ class UpstreamProofSubmissionObservation(BaseModel):
     feedback: str = ""
     reward: float | None = None
     done: bool = False
+    problem_type: str = "proof"
+    attempt_number: int = 1
+    attempts_remaining: int = 0
+    is_correct: bool = False
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------------- servers
-
-
-class Served:
-    """``app`` under uvicorn in a daemon thread, on a socket bound here (no free-port race)."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind(("127.0.0.1", 0))
-        self.port = self._sock.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                                    ws="websockets-sansio"))
-        self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._sock]}, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
-
-    @property
-    def active_sessions(self) -> int:
-        return self.app.state.env_server.active_sessions
-
-    def start(self) -> "Served":
-        self._thread.start()
-        wait_until(lambda: self.server.started or not self._thread.is_alive(), 30, "uvicorn to start")
-        assert self.server.started, "uvicorn died at startup"
-        return self
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self._thread.join(20)
-        self._sock.close()
-        assert not self._thread.is_alive(), "uvicorn did not stop"
-
-
-@contextlib.contextmanager
-def serving(env_id: str, env_kwargs: dict[str, Any] | None = None, **options: Any) -> Iterator[Served]:
-    served = Served(build_app(env_id, env_kwargs, **options)).start()
-    try:
-        yield served
-    finally:
-        served.stop()
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out after {timeout} s waiting for {what}"
-        time.sleep(0.02)
 
 
 def _capacity_refusal(exc: BaseException) -> bool:
@@ -839,11 +792,12 @@ def test_a_tool_action_on_a_text_env_is_refused_without_using_the_step(rg_server
             env.step(GymAction(tool="calculator", arguments={"x": 1}))
         assert env.state().step_count == 0
         assert env.step(GymAction(text=rg_answer(gold))).reward == 1.0
-    # MCP frames to an env without tools are not actions of its kind either.
+    # MCP calls to an env without tools are refused by openenv's server (its JSON-RPC error), grading nothing.
     with MCPToolClient(base_url=rg_server.url).sync() as env:
         env.reset(seed=12)
-        with pytest.raises(RuntimeError, match="VALIDATION_ERROR"):
+        with pytest.raises(RuntimeError, match="does not support MCP"):
             env.call_tool("submit_proof", proof=rg_answer(gold))
+        assert env.state().step_count == 0
 
 
 def test_step_before_reset_is_an_error_and_the_session_lives_on(rg_server, rg_local):
@@ -955,15 +909,16 @@ def test_an_idle_session_is_reaped_and_its_open_socket_is_refused(rg_local):
             text.reset(seed=22)
             tools.reset(problem_id=QED_ANSWER_ID)
             assert (rg.active_sessions, qed.active_sessions) == (1, 1)
-            # openenv-core's reaper wakes every max(timeout / 4, 5) s: one wake-up, ~5 s.
+            # The reaper wakes every max(timeout / 4, 5) s (openenv's pace): one wake-up, ~5 s.
             wait_until(lambda: rg.active_sessions == 0 and qed.active_sessions == 0, 20, "the reaper")
             with pytest.raises(RuntimeError, match=r"session is closed.*EXECUTION_ERROR"):
                 text.step(GymAction(text=rg_answer(gold)))
             with pytest.raises(RuntimeError, match="session is closed"):
                 text.reset(seed=22)
-            with pytest.raises(RuntimeError, match="closed"):
+            # openenv's MCPToolClient calls tools over HTTP by session id: the reaped session is gone there.
+            with pytest.raises(RuntimeError, match="closed|Unknown session_id"):
                 tools.call_tool("submit_proof", proof=f"\\boxed{{{QED_GOLD}}}")
-            with pytest.raises(RuntimeError, match="closed"):
+            with pytest.raises(RuntimeError, match="closed|Unknown session_id"):
                 tools.call_tool("get_problem")
             assert (rg.active_sessions, qed.active_sessions) == (0, 0)  # the refused calls took no slot
             with GymEnvClient(base_url=rg.url).sync() as fresh:
@@ -1112,7 +1067,8 @@ def test_state_reports_env_id_step_count_and_done(rg_server, finqa_server, rg_lo
     (RG, RG_KWARGS, {"session_timeout_s": -1.0}, ValueError, "session_timeout_s"),
     (RG, RG_KWARGS, {"session_timeout_s": math.nan}, ValueError, "session_timeout_s"),
     (RG, RG_KWARGS, {"session_timeout_s": math.inf}, ValueError, "session_timeout_s"),
-    (RG, RG_KWARGS, {"session_timeout_s": None}, TypeError, "session_timeout_s"),
+    (RG, RG_KWARGS, {"session_timeout_s": "5"}, TypeError, "session_timeout_s"),
+    (RG, RG_KWARGS, {"detached_session_ttl_s": 0}, ValueError, "detached_session_ttl_s"),
 ])
 def test_build_app_refuses(env_id, env_kwargs, options, error, match):
     with pytest.raises(error, match=match):
@@ -1293,8 +1249,8 @@ def test_a_reset_refused_after_resetting_the_env_leaves_the_session_consistent(q
 @pytest.mark.parametrize("env_id, env_kwargs, served_by", [
     (RG, RG_KWARGS, "InlineServedEnv"),                           # in-process strict scoring: on the event loop
     (RG, {"dataset": "countdown"}, "ServedEnv"),                  # a sandboxed scorer: a thread per session
-    ("FinQA-v0", {}, "ServedEnv"),                                # the SQL sandbox
-    ("QEDMath-v0", {"problem_types": ["answer"]}, "ServedQEDMathEnv"),
+    ("FinQA-v0", {}, "ServedMCPEnv"),                             # its own tools as MCP tools (a thread per session)
+    ("QEDMath-v0", {"problem_types": ["answer"]}, "ServedMCPEnv"),             # its package's MCP tools
 ])
 def test_only_envs_that_grade_in_process_are_served_on_the_event_loop(env_id, env_kwargs, served_by):
     app = build_app(env_id, env_kwargs, max_sessions=1)

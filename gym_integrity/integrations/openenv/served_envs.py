@@ -1,4 +1,4 @@
-"""The served envs: one integrity-stacked gym env per OpenEnv session, and QEDMath's upstream MCP tool set on it.
+"""The served envs: one integrity-stacked gym env per OpenEnv session, and the MCP tools an env's package declares.
 
 openenv-core builds one of these per WebSocket session (``/ws``) from a
 factory and calls ``reset``/``step``/``state``/``close`` on it from that
@@ -22,6 +22,10 @@ Two facts of the server shape this module (``docs/serve.md``):
 from __future__ import annotations
 
 import asyncio
+import functools
+import importlib
+import importlib.util
+import inspect
 import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -31,18 +35,17 @@ from typing import Any, Mapping, Optional
 import gymnasium as gym
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.mcp_environment import MCPEnvironment
-from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction
+from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation, ListToolsAction
 from openenv.core.env_server.types import EnvironmentMetadata
 
 from gym_integrity.registration import env_entry, make
+from gym_integrity.integrations.openenv.client_resets import CONFIG_KEYS, ClientResets
 from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymState, public_observation
 
-__all__ = ["ServedEnv", "InlineServedEnv", "ServedQEDMathEnv", "ServedSession", "PROOF_SCALE", "INLINE_BOUND_S",
+__all__ = ["ServedEnv", "InlineServedEnv", "ServedMCPEnv", "ServedSession", "mcp_toolset", "INLINE_BOUND_S",
            "INLINE_MAX_CHARS"]
 
 _CLOSED = "this session is closed (idle too long, or closed by its client): open a new session"
-#: The upstream QED Math env reports proof scores on the olympiad 0-7 scale; our grades are in [0, 1].
-PROOF_SCALE = 7
 
 
 class ServedSession:
@@ -53,13 +56,17 @@ class ServedSession:
     call after ``close``.
     """
 
-    def __init__(self, env_id: str, make_kwargs: Mapping[str, Any]) -> None:
+    def __init__(self, env_id: str, make_kwargs: Mapping[str, Any],
+                 client_resets: Optional[ClientResets] = None) -> None:
         self.env_id = env_id
         self._make_kwargs = dict(make_kwargs)
+        self._client_resets = client_resets
+        self._cursor: Optional[int] = None  # the next item, for a session that chose its dataset at reset
         self._env: gym.Env | None = None
         self._lock = threading.Lock()
         self._closed = False
         self._takes_tools = False
+        self._answer_format = "tag"  # how an OpenEnv ``{"answer": ...}`` becomes the env's text (models.GymAction)
         self._tool_thread: ThreadPoolExecutor | None = None
         self._thread_lock = threading.Lock()
         self.state = GymState(env_id=env_id)
@@ -69,18 +76,47 @@ class ServedSession:
         if self._closed:
             raise RuntimeError(_CLOSED)
         if self._env is None:
-            self._env = make(self.env_id, **self._make_kwargs)
-            self._takes_tools = bool(getattr(self._env.unwrapped, "tools", None))
+            self._adopt(make(self.env_id, **self._make_kwargs))
+        assert self._env is not None
         return self._env
+
+    def _adopt(self, env: gym.Env) -> None:
+        self._env = env
+        self._takes_tools = bool(getattr(env.unwrapped, "tools", None))
+        self._answer_format = str(getattr(getattr(env.unwrapped, "config", None), "answer_format", "tag"))
 
     def reset(self, seed: Optional[int], episode_id: Optional[str], options: Mapping[str, Any]) -> GymObservation:
         # The new state is built (and so validated) before the env resets: a refused reset changes nothing.
         state = GymState(env_id=self.env_id, episode_id=episode_id or uuid.uuid4().hex, step_count=0)
+        options = dict(options)
+        request = {key: options.pop(key) for key in CONFIG_KEYS if key in options}
         with self._lock:
+            if request:
+                self._rebuild(request, seed)
+                seed = None  # it seeded the dataset; the first item is item 0, as OpenEnv's server gives it
             env = self._open_env()
-            obs, info = env.reset(seed=seed, options=dict(options) or None)
+            if self._cursor is not None and seed is None and "index" not in options and hasattr(env.unwrapped, "size"):
+                # A session that picked its dataset as OpenEnv's client does takes the next item, as there.
+                options["index"], self._cursor = self._cursor % env.unwrapped.size, self._cursor + 1
+            elif not request:
+                self._cursor = None
+            obs, info = env.reset(seed=seed, options=options or None)
             self.state, self.first = state, public_observation(obs, info)
             return self.first
+
+    def _rebuild(self, request: Mapping[str, Any], seed: Optional[int]) -> None:
+        """The session's env rebuilt with the dataset a reset asks for (checked first: a refusal keeps the env)."""
+        if self._client_resets is None:
+            raise TypeError(f"{self.env_id} takes no dataset arguments at reset ({sorted(request)}): its dataset "
+                            "is the server's (gym-integrity serve --env-kwargs)")
+        if self._closed:
+            raise RuntimeError(_CLOSED)
+        kwargs = {**self._make_kwargs, **self._client_resets.make_kwargs(request, seed)}
+        env = make(self.env_id, **kwargs)  # a bad config fails here, naming the option
+        if self._env is not None:
+            self._env.close()
+        self._adopt(env)
+        self._make_kwargs, self._cursor = kwargs, 0
 
     def step(self, action: GymAction) -> GymObservation:
         with self._lock:
@@ -89,10 +125,14 @@ class ServedSession:
                 raise RuntimeError("call reset() before step()")
             if action.tool is not None and not self._takes_tools:
                 raise ValueError(f"{self.env_id} takes text actions {{'text': ...}}; it has no tools")
-            obs, reward, terminated, truncated, info = env.step(action.to_env_action())
+            obs, reward, terminated, truncated, info = env.step(action.to_env_action(self._answer_format))
             self.state.step_count += 1
             self.state.done = bool(terminated or truncated)
             return public_observation(obs, info, float(reward), terminated, truncated)
+
+    def step_text(self, text: str) -> GymObservation:
+        """One text step (what a tool that submits an answer does): the stacked env's public observation."""
+        return self.step(GymAction(text=text))
 
     async def run(self, work: Callable[..., Any], *args: Any) -> Any:
         """``work(*args)`` on this session's own thread (made at the first call that needs it), awaited."""
@@ -168,9 +208,10 @@ class ServedEnv(_OneSession, Environment[GymAction, GymObservation, GymState]):
 
     SUPPORTS_CONCURRENT_SESSIONS = True  # each session has its own env; nothing is shared but the grading pools
 
-    def __init__(self, env_id: str, make_kwargs: Mapping[str, Any]) -> None:
+    def __init__(self, env_id: str, make_kwargs: Mapping[str, Any],
+                 client_resets: Optional[ClientResets] = None) -> None:
         super().__init__()
-        self.session = ServedSession(env_id, make_kwargs)
+        self.session = ServedSession(env_id, make_kwargs, client_resets)
 
     def step(self, action: GymAction, timeout_s: Optional[float] = None, **kwargs: Any) -> GymObservation:
         # timeout_s never arrives over the WebSocket; grading budgets are the env's own (docs/serve.md).
@@ -198,6 +239,8 @@ class InlineServedEnv(ServedEnv):
 
     async def reset_async(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
                           options: Optional[Mapping[str, Any]] = None, **reset_options: Any) -> GymObservation:
+        if set(reset_options) & set(CONFIG_KEYS):  # builds a dataset: not on the event loop
+            return await self.session.run(functools.partial(self.reset, seed, episode_id, options, **reset_options))
         return self.reset(seed, episode_id, options, **reset_options)
 
     async def step_async(self, action: GymAction, timeout_s: Optional[float] = None, **kwargs: Any) -> GymObservation:
@@ -215,46 +258,97 @@ INLINE_BOUND_S = 1.0
 INLINE_MAX_CHARS = 65_536
 
 
-class ServedQEDMathEnv(_OneSession, MCPEnvironment):
-    """QEDMath-v0 served with both the text protocol and the upstream QED Math env's MCP tools.
+def mcp_toolset(raw_env: Any) -> tuple[Any, ...] | None:
+    """The MCP tools of an env: the ones its package declares (``<package>.mcp_tools.MCP_TOOLS``), else one per
+    tool the env itself takes (``env.tools``, each call a step of the stacked env), else None.
 
-    Client code written for OpenEnv's ``qed_math_env`` works unchanged:
-    ``env.list_tools()``, ``env.call_tool("get_problem")``,
-    ``env.call_tool("submit_proof", proof=...)`` and
-    ``env.call_tool("get_grading_guidelines")``, with the same result keys
-    (so its ``ProblemObservation``/``ProofSubmissionObservation`` parse them).
-    What differs is what makes it safe: ``get_problem`` returns the prompt the
-    agent is shown and never the reference solution; the guidelines only when
-    the env shows them in the prompt; ``submit_proof`` is one step of the
-    stacked env, so a submission after the end is frozen (reward 0, the final
-    feedback again). A plain ``{"text": ...}`` step works too.
+    Found through the env class's own module, so a new env with tools edits
+    no list here: ``gym_integrity.envs.qed_math.mcp_tools`` for QEDMath-v0,
+    or the same module name beside a user's env class; FinQA-v0's four
+    tools come from its own schemas.
+    """
+    package = type(raw_env).__module__.rpartition(".")[0]
+    name = f"{package}.mcp_tools"
+    try:
+        found = importlib.util.find_spec(name) if package else None
+    except ModuleNotFoundError:
+        found = None
+    tools = getattr(importlib.import_module(name), "MCP_TOOLS", None) if found is not None else None
+    if tools is not None:
+        tools = tuple(tools)
+        if not tools or not all(callable(tool) for tool in tools):
+            raise TypeError(f"{name}.MCP_TOOLS must be a non-empty sequence of functions (session, **arguments)")
+        return tools
+    schemas = getattr(raw_env, "tools", None)
+    if schemas:
+        return tuple(schema["function"] for schema in schemas)
+    return None
+
+
+def _as_mcp_tool(session: ServedSession, tool: Callable[..., Any]) -> Callable[..., Any]:
+    """``tool`` with its session bound, as an async function FastMCP reads (name, doc, the other parameters).
+
+    Async, and its work on the session's own thread: FastMCP awaits it on the server's event loop, which a judge
+    call (seconds) must not hold."""
+    signature = inspect.signature(tool)
+    parameters = list(signature.parameters.values())[1:]
+
+    async def call(**arguments: Any) -> Any:
+        return await session.run(functools.partial(tool, session, **arguments))
+
+    call.__name__ = tool.__name__
+    call.__doc__ = tool.__doc__
+    call.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    call.__annotations__ = {k: v for k, v in getattr(tool, "__annotations__", {}).items()
+                            if k in {p.name for p in parameters} or k == "return"}
+    return call
+
+
+def _env_tool(session: ServedSession, function: Mapping[str, Any]) -> Any:
+    """One of the env's own tools (an OpenAI function schema) as an MCP tool: a call is one step of the stacked
+    env, and its result is the env's observation (the tool's output, or the grading note for an answer)."""
+    from fastmcp.tools import Tool
+    from fastmcp.tools.base import ToolResult
+
+    name = str(function["name"])
+
+    class EnvTool(Tool):
+        async def run(self, arguments: dict[str, Any]) -> ToolResult:
+            obs = await session.run(session.step, GymAction(tool=name, arguments=dict(arguments or {})))
+            return ToolResult(content=obs.text, structured_content={"result": obs.text})
+
+    return EnvTool(name=name, description=str(function.get("description") or ""),
+                   parameters=dict(function.get("parameters") or {"type": "object", "properties": {}}),
+                   # FastMCP's own shape for a tool returning a str: clients unwrap ``result`` into ``.data``.
+                   output_schema={"type": "object", "properties": {"result": {"type": "string"}},
+                                  "required": ["result"], "x-fastmcp-wrap-result": True})
+
+
+class ServedMCPEnv(_OneSession, MCPEnvironment):
+    """A served env with the MCP tools its package declares (:func:`mcp_toolset`), and the text protocol.
+
+    QEDMath-v0 is served with the tool set of OpenEnv's ``qed_math_env``
+    (``gym_integrity.envs.qed_math.mcp_tools``): client code written for it
+    works unchanged (``list_tools()``, ``call_tool("get_problem")``,
+    ``call_tool("submit_proof", proof=...)``). Each tool sees the session's
+    public observations only, and a tool that steps the env steps the stacked
+    env, so a call after the end is frozen. A plain ``{"text": ...}`` step
+    works too.
     """
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, env_id: str, make_kwargs: Mapping[str, Any]) -> None:
+    def __init__(self, env_id: str, make_kwargs: Mapping[str, Any], tools: tuple[Callable[..., Any], ...]) -> None:
         from fastmcp import FastMCP
 
         session = self.session = ServedSession(env_id, make_kwargs)
         mcp = FastMCP(f"gym-integrity {env_id}")
-
-        # Async tools that hand the work to the session's thread: FastMCP awaits them on the server's event
-        # loop, which a judge call (seconds) must not hold.
-        @mcp.tool
-        async def get_problem() -> dict:
-            """The current problem: the prompt the agent is shown, its id and source (never a reference solution)."""
-            return await session.run(_problem_payload, session)
-
-        @mcp.tool
-        async def submit_proof(proof: str) -> dict:
-            """Submit a proof (or a final answer) for grading; returns score (0-7), feedback, reward and done."""
-            return await session.run(_submission_payload, session, proof)
-
-        @mcp.tool
-        async def get_grading_guidelines() -> dict:
-            """The grading guidelines of the current problem when the env shows them in the prompt, else empty."""
-            return await session.run(_guidelines_payload, session)
-
+        for tool in tools:
+            if callable(tool):
+                mcp.tool(_as_mcp_tool(session, tool))
+            else:
+                mcp.add_tool(_env_tool(session, tool))
+        self._env_tools = {str(tool["name"]) for tool in tools if not callable(tool)}
         super().__init__(mcp)
 
     def _step_impl(self, action: Any, timeout_s: Optional[float] = None, **kwargs: Any) -> GymObservation:
@@ -265,46 +359,35 @@ class ServedQEDMathEnv(_OneSession, MCPEnvironment):
     async def step_async(self, action: Any, timeout_s: Optional[float] = None, **kwargs: Any) -> Any:
         # MCPEnvironment runs a text step on the loop's default executor (a few threads shared by every session):
         # the session's own thread instead, as for the tools, so proofs waiting on the judge do not queue there.
+        if isinstance(action, CallToolAction) and action.tool_name in self._env_tools:
+            # A step of the env's own tool over the socket: the observation carries the stack's reward and done
+            # (OpenEnv's FinQA client loops until done), the tool's output and the question, as upstream's metadata.
+            obs = await self.session.run(self.session.step, GymAction(tool=action.tool_name,
+                                                                      arguments=dict(action.arguments or {})))
+            return CallToolObservation(tool_name=action.tool_name, result={"data": obs.text}, done=obs.done,
+                                       reward=obs.reward, metadata=_tool_metadata(self.session, obs))
         if isinstance(action, (CallToolAction, ListToolsAction)):
             return await super().step_async(action, timeout_s=timeout_s, **kwargs)
         return await self.session.run(self._step_impl, action)
+
+    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
+              options: Optional[Mapping[str, Any]] = None, **reset_options: Any) -> GymObservation:
+        first = super().reset(seed, episode_id, options, **reset_options)
+        if self._env_tools:  # OpenEnv's FinQA client reads the question and company from the reset's metadata
+            first = first.model_copy(update={"metadata": _tool_metadata(self.session, first)})
+        return first
 
     def close(self) -> None:
         self.session.close()
         super().close()
 
 
-def _started(session: ServedSession) -> GymObservation:
-    if session.first is None:
-        raise RuntimeError("call reset() before using the tools")
-    return session.first
-
-
-def _problem_payload(session: ServedSession) -> dict[str, Any]:
-    first = _started(session)
-    return {"problem": first.text, "problem_id": first.problem_id or "",
-            "dataset_source": str(first.details.get("dataset_source") or ""),
-            "grading_guidelines": str(first.details.get("grading_guidelines") or "")}
-
-
-def _guidelines_payload(session: ServedSession) -> dict[str, Any]:
-    first = _started(session)
-    return {"problem_id": first.problem_id or "", "grading_guidelines": str(first.details.get("grading_guidelines") or ""),
-            "scale": f"0-{PROOF_SCALE}"}
-
-
-def _submission_payload(session: ServedSession, proof: Any) -> dict[str, Any]:
-    if not isinstance(proof, str):
-        raise TypeError(f"submit_proof: proof must be a string, got {type(proof).__name__}")
-    _started(session)
-    obs = session.step(GymAction(text=proof))
-    # Only keys the upstream ProofSubmissionObservation has (it forbids others); ours go under metadata.
-    return {
-        "score": round(PROOF_SCALE * (obs.score or 0.0)),
-        "feedback": obs.text,
-        "reward": obs.reward,
-        "done": obs.done,
-        "metadata": {"problem_id": obs.problem_id, "verdict": obs.verdict, "no_verdict": obs.no_verdict,
-                     "frozen": bool(obs.integrity.get("frozen")),
-                     "attempts_remaining": obs.details.get("attempts_remaining")},
-    }
+def _tool_metadata(session: ServedSession, obs: GymObservation) -> dict[str, Any]:
+    """The public part of upstream FinQA's observation metadata: the question, the company, the tool's output."""
+    first = session.first
+    out: dict[str, Any] = {"question": first.text if first is not None else "",
+                           "company": str(first.details.get("company") or "") if first is not None else "",
+                           "tool_result": "" if obs is first else obs.text}
+    if obs.verdict is not None:
+        out.update(verdict=obs.verdict, no_verdict=obs.no_verdict)
+    return out
