@@ -25,7 +25,8 @@ ALLOWED = {
     "testing": {"services"},
     "audit": {"registration", "envs.base", "testing", "integrations.openenv.client"},
     "integrations": {"registration", "vector"},
-    "eval": {"registration"},
+    "eval": {"registration", "rollout"},
+    "rollout": {"registration", "vector", "eval.policy"},
 }
 
 
