@@ -1,4 +1,4 @@
-"""The `gym-integrity` command: list the ids, play one by hand, audit them, evaluate a model, serve one, check data."""
+"""The `gym-integrity` command: list the ids, play one by hand, audit them, evaluate a model, regrade, serve one, check data."""
 
 from __future__ import annotations
 
@@ -248,6 +248,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_eval = sub.add_parser("eval", help=eval_cli.HELP)
     eval_cli.add_arguments(p_eval)
     p_eval.set_defaults(run=eval_cli.run, parser=p_eval)
+
+    from gym_integrity.eval import regrade_cli
+
+    p_regrade = sub.add_parser("regrade", help=regrade_cli.HELP)
+    regrade_cli.add_arguments(p_regrade)
+    p_regrade.set_defaults(run=regrade_cli.run, parser=p_regrade)
 
     p_serve = sub.add_parser("serve", help=SERVE_HELP, description=SERVE_HELP, epilog=_SERVE_EPILOG,
                              formatter_class=argparse.RawDescriptionHelpFormatter)

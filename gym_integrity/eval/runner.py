@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping
 import gymnasium as gym
 
 from gym_integrity.checks import check_bool, check_choice, check_int, check_number, check_str, check_type
-from gym_integrity.eval.provenance import Provenance
+from gym_integrity.rollout.provenance import Provenance
 from gym_integrity.eval.records import ResultsFile
 from gym_integrity.eval.summary import EvalSummary, summarize
 from gym_integrity.registration import check_registered, make
@@ -136,7 +136,7 @@ class _Run:
                                   "terminated": episode.terminated, "truncated": episode.truncated, "metrics": {},
                                   "usage": {"prompt_tokens": episode.prompt_tokens,
                                             "completion_tokens": episode.completion_tokens},
-                                  "latency_s": episode.latency_s,
+                                  "latency_s": episode.latency_s, "turn_tokens": episode.turn_tokens,
                                   "provenance": self.provenance.of(episode.seed, episode.problem_id)}
         if episode.tokens_estimated:
             record["usage_estimated"] = True

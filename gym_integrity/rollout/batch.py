@@ -49,6 +49,17 @@ class EnvBatch:
                                  "autoreset_mode ('NextStep'); 'Disabled' cannot step a batch whose sub-envs end "
                                  "at different turns (use make_threaded_vec(..., autoreset_mode='Disabled'))")
 
+    def spec(self) -> Any:
+        """The (first) sub-env's ``EnvSpec``: its id and the options it was made with, for provenance."""
+        if not self.vector:
+            return self.env.spec
+        if getattr(self.env, "spec", None) is not None:
+            return self.env.spec
+        try:
+            return self.env.get_attr("spec")[0]
+        except Exception:  # noqa: BLE001 - a vector env that cannot say: the records go without it
+            return None
+
     def tools(self) -> list[Any]:
         """Each sub-env's tool schemas (``unwrapped.tools``), or None."""
         if not self.vector:

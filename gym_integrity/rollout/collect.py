@@ -17,6 +17,7 @@ from typing import Any, Awaitable, Callable, Sequence
 from gym_integrity.checks import check_int, check_str
 from gym_integrity.rollout.batch import EnvBatch, as_batch
 from gym_integrity.rollout.conversation import Conversation, Episode, as_completion
+from gym_integrity.rollout.provenance import Provenance
 
 __all__ = ["collect", "acollect", "Rollout", "policy_error_kind"]
 
@@ -47,10 +48,13 @@ class Rollout:
             raise ValueError(f"rollout: {len(seeds)} seeds for {envs.size} sub-envs; give one seed per sub-env")
         observations, infos = envs.reset(list(seeds))
         tools = envs.tools()
+        spec = envs.spec()
+        provenance = Provenance(spec.id, spec.kwargs) if spec is not None else None
         self.conversations = []
         for i, (obs, info) in enumerate(zip(observations, infos)):
             episode = Episode(index=first_index + i, seed=seeds[i], problem_id=info.get("problem_id"),
-                              dataset=info.get("dataset"))
+                              dataset=info.get("dataset"),
+                              provenance=provenance.of(seeds[i], info.get("problem_id")) if provenance else {})
             self.conversations.append(Conversation(episode, obs, tools[i], system_prompt))
 
     @property

@@ -71,7 +71,9 @@ class Episode:
     tokens_estimated: bool = False
     reply_truncated: bool = False
     latency_s: list[float] = field(default_factory=list)
+    turn_tokens: list[int] = field(default_factory=list)
     error: tuple[str, str] | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ended(self) -> bool:
@@ -81,6 +83,16 @@ class Episode:
     def usable(self) -> bool:
         """Train on it: graded (not a no-verdict) and not left out for a policy fault before any step."""
         return not self.no_verdict and not (self.error is not None and self.steps == 0)
+
+    def to_record(self) -> dict[str, Any]:
+        """One JSON line for a results file that ``gym-integrity regrade`` reads back (docs/regrade.md)."""
+        provenance = self.provenance
+        return {"env_id": provenance.get("env_id"), "env_kwargs": provenance.get("env_kwargs"), "seed": self.seed,
+                "problem_id": self.problem_id, "dataset": self.dataset, "messages": self.messages,
+                "turn_tokens": self.turn_tokens, "reward": self.reward, "return": self.return_,
+                "verdict": self.verdict, "no_verdict": self.no_verdict, "cause": self.cause, "steps": self.steps,
+                "terminated": self.terminated, "truncated": self.truncated,
+                "policy_error": self.error[0] if self.error else None, "provenance": provenance}
 
 
 def _tool_message(call: Mapping[str, str], observation: str) -> dict[str, Any]:
@@ -124,6 +136,7 @@ class Conversation:
         episode.reply_truncated |= completion.truncated
         episode.prompt_tokens += completion.prompt_tokens
         episode.completion_tokens += tokens
+        episode.turn_tokens.append(tokens)
         if completion.tool_calls and self.tools:
             episode.messages.append({"role": "assistant", "content": completion.text or None, "tool_calls": [
                 {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}

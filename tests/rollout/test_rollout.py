@@ -14,18 +14,9 @@ from gym_integrity.rollout import Completion, EndpointPolicy, acollect, batch_me
 from gym_integrity.testing.judge_server import JudgeServer, write_policy
 from gym_integrity.vector import make_threaded_vec
 
+from first_golds import golds
+
 RG = {"dataset": "leg_counting"}
-
-
-def golds(env_id: str, seeds, **kwargs) -> dict[str, str]:
-    """First observation -> first gold answer, through the auditor's privileged hook (what a scripted policy 'knows')."""
-    env = gym_integrity.make(env_id, **kwargs)
-    out = {}
-    for seed in seeds:
-        obs, _ = env.reset(seed=seed)
-        out[obs] = env.unwrapped.gold_answers()[0]
-    env.close()
-    return out
 
 
 def first_user(messages) -> str:
