@@ -361,5 +361,5 @@ def _warn_once_without_judge(judge: Any) -> None:
         return
     _WARNED_CAUSES.add(cause)
     warnings.warn(f"QEDMath-v0 draws proof problems but {cause}. Every proof will be a no-verdict (reward 0.0). "
-                  "To train on answers only: problem_types=['answer', 'multi_step'].",
+                  "To draw only what math_verify grades: problem_types=['answer'].",
                   JudgeNotConfiguredWarning, stacklevel=3)
