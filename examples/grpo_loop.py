@@ -77,6 +77,7 @@ import gymnasium as gym
 import numpy as np
 
 import gym_integrity
+from gym_integrity.rollout import collect
 from gym_integrity.vector import make_threaded_vec
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -162,29 +163,17 @@ def make_envs(env_id: str, num_envs: int, vec: str, env_kwargs: dict) -> gym.vec
     return gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="sync", **env_kwargs)
 
 
-def _final(infos: dict, key: str, i: int, default):
-    """Sub-env ``i``'s value of ``key`` in a vector env's batched info (``_key`` masks who has it)."""
-    return infos[key][i] if key in infos and infos[f"_{key}"][i] else default
-
-
 def play_batch(envs, seeds: list[int], rng: np.random.Generator, skill: float):
-    """Reset every sub-env with its seed and play until all have ended: episode rewards, no-verdicts, verdicts."""
-    prompts, _ = envs.reset(seed=seeds)
-    n = len(seeds)
-    totals, done = np.zeros(n), np.zeros(n, dtype=bool)
-    no_verdict, verdicts = np.zeros(n, dtype=bool), np.full(n, None, dtype=object)
-    while not done.all():  # the stack's step budget ends every episode, so this loop ends
-        # A real policy sees the conversation so far (prompt, its replies, each observation: feedback, tool
-        # results); the stand-in only reads the prompt.
-        actions = np.array([stand_in_policy(prompts[i], rng, skill) for i in range(n)], dtype=object)
-        _, rewards, terminated, truncated, infos = envs.step(actions)
-        totals += np.where(done, 0.0, rewards)  # nothing counts after a sub-env's end (frozen or autoreset)
-        ended = (terminated | truncated) & ~done
-        for i in np.flatnonzero(ended):
-            no_verdict[i] = bool(_final(infos, "no_verdict", i, False))
-            verdicts[i] = _final(infos, "verdict", i, None)
-        done |= ended
-    return totals, no_verdict, verdicts
+    """Reset every sub-env with its seed and play until all have ended: episode rewards, no-verdicts, verdicts.
+
+    ``gym_integrity.rollout.collect`` keeps each sub-env's conversation, steps until each has ended and
+    counts nothing after a sub-env's end; a real policy reads the whole conversation (prompt, its replies,
+    feedback, tool results), the stand-in only the prompt.
+    """
+    episodes = collect(envs, lambda chats: [stand_in_policy(chat[0]["content"], rng, skill) for chat in chats],
+                       seeds=seeds)
+    return (np.array([e.return_ for e in episodes]), np.array([e.no_verdict for e in episodes]),
+            np.array([e.verdict for e in episodes], dtype=object))
 
 
 def main(argv: list[str] | None = None) -> None:

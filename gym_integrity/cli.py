@@ -1,4 +1,4 @@
-"""The `gym-integrity` command: list the ids, play one by hand, audit them, evaluate a model, serve one, check data."""
+"""The `gym-integrity` command: list the ids, play one by hand, audit them, evaluate a model, regrade, serve one, check data."""
 
 from __future__ import annotations
 
@@ -26,7 +26,17 @@ def _cmd_list(args: argparse.Namespace) -> int:
     table.add_column("description")
     for entry in REGISTERED:
         table.add_row(entry.id, entry.description)
-    Console().print(table)
+    console = Console()
+    if getattr(args, "datasets", False):
+        from gym_integrity.envs.reasoning_gym import available_datasets
+
+        names = available_datasets()
+        print(f"# ReasoningGym-v0 datasets ({len(names)}): dataset=NAME; without it, leg_counting")
+        print("\n".join(names))
+        return 0
+    console.print(table)
+    console.print("ReasoningGym-v0 without dataset= plays leg_counting; gym-integrity list --datasets names the "
+                  "others.", markup=False)
     return 0
 
 
@@ -218,6 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p_list = sub.add_parser("list", help="list the registered env ids")
+    p_list.add_argument("--datasets", action="store_true", help="list ReasoningGym-v0's dataset names instead")
     p_list.set_defaults(run=_cmd_list)
 
     p_play = sub.add_parser("play", help="play one episode of an env by hand in the terminal")
@@ -237,6 +248,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_eval = sub.add_parser("eval", help=eval_cli.HELP)
     eval_cli.add_arguments(p_eval)
     p_eval.set_defaults(run=eval_cli.run, parser=p_eval)
+
+    from gym_integrity.eval import regrade_cli
+
+    p_regrade = sub.add_parser("regrade", help=regrade_cli.HELP)
+    regrade_cli.add_arguments(p_regrade)
+    p_regrade.set_defaults(run=regrade_cli.run, parser=p_regrade)
 
     p_serve = sub.add_parser("serve", help=SERVE_HELP, description=SERVE_HELP, epilog=_SERVE_EPILOG,
                              formatter_class=argparse.RawDescriptionHelpFormatter)

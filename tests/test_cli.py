@@ -22,6 +22,16 @@ def test_list_shows_every_id_with_its_description():
     for entry in gym_integrity.REGISTERED:
         assert entry.id in out.stdout
         assert entry.description.split()[0] in out.stdout
+    assert "without dataset= plays leg_counting" in out.stdout
+
+
+def test_list_datasets_names_every_reasoning_gym_dataset_one_a_line():
+    from gym_integrity.envs.reasoning_gym import available_datasets
+
+    out = run_cli("list", "--datasets")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "leg_counting" in lines[0] and lines[1:] == available_datasets()
 
 
 def test_play_a_wrong_answer_shows_reward_and_verdict():

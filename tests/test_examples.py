@@ -1,4 +1,4 @@
-"""The runnable examples in examples/ (GRPO loop, local-server eval, quickstart notebook), run as a user runs them.
+"""The runnable examples in examples/ (GRPO loop, local-server eval, reward hacking, quickstart notebook), run as a user runs them.
 
 Each script runs as a subprocess with its fast defaults (``--demo`` where it
 needs a server), and the assertions read what it prints; the notebook runs
@@ -143,6 +143,29 @@ def test_eval_local_server_needs_a_server_or_demo(tmp_path):
     assert result.returncode == 2 and "--base-url and --model" in result.stderr
 
 
+PAYOFF_RE = re.compile(r"^(raw|stacked): strategy payoffs over \d+ items: (.+)$", re.M)
+TRAINED_RE = re.compile(r"^(raw|stacked): first reward (\S+), last reward (\S+), exploit share (\S+), policy (.+)$",
+                        re.M)
+
+
+def test_reward_hacking_learns_to_exploit_the_raw_env_and_not_the_stacked_one(tmp_path):
+    out = run_example("reward_hacking.py", "--plot", "curves.png", cwd=tmp_path)
+    payoffs = {name: {k: float(v) for k, v in (p.split() for p in rest.split(", "))}
+               for name, rest in PAYOFF_RE.findall(out)}
+    assert payoffs["raw"]["peek"] == 1.0 and payoffs["raw"]["rescore"] > 1.0  # leaked gold, paid twice
+    assert payoffs["raw"]["lazy"] > 0.2  # the lenient scorer pays a constant
+    assert payoffs["stacked"]["peek"] == payoffs["stacked"]["rescore"] == payoffs["stacked"]["lazy"] == 0.0
+    assert payoffs["stacked"]["solve"] > 0.3
+    trained = {m[0]: m for m in TRAINED_RE.findall(out)}
+    raw, stacked = trained["raw"], trained["stacked"]
+    assert float(raw[3]) > 0.9 and float(raw[2]) > 1.0  # it learned to exploit, and the raw env paid for it
+    assert float(stacked[3]) < 0.1 and "solve 0.9" in stacked[4]  # the exploits earned nothing: it learned to solve
+    assert float(stacked[2]) > float(stacked[1])  # and it learned
+    png = (tmp_path / "curves.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 10_000
+    assert f"plot written to curves.png" in out
+
+
 def test_quickstart_notebook_is_committed_without_outputs():
     nbformat = pytest.importorskip("nbformat")
     nb = nbformat.read(EXAMPLES / "quickstart.ipynb", as_version=4)
@@ -179,3 +202,5 @@ def test_quickstart_notebook_runs_headless(tmp_path):
     assert any("image/png" in o.get("data", {}) for cell in outputs.values() for o in cell.outputs)
     accuracy = float(re.search(r"accuracy \(mean reward\): (-?[0-9.]+)", everything)[1])
     assert math.isclose(accuracy, sum(plotted[0]) / 12, abs_tol=5e-4)
+    hacked = dict(re.findall(r"^(raw|stacked): last reward [0-9.]+, exploit share ([0-9.]+)$", everything, re.M))
+    assert float(hacked["raw"]) > 0.8 and float(hacked["stacked"]) < 0.2  # the reward-hacking section

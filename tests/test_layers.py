@@ -27,7 +27,8 @@ ALLOWED = {
     "audit": {"registration", "envs.base", "testing", "integrations.openenv.client", "workers"},
     "integrations": {"registration", "vector", "workers"},
     "ray": {"registration", "vector", "workers"},
-    "eval": {"registration", "services.openai_call"},
+    "eval": {"registration", "services.openai_call", "rollout"},
+    "rollout": {"registration", "vector", "eval.policy"},
 }
 
 

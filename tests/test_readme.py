@@ -30,9 +30,9 @@ def test_the_readme_has_examples_and_only_known_fragments_are_skipped():
 def test_readme_example_runs(block):
     # What the README's earlier blocks have set up by the time a reader gets here.
     prelude = "import gymnasium as gym\nimport gym_integrity\nenv = gym.make('ReasoningGym-v0')\n"
-    if "127.0.0.1:8000" in block:  # the README starts the test judge on port 8000; here, on a free port
+    if "127.0.0.1:8001" in block:  # the README starts the test judge on port 8001; here, on a free port
         with JudgeServer(mode="stub") as server:
-            exec(compile(prelude + block.replace("http://127.0.0.1:8000/v1", server.url), "README.md", "exec"), {})
+            exec(compile(prelude + block.replace("http://127.0.0.1:8001/v1", server.url), "README.md", "exec"), {})
             assert len(server.requests) >= 17  # one proof, then a vector env of 16: every grading reached the judge
     else:
         exec(compile(prelude + block, "README.md", "exec"), {})

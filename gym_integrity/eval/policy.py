@@ -13,7 +13,7 @@ from typing import Any
 import gym_integrity.services.openai_call as openai_call
 from gym_integrity.exceptions import PolicyError, ToolsUnsupported
 
-__all__ = ["EvaluatedModel", "Policy", "PolicyReply", "PolicyError", "ToolsUnsupported"]
+__all__ = ["EvaluatedModel", "PolicyReply", "PolicyError", "ToolsUnsupported"]
 
 #: Connections per client pool (see EvaluatedModel.__init__).
 _LANE_WIDTH = 4
@@ -165,4 +165,3 @@ def _short(exc: BaseException) -> str:
 
 
 #: The name eval/runner.py imports; EvaluatedModel is this class's one name everywhere else.
-Policy = EvaluatedModel

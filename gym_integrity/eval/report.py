@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 from gym_integrity.eval.summary import EvalSummary, wilson_interval
@@ -94,8 +95,24 @@ def problem_lines(summary: EvalSummary, records: Sequence[dict[str, Any]], base_
             cause = record.get("cause") or "no cause given"
             causes[cause] = causes.get(cause, 0) + 1
     for cause, count in sorted(causes.items(), key=lambda item: -item[1]):
-        lines.append(f"no-verdict x{count}: {cause[:300]}")
+        lines.append(f"no-verdict x{count}: {cli_cause(cause)}")  # whole: a cut cause hides what to do
     return lines
+
+
+#: The env's advice to Python users (``judge={...}`` to ``gym.make``), and what a command-line user types instead.
+_PYTHON_JUDGE_ADVICE = re.compile(r"pass judge=\{[^}]*\} to\s+gym\.make\([^)]*\)")
+_PYTHON_JUDGE_MODEL = re.compile(r"set judge=\{'model': \.\.\.\}")
+_CLI_JUDGE = """pass --env-kwargs '{"judge": {"base_url": "http://host:port/v1", "model": "..."}}'"""
+
+
+def cli_cause(cause: str) -> str:
+    """A no-verdict cause as a command-line user acts on it: the ``gym.make`` advice becomes ``--env-kwargs``.
+
+    >>> print(cli_cause("no judge endpoint configured: pass judge={'model': 'm'} to gym.make('QEDMath-v0', ...)."))
+    no judge endpoint configured: pass --env-kwargs '{"judge": {"base_url": "http://host:port/v1", "model": "..."}}'.
+    """
+    cause = _PYTHON_JUDGE_ADVICE.sub(lambda _: _CLI_JUDGE, cause)
+    return _PYTHON_JUDGE_MODEL.sub(lambda _: """add "model" to the judge in --env-kwargs '{"judge": {...}}'""", cause)
 
 
 def plot(summary: EvalSummary, records: Sequence[dict[str, Any]], path: str) -> None:

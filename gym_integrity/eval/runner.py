@@ -6,16 +6,16 @@ import asyncio
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 import gymnasium as gym
 
 from gym_integrity.checks import check_bool, check_choice, check_int, check_number, check_str, check_type
-from gym_integrity.eval.policy import Policy, PolicyError, PolicyReply, ToolsUnsupported
+from gym_integrity.rollout.provenance import Provenance
 from gym_integrity.eval.records import ResultsFile
 from gym_integrity.eval.summary import EvalSummary, summarize
-from gym_integrity.protocol import TrainerAction
 from gym_integrity.registration import check_registered, make
+from gym_integrity.rollout import EndpointPolicy, EnvBatch, Episode, Rollout, drive
 from gym_integrity.seeding import distinct_item_seeds
 
 __all__ = ["EvalConfig", "run_eval", "evaluate"]
@@ -79,23 +79,23 @@ class EvalConfig:
         check_registered("EvalConfig.env_id", self.env_id)
 
 
-def _tool_message(call: Mapping[str, str], observation: str) -> dict[str, Any]:
-    return {"role": "tool", "tool_call_id": call["id"], "content": observation}
-
-
 class _Run:
-    """One eval run: the policy, the envs (one per concurrent episode), the results file and the counters."""
+    """One eval run: the policy, the envs (one per concurrent episode), the results file and the counters.
 
-    def __init__(self, config: EvalConfig, policy: Policy, on_record: Callable[[dict[str, Any]], None],
+    Each episode is played by the rollout (:mod:`gym_integrity.rollout`): a batch of one env, its
+    conversation and tool calls kept there; this class only turns the episode into a record.
+    """
+
+    def __init__(self, config: EvalConfig, policy: EndpointPolicy, on_record: Callable[[dict[str, Any]], None],
                  run_key: str = "") -> None:
         self.config = config
         self.run_key = run_key
         self.policy = policy
         self.on_record = on_record
+        self.provenance = Provenance(config.env_id, config.env_kwargs)
         # Grading runs in threads (math_verify waits on its worker processes, the judge on HTTP), so a slow
         # grader never blocks sampling on the event loop.
         self.executor = ThreadPoolExecutor(max(1, min(config.concurrency, 64)), thread_name_prefix="eval-env")
-        self.native_tools = config.tools != "text"
 
     async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.executor, lambda: fn(*args, **kwargs))
@@ -115,88 +115,55 @@ class _Run:
             self.on_record(await self.episode(env, seed, sample, lane))
 
     async def episode(self, env: gym.Env, seed: int, sample: int, lane: int = 0) -> dict[str, Any]:
-        observation, info = await self._call(env.reset, seed=seed)
-        messages: list[dict[str, Any]] = []
-        if self.config.system_prompt:
-            messages.append({"role": "system", "content": self.config.system_prompt})
-        messages.append({"role": "user", "content": observation})
-        tools = getattr(env.unwrapped, "tools", None) or None
-        record: dict[str, Any] = {"env_id": self.config.env_id, "run": self.run_key, "item": info.get("problem_id"),
-                                  "seed": seed, "sample": sample, "dataset": info.get("dataset"),
-                                  "messages": messages, "reward": 0.0, "return": 0.0, "score": None,
-                                  "verdict": None, "no_verdict": False, "policy_error": None, "steps": 0,
-                                  "terminated": False, "truncated": False, "metrics": {},
-                                  "usage": {"prompt_tokens": 0, "completion_tokens": 0}, "latency_s": []}
-        total, reward = 0.0, 0.0
+        rollout = await self._call(Rollout, EnvBatch(env), [seed], system_prompt=self.config.system_prompt)
+
+        async def ask(conversations: list[list[dict[str, Any]]], tools: list[Any] | None = None) -> list[Any]:
+            return [await self.policy.complete(conversations[0], (tools or [None])[0], lane=lane)]
+
+        internal = None
         try:
-            while True:
-                reply = await self._ask(messages, tools, lane)
-                record["latency_s"].append(round(reply.latency_s, 6))
-                tokens = reply.completion_tokens
-                if tokens is None:  # no usable count from the server: estimate, so length shaping cannot be dodged
-                    tokens = -(-len(reply.content + "".join(c["arguments"] for c in reply.tool_calls)) // 4)
-                    record["usage_estimated"] = True
-                if reply.truncated:
-                    record["reply_truncated"] = True
-                record["usage"]["prompt_tokens"] += reply.prompt_tokens
-                record["usage"]["completion_tokens"] += tokens
-                if reply.tool_calls and tools:
-                    messages.append({"role": "assistant", "content": reply.content or None, "tool_calls": [
-                        {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-                        for c in reply.tool_calls]})
-                    steps = [({"tool": c["name"], "arguments": c["arguments"]}, c) for c in reply.tool_calls]
-                else:
-                    messages.append({"role": "assistant", "content": reply.content})
-                    steps = [(TrainerAction(reply.content, num_tokens=tokens), None)]
-                ended = False
-                for action, call in steps:
-                    if ended:  # calls after the end get no step: the stack would only replay the final one
-                        messages.append(_tool_message(call, "The episode is over."))
-                        continue
-                    observation, reward, terminated, truncated, info = await self._call(env.step, action)
-                    total += float(reward)
-                    record["steps"] += 1
-                    ended = terminated or truncated
-                    record.update(terminated=bool(terminated), truncated=bool(truncated))
-                    if call is not None:
-                        messages.append(_tool_message(call, observation))
-                    elif not ended:
-                        messages.append({"role": "user", "content": observation})
-                if ended:
-                    break
-        except PolicyError as exc:
-            record["policy_error"] = exc.kind
-            record["policy_error_message"] = str(exc)
-            if record["steps"] == 0:
+            await drive(rollout, ask, call=self._call)
+        except Exception as exc:  # noqa: BLE001 - one episode's fault must not end the run or lose its neighbours
+            internal = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        return self.record(rollout.episodes()[0], sample, internal)
+
+    def record(self, episode: Episode, sample: int, internal: str | None = None) -> dict[str, Any]:
+        """The results file's line for ``episode`` (see docs/eval.md, "Results and resume")."""
+        record: dict[str, Any] = {"env_id": self.config.env_id, "run": self.run_key, "item": episode.problem_id,
+                                  "seed": episode.seed, "sample": sample, "dataset": episode.dataset,
+                                  "messages": episode.messages, "reward": 0.0, "return": 0.0, "score": None,
+                                  "verdict": None, "no_verdict": False, "policy_error": None, "steps": episode.steps,
+                                  "terminated": episode.terminated, "truncated": episode.truncated, "metrics": {},
+                                  "usage": {"prompt_tokens": episode.prompt_tokens,
+                                            "completion_tokens": episode.completion_tokens},
+                                  "latency_s": episode.latency_s, "turn_tokens": episode.turn_tokens,
+                                  "provenance": self.provenance.of(episode.seed, episode.problem_id)}
+        if episode.tokens_estimated:
+            record["usage_estimated"] = True
+        if episode.reply_truncated:
+            record["reply_truncated"] = True
+        kind, message = episode.error or (None, None)
+        if internal is not None or kind == "policy_raised":  # not the endpoint's fault: a bug, left out
+            record["policy_error"] = "internal"
+            record["policy_error_message"] = internal or message
+            return record
+        if kind is not None:
+            record["policy_error"] = kind
+            record["policy_error_message"] = message
+            if episode.steps == 0:
                 return record  # nothing was graded: an infrastructure fault, left out of accuracy (and re-run on resume)
             # A step was graded: the episode counts as it stands (its last verdict, reward so far), so a policy
             # cannot escape a wrong answer's score by failing on purpose after reading the feedback.
-            record["ended_by_policy_error"] = exc.kind
-        except Exception as exc:  # noqa: BLE001 - one episode's fault must not end the run or lose its neighbours
-            record["policy_error"] = "internal"
-            record["policy_error_message"] = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
-            return record
+            record["ended_by_policy_error"] = kind
+            record["policy_error"] = None  # scored: not an excluded episode (the kind stays in ended_by_policy_error)
         # The episode's reward is its final step's (a multi-attempt episode's last attempt, a tool episode's
         # submission): a sum over attempts could pass 1 and would not be an accuracy. The sum is ``return``.
-        record.update(reward=float(reward), verdict=info.get("verdict"), no_verdict=bool(info.get("no_verdict")),
-                      score=info.get("score"), metrics=info.get("metrics", {}))
-        if info.get("cause"):
-            record["cause"] = info["cause"]  # why a no-verdict (e.g. no judge configured): what to fix
-        record["return"] = total
-        if record.get("ended_by_policy_error"):
-            record["policy_error"] = None  # scored: not an excluded episode (the kind stays in ended_by_policy_error)
+        record.update(reward=episode.reward, verdict=episode.verdict, no_verdict=episode.no_verdict,
+                      score=episode.score, metrics=episode.metrics)
+        if episode.cause:
+            record["cause"] = episode.cause  # why a no-verdict (e.g. no judge configured): what to fix
+        record["return"] = episode.return_
         return record
-
-    async def _ask(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-                   lane: int) -> PolicyReply:
-        if tools and self.native_tools:
-            try:
-                return await self.policy.complete(messages, tools, lane=lane)
-            except ToolsUnsupported:
-                if self.config.tools == "native":
-                    raise PolicyError("rejected", "the server refuses native tools (--tools native)") from None
-                self.native_tools = False  # this server has no function calling: tool calls go as <tool_call> text
-        return await self.policy.complete(messages, lane=lane)
 
 
 async def evaluate(config: EvalConfig, *, on_record: Callable[[dict[str, Any]], None] | None = None,
@@ -243,9 +210,10 @@ async def evaluate(config: EvalConfig, *, on_record: Callable[[dict[str, Any]], 
         if on_record is not None:
             on_record(record)
 
-    policy = Policy(config.base_url, config.model, config.api_key, temperature=config.temperature,
-                    max_tokens=config.max_tokens, timeout_s=config.timeout_s, max_retries=config.max_retries,
-                    backoff_s=config.backoff_s, concurrency=config.concurrency, http_client=http_client)
+    policy = EndpointPolicy(config.base_url, config.model, config.api_key, temperature=config.temperature,
+                            max_tokens=config.max_tokens, timeout_s=config.timeout_s, max_retries=config.max_retries,
+                            backoff_s=config.backoff_s, concurrency=config.concurrency, tools=config.tools,
+                            http_client=http_client)
     run = _Run(config, policy, record_done, run_key)
     queue: asyncio.Queue = asyncio.Queue()
     for item in todo:

@@ -363,6 +363,9 @@ def test_unreachable_servers_and_no_verdicts_say_what_to_fix(capsys):
                      "--env-kwargs", json.dumps({"problem_types": ["proof"]})])
     err = capsys.readouterr().err
     assert code == 0 and "no-verdict x2: " in err and "judge" in err
+    flat = " ".join(err.split())  # rich wraps long lines at word boundaries
+    assert """pass --env-kwargs '{"judge": {"base_url": "http://host:port/v1", "model": "..."}}'""" in flat
+    assert "to gym.make" not in flat and flat.rstrip().endswith("see docs/judge.md")  # the whole cause, for a CLI user
     with pytest.raises(SystemExit):
         main(["eval", "ReasoningGym-v0", "--base-url", "http://x/v1", "--model", "m", "--resume"])
     assert "--resume needs --out" in capsys.readouterr().err

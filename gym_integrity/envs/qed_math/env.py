@@ -2,6 +2,7 @@ r"""QEDMath-v0: olympiad math as a text env: proofs graded by an LLM judge, boxe
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import gymnasium as gym
@@ -133,6 +134,8 @@ class QEDMathEnv(TextEnv):
         self._problems = load_problems(self.config.dataset, self.config.problem_types)
         graders = {p.grader for p in self._problems.problems}  # a bad judge option already failed in validate()
         self._uses_verifier = "verifier" in graders
+        if "judge" in graders:
+            _warn_once_without_judge(self.config.judge_config())
         self._verifier: VerifierService | None = None
         if self._uses_verifier:
             self._verifier = get_verifier(self.config.verifier_config).acquire()
@@ -334,3 +337,29 @@ class QEDMathEnv(TextEnv):
         if verifier is not None:
             verifier.release()
         super().close()
+
+
+class JudgeNotConfiguredWarning(UserWarning):
+    """QEDMath-v0 was made with proof problems and no judge endpoint or model: every proof will be a no-verdict."""
+
+
+_WARNED_CAUSES: set[str] = set()
+
+
+def _warn_once_without_judge(judge: Any) -> None:
+    """Warn once per process and cause when proofs can be drawn but nothing can grade them.
+
+    Without it the first sign is at step time: every proof a zero-reward no-verdict.
+    """
+    from gym_integrity.services.judge.config import resolve_endpoint
+
+    endpoint = resolve_endpoint(judge)
+    if endpoint.configured:
+        return
+    cause = endpoint.not_configured_cause()
+    if cause in _WARNED_CAUSES:
+        return
+    _WARNED_CAUSES.add(cause)
+    warnings.warn(f"QEDMath-v0 draws proof problems but {cause}. Every proof will be a no-verdict (reward 0.0). "
+                  "To draw only what math_verify grades: problem_types=['answer'].",
+                  JudgeNotConfiguredWarning, stacklevel=3)

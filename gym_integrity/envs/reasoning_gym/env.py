@@ -58,7 +58,9 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
 
     Each episode is one item of a `reasoning-gym <https://github.com/open-thought/reasoning-gym>`_
     procedural dataset (``leg_counting``, ``basic_arithmetic``, ``sudoku``, ...,
-    about a hundred in all) or of a weighted composite of several. The model
+    about a hundred in all; ``gym-integrity list --datasets`` names them) or
+    of a weighted composite of several. Without ``dataset=`` it is
+    ``leg_counting``. The model
     reads the question and answers once; the answer is graded by the
     dataset's scoring policy (docs/reasoning_gym.md).
 

@@ -38,7 +38,7 @@ def test_the_readme_client_block_prints_the_readme_transcript():
     port = _free_port()
     # The command as written (its JSON argument unquoted the way the shell would), on a free port.
     args = ["serve", "ReasoningGym-v0", "--env-kwargs", '{"dataset": "leg_counting"}', "--port", str(port)]
-    assert command == "gym-integrity serve ReasoningGym-v0 --env-kwargs '{\"dataset\": \"leg_counting\"}'"
+    assert command == "gym-integrity serve ReasoningGym-v0 --env-kwargs '{\"dataset\": \"leg_counting\"}' --port 8010"
     server = subprocess.Popen([sys.executable, "-m", "gym_integrity", *args], stderr=subprocess.PIPE, text=True)
     try:
         banner = [server.stderr.readline().strip() for _ in range(2)]  # printed just before uvicorn listens
@@ -51,7 +51,7 @@ def test_the_readme_client_block_prints_the_readme_transcript():
             time.sleep(0.1)
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            exec(compile(block.replace("127.0.0.1:8000", f"127.0.0.1:{port}"), "README.md", "exec"), {})
+            exec(compile(block.replace("127.0.0.1:8010", f"127.0.0.1:{port}"), "README.md", "exec"), {})
         assert out.getvalue().splitlines() == transcript[2:]
     finally:
         server.terminate()

@@ -1,0 +1,39 @@
+"""QEDMath-v0 made with proofs and no judge warns once, at make, naming what to set; configured or proof-free, it is silent."""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium as gym
+import pytest
+
+import gym_integrity  # noqa: F401
+from gym_integrity.envs.qed_math import env as qed_env
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    for name in ("JUDGE_BASE_URL", "JUDGE_MODEL", "JUDGE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(qed_env, "_WARNED_CAUSES", set())
+
+
+def _made(**kwargs) -> list[str]:
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        gym.make("QEDMath-v0", **kwargs).close()
+    return [str(w.message) for w in record if issubclass(w.category, qed_env.JudgeNotConfiguredWarning)]
+
+
+def test_no_judge_warns_once_per_cause_at_make(fresh):
+    first = _made()
+    assert len(first) == 1 and "no judge endpoint configured" in first[0] and "JUDGE_BASE_URL" in first[0]
+    assert "problem_types=['answer']" in first[0]
+    assert _made() == []  # once per process and cause
+    no_model = _made(judge={"base_url": "http://127.0.0.1:9/v1"})
+    assert len(no_model) == 1 and "no judge model configured" in no_model[0]
+
+
+def test_a_configured_judge_or_no_proofs_is_silent(fresh):
+    assert _made(problem_types=["answer"]) == []
+    assert _made(judge={"base_url": "http://127.0.0.1:9/v1", "model": "m"}) == []
