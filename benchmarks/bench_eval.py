@@ -1,6 +1,6 @@
 """``gym-integrity eval`` throughput against the policy's latency bound, side by side with ``vf-eval`` if installed.
 
-The test server (gym_integrity.testing.judge_server, a separate process, as a
+The test server (gym_integrity.openai_stub.judge_server, a separate process, as a
 real model server is) plays the policy with a fixed latency per request; the
 eval runs ReasoningGym-v0 (leg_counting) episodes with ``--concurrency C``.
 No client can beat ``C / latency`` episodes per second on single-turn
@@ -39,7 +39,7 @@ def free_port() -> int:
 
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "gym_integrity.testing.judge_server", "--port", str(port),
+    server = subprocess.Popen([sys.executable, "-m", "gym_integrity.openai_stub.judge_server", "--port", str(port),
                                "--mode", "wrong", "--latency", str(latency)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/v1"

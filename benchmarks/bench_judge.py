@@ -1,6 +1,6 @@
 """Proof gradings per second of 16 QEDMath-v0 proof envs against a judge with 200 ms latency: threaded vector vs sequential.
 
-Starts the test judge (gym_integrity.testing.judge_server) on 127.0.0.1 with a
+Starts the test judge (gym_integrity.openai_stub.judge_server) on 127.0.0.1 with a
 fixed latency per request and grades one proof per env per round through the
 full stack and the real openai client:
 
@@ -29,7 +29,7 @@ import gymnasium as gym
 import numpy as np
 
 import gym_integrity  # registers the ids
-from gym_integrity.testing.judge_server import JudgeServer
+from gym_integrity.openai_stub.judge_server import JudgeServer
 from gym_integrity.vector import make_threaded_vec
 
 PROOF = "</think>n^3 - n = (n - 1) n (n + 1) is a product of three consecutive integers, so 2 and 3 divide it."
@@ -63,7 +63,7 @@ def judge_server(latency: float, in_process: bool) -> Iterator[str]:
             yield server.url
         return
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gym_integrity.testing.judge_server", "--port", "0", "--mode", "score:5",
+        [sys.executable, "-m", "gym_integrity.openai_stub.judge_server", "--port", "0", "--mode", "score:5",
          "--latency", str(latency)],
         stdout=subprocess.PIPE, text=True,
     )

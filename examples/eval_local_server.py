@@ -15,7 +15,7 @@ notebook or any running event loop, ``await evaluate(config)`` instead) and
 the ``EvalSummary`` it returns. Accuracy is the mean reward over graded
 episodes: no-verdicts and policy errors are counted, never scored as 0.
 
-``--demo`` starts ``gym_integrity.testing.judge_server`` on a free port of
+``--demo`` starts ``gym_integrity.openai_stub.judge_server`` on a free port of
 127.0.0.1 playing a *scripted test policy*, not a model: it answers every other
 problem with the gold answer and says "I don't know." to the rest, so the
 printed accuracy must be 0.5 (more when two seeds draw the same problem: the
@@ -50,7 +50,7 @@ def demo_reply(env_id: str, gold: str):
 def write_demo_policy(path: str, env_id: str, env_kwargs: dict, num_problems: int, seed: int) -> float:
     """Script the test policy: every other problem the eval will play gets its right answer; returns the
     accuracy to expect (two seeds may draw the same problem, so it can be above 0.5)."""
-    from gym_integrity.testing.judge_server import write_policy
+    from gym_integrity.openai_stub.judge_server import write_policy
 
     env = gym_integrity.make(env_id, **env_kwargs)
     try:
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
     with contextlib.ExitStack() as stack:
         base_url, model, api_key, num_problems = args.base_url, args.model, args.api_key, args.num_problems
         if args.demo:
-            from gym_integrity.testing.judge_server import JudgeServer
+            from gym_integrity.openai_stub.judge_server import JudgeServer
 
             num_problems = num_problems or DEMO_PROBLEMS
             policy_file = os.path.join(stack.enter_context(tempfile.TemporaryDirectory()), "policy.json")

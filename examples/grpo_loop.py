@@ -9,7 +9,7 @@ QEDMath-v0's proofs go to the judge named by ``JUDGE_BASE_URL`` and
 ``JUDGE_MODEL`` (or ``--env-kwargs '{"judge": {"base_url": ..., "model": ...}}'``);
 without one every proof is a no-verdict, which this loop drops. The bundled
 test judge (deterministic, not a real grader) is enough to see proofs graded:
-``python -m gym_integrity.testing.judge_server --port 8000 --mode stub`` and
+``python -m gym_integrity.openai_stub.judge_server --port 8000 --mode stub`` and
 ``JUDGE_BASE_URL=http://127.0.0.1:8000/v1 JUDGE_MODEL=test-judge``.
 
 One training step:

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from gym_integrity.testing.judge_server import JudgeServer
+from gym_integrity.openai_stub.judge_server import JudgeServer
 
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)

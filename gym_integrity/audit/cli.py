@@ -63,7 +63,7 @@ def start_judge_stub() -> JudgeStub | None:
     proof are neutralised before they reach the judge.
     """
     try:
-        from gym_integrity.testing.judge_server import JudgeServer
+        from gym_integrity.openai_stub.judge_server import JudgeServer
     except ImportError:
         return None
     grader = JudgeServer(mode="stub").start()

@@ -2,7 +2,7 @@
 
 Example:
     >>> from gym_integrity.workers import PoolConfig, WorkerPool, get_pool
-    >>> pool = get_pool("gym_integrity.testing.pool_handlers:handle", PoolConfig(scope="process"))
+    >>> pool = get_pool("gym_integrity.workers.scripted_handlers:handle", PoolConfig(scope="process"))
     >>> isinstance(pool, WorkerPool), pool is get_pool(pool.handler, pool.config), pool.running
     (True, True, False)
 """

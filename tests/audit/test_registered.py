@@ -51,7 +51,7 @@ def reports():
     Audited the way the CLI does it: each target in its own process, two at a time.
     """
     judge = start_judge_stub()
-    assert judge is not None, "gym_integrity.testing.judge_server is needed to audit judged envs offline"
+    assert judge is not None, "gym_integrity.openai_stub.judge_server is needed to audit judged envs offline"
     try:
         targets = audit_targets([e.id for e in ENTRIES], raw=False, compare=True, judge=judge)
         isolated = [IsolatedTarget(t.env_id, t.kwargs, t.raw, t.name, (t.label,) if t.label else (), t.probes,

@@ -15,7 +15,7 @@ import gym_integrity
 from gym_integrity.cli import main
 from gym_integrity.eval import read_records
 from gym_integrity.seeding import distinct_item_seeds
-from gym_integrity.testing.judge_server import JudgeServer, write_policy
+from gym_integrity.openai_stub.judge_server import JudgeServer, write_policy
 
 RG = {"dataset": "leg_counting"}
 
@@ -341,7 +341,7 @@ def test_plot_without_matplotlib_names_the_extra_to_install(tmp_path):
     script = (
         "import sys; sys.modules['matplotlib'] = None\n"
         "from gym_integrity.cli import main\n"
-        "from gym_integrity.testing.judge_server import JudgeServer\n"
+        "from gym_integrity.openai_stub.judge_server import JudgeServer\n"
         "with JudgeServer('wrong') as s:\n"
         # FinQA: reasoning-gym imports matplotlib itself (through cellpylib), so its env cannot run without it
         f"    sys.exit(main(['eval', 'FinQA-v0', '--base-url', s.url, '--model', 'm', '-n', '1',"

@@ -11,7 +11,7 @@ from gym_integrity.cli import main
 from gym_integrity.eval import read_records
 from gym_integrity.eval.regrade import regrade
 from gym_integrity.rollout import collect
-from gym_integrity.testing.judge_server import JudgeServer, write_policy
+from gym_integrity.openai_stub.judge_server import JudgeServer, write_policy
 
 from first_golds import golds
 

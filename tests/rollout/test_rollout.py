@@ -11,7 +11,7 @@ import pytest
 
 import gym_integrity
 from gym_integrity.rollout import Completion, EndpointPolicy, acollect, batch_metrics, collect, group_advantages
-from gym_integrity.testing.judge_server import JudgeServer, write_policy
+from gym_integrity.openai_stub.judge_server import JudgeServer, write_policy
 from gym_integrity.vector import make_threaded_vec
 
 from first_golds import golds

@@ -262,7 +262,7 @@ def test_a_wait_behind_hostile_budgets_is_allowed_for_not_an_overload():
 @pytest.fixture(scope="module")
 def fault_pool():
     """Real pool outcomes of every kind, from the test handlers (math_verify does not crash on demand)."""
-    pool = WorkerPool("gym_integrity.testing.pool_handlers:handle",
+    pool = WorkerPool("gym_integrity.workers.scripted_handlers:handle",
                       PoolConfig(num_workers=1, run_timeout_s=1.0, memory_limit_mb=512, max_in_flight=2))
     pool.start()
     assert pool.wait_ready(60)

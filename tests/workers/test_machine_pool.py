@@ -23,7 +23,7 @@ from gym_integrity.workers import (MachinePool, PoolConfig, PoolStatus, WorkerPo
 from gym_integrity.workers import _machine_client, _machine_paths
 from gym_integrity.services.verifier import VerifierConfig, VerifierService, grade_outcome
 
-HANDLER = "gym_integrity.testing.pool_handlers:handle"
+HANDLER = "gym_integrity.workers.scripted_handlers:handle"
 CONFIG = {"num_workers": 2, "spare_workers": 1, "run_timeout_s": 5.0}
 GRACE_S = 0.5
 STOP_BOUND_S = 10.0  # a server must be gone this long after its last client (grace + its own shutdown, loaded machine)

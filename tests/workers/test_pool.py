@@ -12,7 +12,7 @@ import pytest
 from forking import in_child
 from gym_integrity.workers import PoolConfig, PoolStatus, TaskOutcome, WorkerPool, get_pool
 
-HANDLER = "gym_integrity.testing.pool_handlers:handle"
+HANDLER = "gym_integrity.workers.scripted_handlers:handle"
 GENEROUS = 30.0  # a hang bound only: verdicts must not depend on machine load
 
 
@@ -234,7 +234,7 @@ def test_forked_child_uses_its_own_pool():
 
 
 def test_handler_that_cannot_start_is_infra_error_not_a_spawn_loop():
-    pool = WorkerPool("gym_integrity.testing.no_such_module:handle", PoolConfig(num_workers=1, spare_workers=0))
+    pool = WorkerPool("gym_integrity.openai_stub.no_such_module:handle", PoolConfig(num_workers=1, spare_workers=0))
     try:
         start = time.monotonic()
         outcome = pool.run(("echo", 1))

@@ -8,7 +8,7 @@ from gym_integrity.protocol import Verdict
 from gym_integrity.workers import (FAULT_VERDICTS, Fault, PoolConfig, PoolStatus, Sandbox, TaskOutcome, fault_grade,
                                    fault_of)
 
-HANDLER = "gym_integrity.testing.pool_handlers:handle"
+HANDLER = "gym_integrity.workers.scripted_handlers:handle"
 
 #: Written out by hand, so a wrong entry in FAULT_VERDICTS or a wrong rule in fault_of fails here.
 #: (outcome, its fault, the verdict it is graded, whether that is a no-verdict); None: OK is the grader's to read.

@@ -12,7 +12,7 @@ from gymnasium.vector import AutoresetMode
 
 import gym_integrity
 from gym_integrity.protocol import TrainerAction
-from gym_integrity.testing.judge_server import HARMLESS_ERROR, JudgeServer, quoted_secrets
+from gym_integrity.openai_stub.judge_server import HARMLESS_ERROR, JudgeServer, quoted_secrets
 from gym_integrity.vector import make_threaded_vec
 
 PROOF_ID = "qed-prf-001"

@@ -11,7 +11,7 @@ import pytest
 import gym_integrity  # noqa: F401  (registers QEDMath-v0)
 from gym_integrity.envs.qed_math import problems as problems_mod
 from gym_integrity.envs.qed_math.problems import PROBLEM_TYPES, load_problems, normalise_row
-from gym_integrity.testing.judge_server import JudgeServer
+from gym_integrity.openai_stub.judge_server import JudgeServer
 
 ROWS = [
     {"id": "u1", "task": "Compute $2+2$.", "answer": "4"},

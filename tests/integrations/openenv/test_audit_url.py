@@ -42,7 +42,7 @@ from gym_integrity.audit.served_audit import MISMATCH, WIRE_NOT_APPLICABLE, Serv
 from gym_integrity.cli import main  # noqa: E402
 from gym_integrity.integrations.openenv import build_app  # noqa: E402
 from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymState, public_observation  # noqa: E402
-from gym_integrity.testing.judge_server import JudgeServer  # noqa: E402
+from gym_integrity.openai_stub.judge_server import JudgeServer  # noqa: E402
 from gym_integrity.wrappers import HideInfoKeys, MaxStepsTruncation  # noqa: E402
 
 

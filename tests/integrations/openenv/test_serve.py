@@ -44,7 +44,7 @@ from websockets.sync.client import connect as ws_connect  # noqa: E402
 import gym_integrity  # noqa: E402
 from gym_integrity.integrations.openenv import GymAction, GymEnvClient, RemoteEnv, build_app  # noqa: E402
 from gym_integrity.protocol import TrainerAction  # noqa: E402
-from gym_integrity.testing.judge_server import JudgeServer, quoted_secrets  # noqa: E402
+from gym_integrity.openai_stub.judge_server import JudgeServer, quoted_secrets  # noqa: E402
 from served_app import Served, serving, wait_until  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.serve

@@ -18,7 +18,7 @@ else:
 from gymnasium.vector import AutoresetMode  # noqa: E402
 
 from gym_integrity.envs.finqa import format_tool_call  # noqa: E402
-from gym_integrity.testing.judge_server import JudgeServer  # noqa: E402
+from gym_integrity.openai_stub.judge_server import JudgeServer  # noqa: E402
 from gym_integrity.vector import make_threaded_vec  # noqa: E402
 
 pytestmark = pytest.mark.ray

@@ -11,7 +11,7 @@ import pytest
 import gym_integrity
 from gym_integrity.envs.finqa.tools import TOOL_SCHEMAS
 from gym_integrity.integrations.trl import MAX_DATASET_ROWS, environment_factory, make_dataset, reward_function
-from gym_integrity.testing.judge_server import JudgeServer
+from gym_integrity.openai_stub.judge_server import JudgeServer
 
 RG = {"dataset": "leg_counting"}
 

@@ -22,7 +22,7 @@ from trl.chat_template_utils import qwen3_chat_template  # noqa: E402
 
 import gym_integrity  # noqa: E402
 from gym_integrity.integrations.trl import environment_factory, make_dataset, reward_function  # noqa: E402
-from gym_integrity.testing.judge_server import JudgeServer  # noqa: E402
+from gym_integrity.openai_stub.judge_server import JudgeServer  # noqa: E402
 
 #: The chat template's markers, added whole like Qwen's: ``<|...|>`` ones special (dropped by
 #: ``skip_special_tokens``), the tag ones not (they stay in decoded text, as the response parser needs).

@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from gym_integrity.testing.judge_server import JudgeServer, write_policy  # the one import of the test server here
+from gym_integrity.openai_stub.judge_server import JudgeServer, write_policy  # the one import of the test server here
 
 __all__ = ["JudgeServer", "write_policy", "StreamingRelay"]
 

@@ -18,7 +18,7 @@ import pytest
 from gym_integrity.protocol import Verdict
 from gym_integrity.services.judge import METRIC_KEYS, JudgeConfig, get_judge, parse_score
 from gym_integrity.envs.qed_math.problems import BUILTIN_PATH, load_problems
-from gym_integrity.testing.judge_server import HARMLESS_ERROR, LEAK_KINDS, JudgeServer, quoted_secrets
+from gym_integrity.openai_stub.judge_server import HARMLESS_ERROR, LEAK_KINDS, JudgeServer, quoted_secrets
 
 REFERENCE = "REFSECRET the key lemma is that every zorblax of the kernel is bounded by the quux invariant"
 PROBLEM = "Prove that the quux invariant is preserved."
@@ -461,7 +461,7 @@ def test_command_line_server(tmp_path):
     import sys
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gym_integrity.testing.judge_server", "--port", "0", "--mode", "score:6"],
+        [sys.executable, "-m", "gym_integrity.openai_stub.judge_server", "--port", "0", "--mode", "score:6"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:

@@ -1,6 +1,6 @@
 """The request side of the local OpenAI-compatible server: what one request to it gets back, by mode.
 
-:class:`~gym_integrity.testing.judge_server.JudgeServer` owns the state (the
+:class:`~gym_integrity.openai_stub.judge_server.JudgeServer` owns the state (the
 script queue, faults, latency, recording); ``_Handler`` reads it from
 ``self.server.owner`` and answers one request as the judge or as the policy.
 """
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Mapping
 
-from gym_integrity.testing.judge_answers import (WRONG_ANSWER, PolicyReply, answer_text, check_policy, leak_text,
+from gym_integrity.openai_stub.judge_answers import (WRONG_ANSWER, PolicyReply, answer_text, check_policy, leak_text,
                                                  stub_points, wrong_text)
 
 __all__ = ["MODES", "POLICY_MODES", "RecordedRequest", "write_policy"]

@@ -83,7 +83,7 @@ Playing the policy (for ``gym-integrity eval`` and its tests):
 
 Example:
 
-    >>> from gym_integrity.testing.judge_server import JudgeServer
+    >>> from gym_integrity.openai_stub.judge_server import JudgeServer
     >>> import json, urllib.request
     >>> with JudgeServer(mode="score:6") as server:
     ...     body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "grade me"}]}).encode()
@@ -94,11 +94,11 @@ Example:
     >>> server.requests[0].prompt
     'grade me'
 
-From a shell: ``python -m gym_integrity.testing.judge_server --port 8000 --mode stub``, or as
+From a shell: ``python -m gym_integrity.openai_stub.judge_server --port 8000 --mode stub``, or as
 a policy: ``... --mode policy --policy-file replies.json [--no-native-tools] [--script 500,500]``.
 The answers' texts (stub, leak, the tests' quote check) live in
-:mod:`gym_integrity.testing.judge_answers`; how one request is answered, in
-:mod:`gym_integrity.testing.chat_handler`; this module holds the server and its state. One
+:mod:`gym_integrity.openai_stub.judge_answers`; how one request is answered, in
+:mod:`gym_integrity.openai_stub.chat_handler`; this module holds the server and its state. One
 server plays both roles (judge and policy) on one request path: the script queue, the faults,
 the latency and the recording are shared.
 """
@@ -112,9 +112,9 @@ import time
 from http.server import ThreadingHTTPServer
 from typing import Any, Iterable
 
-from gym_integrity.testing.chat_handler import (MODES, POLICY_MODES, RecordedRequest, _conversation_of, _Handler,
+from gym_integrity.openai_stub.chat_handler import (MODES, POLICY_MODES, RecordedRequest, _conversation_of, _Handler,
                                                 _PolicyError, _PolicyFile, write_policy)
-from gym_integrity.testing.judge_answers import (HARMLESS_ERROR, LEAK_KINDS, POLICY_DEFAULT_REPLY, WRONG_ANSWER,
+from gym_integrity.openai_stub.judge_answers import (HARMLESS_ERROR, LEAK_KINDS, POLICY_DEFAULT_REPLY, WRONG_ANSWER,
                                                  PolicyReply, leak_text, policy_reply, quoted_secrets, stub_points)
 
 __all__ = ["JudgeServer", "RecordedRequest", "stub_points", "leak_text", "quoted_secrets", "MODES", "LEAK_KINDS",
@@ -321,7 +321,7 @@ def _check_behaviour(behaviour: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m gym_integrity.testing.judge_server",
+        prog="python -m gym_integrity.openai_stub.judge_server",
         description="An OpenAI-compatible test judge on 127.0.0.1 (deterministic; not a real grader).",
     )
     parser.add_argument("--host", default="127.0.0.1")

@@ -1,6 +1,6 @@
 """The test server playing the policy model: scripted replies, tool calls, faults, over real HTTP through ``openai``.
 
-``gym_integrity.testing.judge_server`` in modes ``policy`` and ``wrong`` is the
+``gym_integrity.openai_stub.judge_server`` in modes ``policy`` and ``wrong`` is the
 model that ``gym-integrity eval`` evaluates in its tests; these tests pin what
 it answers, through the real ``openai`` client (sync and async), no mocks.
 """
@@ -18,7 +18,7 @@ import pytest
 
 from gym_integrity.envs.finqa.actions import parse_action
 from gym_integrity.extract import extract_answer
-from gym_integrity.testing.judge_server import POLICY_DEFAULT_REPLY, WRONG_ANSWER, JudgeServer, write_policy
+from gym_integrity.openai_stub.judge_server import POLICY_DEFAULT_REPLY, WRONG_ANSWER, JudgeServer, write_policy
 
 SUBMIT = {"type": "function", "function": {
     "name": "submit_answer", "description": "Submit the final answer.",
@@ -266,7 +266,7 @@ def test_async_client_runs_requests_concurrently(server):
 
 def test_command_line_policy_server(tmp_path, policy_file):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gym_integrity.testing.judge_server", "--port", "0", "--mode", "policy",
+        [sys.executable, "-m", "gym_integrity.openai_stub.judge_server", "--port", "0", "--mode", "policy",
          "--policy-file", str(policy_file), "--no-native-tools", "--script", "500"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )

@@ -1,4 +1,4 @@
-"""Worker-pool handlers for the tests: each request names what the worker does (echo, sleep, crash, allocate, raise).
+"""Scripted worker-pool handlers: each request names what the worker does (echo, sleep, crash, allocate, raise); the tests and benchmarks of the pools use them.
 
 The payload is ``(action, argument)``; the pool's workers run :func:`handle`.
 Crashes can be made to happen on a given worker only, to tell a crash that

@@ -1,6 +1,6 @@
 """What the test server answers: the stub's grade, the leaking judge's quotes, the tests' quote check, and the policy's replies.
 
-These are the texts behind :mod:`gym_integrity.testing.judge_server`'s modes,
+These are the texts behind :mod:`gym_integrity.openai_stub.judge_server`'s modes,
 apart from its HTTP plumbing: the server imports them, and tests and the audit
 use them (through the server module, which re-exports them, or from here).
 The policy side: :func:`check_policy` validates a ``policy`` mapping,
