@@ -98,15 +98,19 @@ def test_every_shipped_gold_and_reference_box_passes():
     assert [t for t in texts if refusal(t) is not None] == []
 
 
+# Items per dataset: puzzle24's and intermediate_integration's generators are slow (seconds per item under load).
+SYMPY_SCORED = {"countdown": 200, "puzzle24": 60, "polynomial_multiplication": 200, "intermediate_integration": 60,
+                "simple_integration": 200}
+
+
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("name", ["countdown", "puzzle24", "polynomial_multiplication", "intermediate_integration",
-                                  "simple_integration"])
+@pytest.mark.parametrize("name", sorted(SYMPY_SCORED))
 def test_every_gold_of_the_sympy_scored_datasets_passes(name):
     import reasoning_gym
 
-    dataset = reasoning_gym.create_dataset(name, seed=11, size=200)
+    dataset = reasoning_gym.create_dataset(name, seed=11, size=SYMPY_SCORED[name])
     golds = [str(item["answer"]) for item in dataset if item.get("answer") is not None]
-    assert len(golds) == 200
+    assert len(golds) == SYMPY_SCORED[name]
     assert [g for g in golds if refusal(g, syntax="sympy") is not None] == []
 
 
