@@ -17,7 +17,7 @@ through the env (sandboxed scorer) and through reasoning-gym's ``score_answer``
 called directly (honest answers only: a hostile one would run unbounded in
 the caller's process).
 
-Run: ``python benchmarks/bench_hostile.py [--answers 60] [--mixes 0,50,12,4] [--no-check] [--no-gem]``
+Run: ``python benchmarks/bench_hostile.py [--answers 60] [--mixes 0,50,12,4] [--no-check] [--no-gem] [--no-qed]``
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def run_reasoning_gym(n: int, every: int, mix: str) -> list[Row]:
         elif i % 2 == 0:
             work.append((i, item["answer"], True))
         else:
-            work.append((i, f"({item['answer']})+1", False))
+            work.append((i, f"({item['answer']})*x", False))  # +1 would be another antiderivative
     env = gym.make("ReasoningGym-v0", dataset="simple_integration", seed=5, size=n)
     env.reset(options={"index": 0})
     env.step(f"<answer>{items[0]['answer']}</answer>")  # the sandbox pool is up
@@ -190,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-check", action="store_true", help="grade without answer_cost's static check")
     parser.add_argument("--no-gem", action="store_true")
     parser.add_argument("--no-reasoning-gym", action="store_true")
+    parser.add_argument("--no-qed", action="store_true", help="only the ReasoningGym-v0 rows")
     args = parser.parse_args(argv)
     if args.no_check:
         import gym_integrity.envs.reasoning_gym.sandbox as sandbox
@@ -205,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.answers} answers per mix, one env, default settings; pool dir {os.environ.get('GYM_INTEGRITY_POOL_DIR')}")
     print(header)
     by_mix: dict[int, dict[str, Row]] = {}
-    for every in mixes:
+    for every in [] if args.no_qed else mixes:
         mix = f"1-in-{every}" if every else "honest"
         workload = qed_workload(args.answers, every)
         runners: list[tuple[str, Callable[[], Row]]] = [("ours", lambda: run_ours(workload, mix, system))]
