@@ -34,7 +34,7 @@ import gymnasium as gym
 import gym_integrity  # noqa: F401  (registers the envs)
 
 TOWER = r"\boxed{9^{9^{9^{9}}}}"
-RG_HOSTILE = "(x+1)**999*(x-1)**999"
+RG_HOSTILE = "({v}+1)**999*({v}-1)**999"  # in the item's own variable, or the answer language refuses it
 
 # gold -> (equivalent forms, a wrong answer), for the built-in answer problems
 _FORMS = {
@@ -153,12 +153,13 @@ def run_reasoning_gym(n: int, every: int, mix: str) -> list[Row]:
     items = [dataset[i] for i in range(n)]
     work = []
     for i, item in enumerate(items):
+        v = item["metadata"]["variable"]
         if every and (i + 1) % every == 0:
-            work.append((i, RG_HOSTILE, None))
+            work.append((i, RG_HOSTILE.format(v=v), None))
         elif i % 2 == 0:
             work.append((i, item["answer"], True))
         else:
-            work.append((i, f"({item['answer']})*x", False))  # +1 would be another antiderivative
+            work.append((i, f"({item['answer']})*{v}", False))  # +1 would be another antiderivative
     env = gym.make("ReasoningGym-v0", dataset="simple_integration", seed=5, size=n)
     env.reset(options={"index": 0})
     env.step(f"<answer>{items[0]['answer']}</answer>")  # the sandbox pool is up
