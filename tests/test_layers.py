@@ -12,7 +12,7 @@ import gym_integrity
 PACKAGE = Path(gym_integrity.__file__).parent
 
 #: Modules at the package's top level that form the core every layer may use.
-CORE = {"protocol", "checks", "exceptions", "spaces", "extract", "infotree", "datacheck", "seeding"}
+CORE = {"protocol", "checks", "exceptions", "spaces", "extract", "infotree", "datacheck", "seeding", "answer_cost"}
 
 #: What each layer may import of ours besides itself and the core (docs/architecture.md, "The layers").
 ALLOWED = {

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Mapping
 
+from gym_integrity.answer_cost import refusal
 from gym_integrity.checks import (check_bool, check_int, check_number, check_type, config_from, nested,
                                   reject_unknown)
 from gym_integrity.extract import last_boxed
@@ -327,6 +328,12 @@ class VerifierService:
             with self._lock:
                 self._counters["extraction_failures"] += 1
             return VerifyOutcome(failure, self._metrics(0.0, False))
+        reason = refusal(answer)  # a tower, a huge factorial, deep nesting: graded unrun, no worker held
+        if reason is not None:
+            with self._lock:
+                self._counters["refused"] += 1
+            return VerifyOutcome(Grade(Verdict.TIMEOUT, 0.0, no_verdict=False,
+                                       cause=f"the answer was refused unrun: {reason}"), self._metrics(0.0, False))
         budget = self._budget(deadline_s)
         start = time.monotonic()
         outcome = self._pool.run(self._payload(answer, gold, problem_id), run_timeout_s=budget)
@@ -400,6 +407,7 @@ class VerifierService:
                 "verifier/retries": pool["pool/retries"],
                 "verifier/worker_restarts": pool["pool/worker_restarts"],
                 "verifier/extraction_failures": float(c["extraction_failures"]),
+                "verifier/refused": float(c["refused"]),
                 "verifier/queue_depth": pool["pool/queue_depth"],
                 "verifier/in_flight": pool["pool/in_flight"],
                 "verifier/cache_hit_rate": float(c["cache_hits"] / served) if served else 0.0,

@@ -18,6 +18,10 @@ DEADLINE = 1.5  # per-request deadline of hostile answers
 GENEROUS = 10.0  # everything else: a verdict must not depend on machine load
 TOWER = r"\boxed{9^{9^{9^{9}}}}"
 DEEP_NESTING = r"\boxed{" + "(" * 300 + "1" + ")" * 300 + "}"
+# Towers and deep nesting are refused unrun (gym_integrity/answer_cost.py); these pass that static check and still
+# run for many seconds in math_verify, so the run budget is what stops them.
+SLOW = r"\boxed{\sin(x)^{999}\cos(x)^{999}}"
+SLOW_OPERATOR = r"\boxed{\sin^{999}(x)\cos^{999}(x)}"
 
 
 def _alive(pid: int) -> bool:
@@ -98,7 +102,7 @@ def test_check_boxed_length_cap_names_the_cap():
     assert answer is None and failure.verdict is Verdict.UNPARSABLE and "4 characters" in failure.cause
 
 
-@pytest.mark.parametrize("hostile", [TOWER, DEEP_NESTING], ids=["tower", "deep-nesting"])
+@pytest.mark.parametrize("hostile", [SLOW, SLOW_OPERATOR], ids=["trig-powers", "trig-operator-powers"])
 def test_hostile_answer_times_out_within_deadline_and_next_request_succeeds(service, hostile):
     pids_before = set(service.worker_pids())
     restarts_before = service.stats()["verifier/worker_restarts"]
@@ -129,7 +133,7 @@ def test_hostile_answers_from_threads_do_not_block_normal_ones(service):
         verdict = service.verify(text, "3", problem_id="mix", deadline_s=deadline).grade.verdict
         results[name] = (verdict, time.monotonic() - start)
 
-    threads = [threading.Thread(target=run, args=(f"h{i}", TOWER, DEADLINE)) for i in range(2)]
+    threads = [threading.Thread(target=run, args=(f"h{i}", SLOW, DEADLINE)) for i in range(2)]
     threads += [threading.Thread(target=run, args=(f"n{i}", r"\boxed{3}", None)) for i in range(4)]
     for t in threads:
         t.start()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from gym_integrity import answer_cost
 from gym_integrity.envs.reasoning_gym import grammar
 from gym_integrity.envs.reasoning_gym.datasets import load_dataset, member, own_score
 from gym_integrity.envs.reasoning_gym.policy import policy_for
@@ -73,6 +74,9 @@ def acquire_pool() -> Pool:
 def run_scorer(pool: Pool, key: str, source: str, entry: Mapping[str, Any], answer: str, language: str,
                budget_s: float) -> float | Grade:
     """The own scorer's score for ``answer``, run on a worker, or the Grade its failure maps to."""
+    reason = answer_cost.refusal(answer, syntax="sympy") if language in ("arithmetic", "algebra") else None
+    if reason is not None:
+        return Grade(Verdict.TIMEOUT, 0.0, cause=f"{source}: the answer was refused unrun: {reason}", no_verdict=False)
     outcome = pool.run((key, source, entry, answer, language), run_timeout_s=budget_s)
     if outcome.status is PoolStatus.OK:
         kind, value = outcome.value

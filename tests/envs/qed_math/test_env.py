@@ -215,7 +215,8 @@ def test_reward_presets(preset, text, reward, verdict):
     env.close()
 
 
-TOWER = r"\boxed{9^{9^{9^{9}}}}"
+TOWER = r"\boxed{9^{9^{9^{9}}}}"  # refused unrun (answer_cost): graded timeout at once
+SLOW = r"\boxed{\sin(x)^{999}\cos(x)^{999}}"  # passes the static check; the run budget stops it
 
 
 def test_timeout_of_the_answers_own_run_is_graded_and_paid_like_unparsable():
@@ -225,7 +226,7 @@ def test_timeout_of_the_answers_own_run_is_graded_and_paid_like_unparsable():
     assert env.unwrapped._verifier.wait_ready(60)  # time the grading, not the pool's interpreter start
     env.reset(options={"problem_id": "qed-ans-001"})
     start = time.monotonic()
-    _, reward, terminated, _, info = env.step(TrainerAction(TOWER, num_tokens=90))
+    _, reward, terminated, _, info = env.step(TrainerAction(SLOW, num_tokens=90))
     assert time.monotonic() - start <= DEADLINE + 1.0
     assert (info["verdict"], info["no_verdict"], terminated) == ("timeout", False, True)
     assert f"past its {DEADLINE:g} s budget on a worker of its own" in info["cause"]

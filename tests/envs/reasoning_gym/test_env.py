@@ -288,7 +288,7 @@ def test_an_answer_that_runs_past_its_budget_is_graded_timeout_against_itself():
     env.step(f"<answer>{answer_of(env)}</answer>")  # the pool is warm
     env.reset(options={"index": 0})
     start = time.perf_counter()
-    _, reward, terminated, _, info = env.step("<answer>(x+1)**999*(x-1)**999</answer>")
+    _, reward, terminated, _, info = env.step("<answer>sin(x)**999*cos(x)**999</answer>")  # passes answer_cost's check
     assert time.perf_counter() - start < 1.0 + 15.0
     assert (reward, terminated, info["verdict"], info["no_verdict"]) == (0.0, True, "timeout", False)
     assert "budget" in info["cause"]

@@ -1,0 +1,477 @@
+r"""A static bound on what an answer costs to verify: refuses exponent towers, huge factorials, deep nesting, ... unrun.
+
+math_verify (LaTeX) and reasoning-gym's sympy scorers compute what an answer
+says: ``9^{9^{9^{9}}}`` asks for a number of about 10^369,693,099 digits,
+``\binom{10^6}{5 \cdot 10^5}`` for a product of a million factors, ``(x+1)^{1000}``
+for a thousand-term expansion, and math_verify's LaTeX reader is exponential
+in how deeply parentheses nest. :func:`refusal` reads the text once (a
+tokenizer and a recursive-descent reader that never evaluates anything) and
+bounds, for every subexpression, the bits of the exact number it can produce,
+the terms it can expand to and the nesting it sits at. An answer past a bound
+is refused with a short reason; one within every bound is left to the grader,
+whose run budget stays the backstop for anything this reader does not model.
+
+The bounds (measured against math_verify 0.7 and sympy in a killable
+subprocess; docs/hostile.md has the table) sit far above any answer a person
+writes (``2^{100}``, ``10!``, ``\binom{50}{25}``, ``3^{3^{3}}``,
+``2^{2^{2^{2^{2}}}}`` all pass) and below the sizes that cost seconds.
+
+>>> refusal(r"2^{100} + \binom{50}{25} - 10!") is None
+True
+>>> refusal(r"9^{9^{9^{9}}}")
+'a number of about 3.7e+08 digits'
+>>> refusal(r"\binom{10^6}{5 \cdot 10^5}")
+'a number of about 2.41e+06 digits'
+>>> refusal("(x+1)**1000", syntax="sympy")
+'an expression that expands to about 1001 terms'
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+__all__ = ["refusal", "MAX_BITS", "MAX_TERMS", "MAX_PAREN_DEPTH", "MAX_DEPTH", "MAX_FUNCTION_DEPTH", "MAX_ATOMS",
+           "MAX_ELEMENTS", "MAX_RANGE"]
+
+#: Bits of the largest exact number an answer may make (about 39,000 decimal digits; ``2^{65536}`` fits).
+MAX_BITS = 2.0 ** 17
+#: Terms an expression with symbols or radicals may expand to (``(x+1)^{47}``, ``(x+y+z)^{8}``); a
+#: denominator's terms count twice (cancelling a rational function costs more than expanding a polynomial).
+MAX_TERMS = 48.0
+#: Elements of a list, tuple, set or chain of relations.
+MAX_ELEMENTS = 64
+#: Nesting of parentheses, brackets, ``\left...\right`` and set braces: math_verify's reader is exponential in it.
+MAX_PAREN_DEPTH = 4
+#: Nesting of any group (braces of ``\frac`` and exponents included) and of exponents.
+MAX_DEPTH = 8
+#: Functions applied inside functions (``\sin(\sin(\sin(1)))``): each level multiplies sympy's numeric checks.
+MAX_FUNCTION_DEPTH = 3
+#: Numbers, symbols and commands in one answer (a 300-term sum costs seconds to read).
+MAX_ATOMS = 200
+#: Terms of a ``\sum`` or ``\prod`` with a numeric range.
+MAX_RANGE = 10_000.0
+
+_LOG2_10 = math.log2(10)
+_NUMBER = r"(?P<num>\d+(?:\.\d*)?|\.\d+)|(?P<cmd>\\[A-Za-z]+|\\.)"
+#: LaTeX: each letter is a symbol (juxtaposed: ``xy`` is x times y); sympy: a name is a Python identifier.
+_TOKENS = {"latex": re.compile(_NUMBER + r"|\s+|(?P<name>[A-Za-z])|(?P<sym>.)", re.S),
+           "sympy": re.compile(_NUMBER + r"|\s+|(?P<name>[A-Za-z_]\w*)|(?P<pow>\*\*)|(?P<sym>.)", re.S)}
+_SYMPY_EXPONENT = re.compile(r"[eE][+-]?\d+")
+_FRACS = frozenset({"\\frac", "\\dfrac", "\\tfrac", "\\cfrac"})
+_BINOMS = frozenset({"\\binom", "\\dbinom", "\\tbinom"})
+_BIG_OPERATORS = frozenset({"\\sum", "\\prod"})
+_TEXT = frozenset({"\\text", "\\textbf", "\\textit", "\\mathrm", "\\mathbf", "\\mathit", "\\operatorname",
+                   "\\mbox", "\\mathbb", "\\mathcal"})
+_SKIP = frozenset({"\\left", "\\right", "\\,", "\\;", "\\:", "\\!", "\\ ", "\\quad", "\\qquad", "\\displaystyle",
+                   "\\big", "\\Big", "\\bigg", "\\Bigg", "\\limits", "\\\\", "\\%", "\\$"})
+_MULTIPLY = frozenset({"*", "/", "\\cdot", "\\times", "\\div", "\\over"})
+_SEPARATORS = frozenset({"+", "-", "\\pm", "\\mp", ",", ";", "=", "<", ">", "&", "\\le", "\\leq", "\\ge", "\\geq",
+                         "\\ne", "\\neq", "\\in", "\\cup", "\\cap", "\\to", "\\approx", "\\setminus", "\\lt", "\\gt",
+                         "\\equiv", "\\mid", "\\implies", "\\iff", "\\wedge", "\\vee", "\\land", "\\lor", ":", "\\colon"})
+_OPENERS = {"(": ")", "[": "]", "\\{": "\\}", "\\lbrace": "\\rbrace", "\\langle": "\\rangle", "\\lfloor": "\\rfloor",
+            "\\lceil": "\\rceil"}
+_CLOSERS = frozenset(_OPENERS.values()) | {"}"}
+_CONSTANTS = {"\\pi": math.pi, "\\infty": 1.0, "e": math.e, "E": math.e, "pi": math.pi, "I": 1.0, "i": 1.0,
+              "oo": 1.0}
+_FUNCTIONS = frozenset({"sin", "cos", "tan", "cot", "sec", "csc", "arcsin", "arccos", "arctan", "asin", "acos",
+                        "atan", "acot", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "log", "ln", "lg", "exp",
+                        "Abs", "abs", "sqrt", "max", "min", "gcd", "lcm", "det", "arg", "Re", "Im", "sign", "floor",
+                        "ceil", "ceiling", "factorial", "binomial", "Gamma", "gamma"})
+
+
+class _Refused(Exception):
+    """Raised inside the reader with the reason; never leaves this module."""
+
+
+@dataclass(frozen=True)
+class _Cost:
+    """Upper bounds for one subexpression.
+
+    bits: size of the exact number it makes (numerator and denominator); value: its magnitude, for what it
+    raises to a power, or None when it has a free symbol; terms: the terms it expands to; exact: a rational
+    number (it collapses to one term at once).
+    """
+
+    bits: float
+    value: float | None
+    terms: float = 1.0
+    exact: bool = True
+
+
+_ONE = _Cost(1.0, 1.0)
+
+
+def refusal(text: str, *, syntax: str = "latex") -> str | None:
+    r"""Why verifying ``text`` would cost too much (a short reason, never quoting it), or None to run it.
+
+    ``syntax``: ``"latex"`` (math_verify's input, the content of a ``\boxed{}``) or ``"sympy"`` (a
+    ``sympy.parse_expr`` string: ``**`` powers, ``factorial(n)``, ``1e5`` floats). Linear in the text's
+    length: it reads every token once and evaluates nothing.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"refusal() text must be a str, got {type(text).__name__}")
+    if syntax not in ("latex", "sympy"):
+        raise ValueError(f"refusal() syntax must be 'latex' or 'sympy', got {syntax!r}")
+    try:
+        _Reader(text, syntax).read()
+    except _Refused as refused:
+        return str(refused)
+    return None
+
+
+def _check(cost: _Cost) -> _Cost:
+    if cost.bits > MAX_BITS:
+        return _refuse(f"a number of {_about(cost.bits / _LOG2_10)} digits")
+    if cost.terms > MAX_TERMS:
+        return _refuse(f"an expression that expands to {_about(cost.terms)} terms")
+    return cost
+
+
+def _refuse(reason: str) -> _Cost:
+    raise _Refused(reason)
+
+
+def _about(x: float) -> str:
+    if not math.isfinite(x) or x >= 1e300:
+        return "more than 10^300"
+    return f"about {int(x)}" if x < 1e6 else f"about {x:.3g}"
+
+
+def _power_value(bits: float) -> float:
+    return 2.0 ** bits if bits < 1000 else math.inf
+
+
+def _expansion(terms: float, exponent: float) -> float:
+    """Terms of (a_1 + ... + a_t)^n: C(n + t - 1, t - 1), in logs so a huge n costs nothing."""
+    if terms <= 1 or exponent <= 1:
+        return terms
+    if not math.isfinite(exponent) or exponent > 1e12:
+        return math.inf
+    n = math.floor(exponent)
+    log = math.lgamma(n + terms) - math.lgamma(terms) - math.lgamma(n + 1)
+    return round(math.exp(log), 6) if log < 700 else math.inf
+
+
+class _Reader:
+    """One pass over the tokens: expression := term (separator term)*, term := power (product power)*."""
+
+    def __init__(self, text: str, syntax: str):
+        self.sympy = syntax == "sympy"
+        self.tokens = self._tokens(text, _TOKENS[syntax])
+        self.i = 0
+        self.depth = 0
+        self.parens = 0
+        self.functions = 0
+        self.atoms = 0
+
+    def _tokens(self, text: str, pattern: re.Pattern[str]) -> list[tuple[str, str]]:
+        tokens: list[tuple[str, str]] = []
+        position = 0
+        for match in pattern.finditer(text):
+            kind = match.lastgroup
+            if kind is None or match.start() < position:
+                continue
+            value = match.group()
+            if kind == "num" and self.sympy:
+                exponent = _SYMPY_EXPONENT.match(text, match.end())
+                if exponent:  # a Python float literal: 1e5
+                    position = exponent.end()
+                    tokens.append(("float", value + exponent.group()))
+                    continue
+            if kind == "pow":
+                value = "^"
+            if value in _SKIP:  # spacing and sizing: \left( is (, and \left. is nothing
+                if value in ("\\left", "\\right") and text.startswith(".", match.end()):
+                    position = match.end() + 1
+                continue
+            tokens.append((kind, value))
+        return tokens
+
+    def peek(self) -> str:
+        return self.tokens[self.i][1] if self.i < len(self.tokens) else ""
+
+    def read(self) -> None:
+        while self.i < len(self.tokens):
+            self.expression(closer=None)
+            if self.i < len(self.tokens):  # a stray closer: skip it and read on
+                self.i += 1
+
+    # ---------------------------------------------------------------- grammar
+
+    def expression(self, closer: str | None) -> _Cost:
+        total: _Cost | None = None  # the current element: a sum of terms
+        listed: _Cost | None = None  # the elements before it (a list, or a chain of relations)
+        elements = 1
+        while self.i < len(self.tokens):
+            token = self.peek()
+            if token == closer or token in _CLOSERS:
+                break
+            if token in _SEPARATORS:
+                self.i += 1
+                if token not in ("+", "-", "\\pm", "\\mp") and total is not None:
+                    elements += 1
+                    if elements > MAX_ELEMENTS:
+                        _refuse(f"more than {MAX_ELEMENTS} elements in a list or chain")
+                    listed = total if listed is None else _Cost(listed.bits + total.bits, None,
+                                                                max(listed.terms, total.terms), False)
+                    total = None
+                continue
+            term = self.term(closer)
+            total = term if total is None else _add(total, term)
+        if listed is None:
+            return total or _ONE
+        total = total or _ONE
+        return _Cost(listed.bits + total.bits, None, max(listed.terms, total.terms), False)
+
+    def term(self, closer: str | None) -> _Cost:
+        cost = self.power()
+        while self.i < len(self.tokens):
+            token = self.peek()
+            if token in _MULTIPLY:
+                self.i += 1
+                divide = token in ("/", "\\div", "\\over")
+            elif token and token not in _SEPARATORS and token not in _CLOSERS and token != closer \
+                    and token not in ("^", "!", "_", "'"):
+                divide = False  # juxtaposition: 2x, 2\pi
+            else:
+                break
+            other = self.power()
+            cost = _multiply(cost, other, divide)
+        return cost
+
+    def power(self) -> _Cost:
+        base = self.postfix(self.atom())
+        if self.peek() != "^":
+            return base
+        self.i += 1
+        braced = self.peek() == "{"  # the group counts its own level
+        if not braced:
+            self.enter()
+        exponent = self.power_operand()
+        if not braced:
+            self.depth -= 1
+        return self.postfix(_raise(base, exponent))
+
+    def power_operand(self) -> _Cost:
+        """The exponent: a group, or one signed atom with its own exponent (a^b^c is a^(b^c))."""
+        while self.peek() in ("-", "+"):
+            self.i += 1
+        return self.power()
+
+    def postfix(self, cost: _Cost) -> _Cost:
+        while self.i < len(self.tokens):
+            token = self.peek()
+            if token == "!":
+                self.i += 1
+                cost = _factorial(cost)
+            elif token in ("'", "\\prime", "\\%", "\\circ"):
+                self.i += 1
+            elif token == "_":
+                self.i += 1
+                self.atom()  # a subscript names a symbol; its value does not count
+                cost = _Cost(cost.bits, None, cost.terms, False)
+            else:
+                break
+        return cost
+
+    def enter(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            _refuse(f"groups or exponents nested deeper than {MAX_DEPTH}")
+
+    def group(self, closer: str, paren: bool) -> _Cost:
+        self.enter()
+        if paren:
+            self.parens += 1
+            if self.parens > MAX_PAREN_DEPTH:
+                _refuse(f"brackets nested deeper than {MAX_PAREN_DEPTH}")
+        cost = self.expression(closer)
+        if self.peek() == closer or (closer == ")" and self.peek() == "]") or (closer == "]" and self.peek() == ")"):
+            self.i += 1  # intervals close either way: [0, 1)
+        self.depth -= 1
+        if paren:
+            self.parens -= 1
+        return cost
+
+    def argument(self) -> _Cost:
+        """A command's argument: a braced group, or the next single atom (\\frac12)."""
+        if self.peek() == "{":
+            self.i += 1
+            return self.group("}", paren=False)
+        self.enter()  # \\sqrt\\sqrt\\sqrt... nests without braces
+        cost = self.atom()
+        self.depth -= 1
+        return cost
+
+    def atom(self) -> _Cost:
+        while self.peek() in ("-", "+", "\\pm", "\\mp"):
+            self.i += 1
+        if self.i >= len(self.tokens):
+            return _ONE
+        kind, token = self.tokens[self.i]
+        self.i += 1
+        self.atoms += 1
+        if self.atoms > MAX_ATOMS:
+            _refuse(f"more than {MAX_ATOMS} numbers, symbols and commands")
+        if kind == "num":
+            return _number(token)
+        if kind == "float":
+            mantissa, _, exponent = token.lower().partition("e")
+            magnitude = abs(int(exponent)) * _LOG2_10 if len(exponent) < 12 else math.inf
+            return _check(_Cost(magnitude + 64, _power_value(magnitude + 4), 1.0, False))
+        if token == "{":
+            return self.group("}", paren=self.previous_is_operator())
+        if token in _OPENERS:
+            return self.group(_OPENERS[token], paren=True)
+        if token == "|":
+            return self.group("|", paren=True)
+        if token in _FRACS:
+            numerator = self.argument()
+            return _multiply(numerator, self.argument(), True)
+        if token in _BINOMS:
+            top = self.argument()
+            self.argument()
+            return _binomial(top)
+        if token == "\\sqrt":
+            if self.peek() == "[":
+                self.i += 1
+                self.group("]", paren=False)
+            return _root(self.argument())
+        if token in _BIG_OPERATORS:
+            return self.big_operator(token)
+        if token in _TEXT:
+            if self.peek() == "{":
+                self.skip_braces()
+            return _Cost(2.0, None, 1.0, False)
+        if kind == "cmd" and token[1:] in _FUNCTIONS or (kind == "name" and self.sympy and token in _FUNCTIONS
+                                                          and self.peek() == "("):
+            return self.function(token.lstrip("\\"))
+        if token in _CONSTANTS and (kind == "cmd" or token in ("e", "E", "pi", "I", "i", "oo")):
+            return _Cost(2.0, _CONSTANTS[token], 1.0, False)
+        return _Cost(2.0, None, 1.0, False)  # a free symbol, or a command read as one
+
+    def previous_is_operator(self) -> bool:
+        """A brace right after an operator or at the start is a set (math_verify reads {1,2} as one), not a group."""
+        if self.i < 2:
+            return True
+        before = self.tokens[self.i - 2][1]
+        return before in _SEPARATORS or before in _MULTIPLY or before in _OPENERS or before in ("{", "|")
+
+    def skip_braces(self) -> None:
+        depth = 0
+        while self.i < len(self.tokens):
+            token = self.peek()
+            self.i += 1
+            depth += {"{": 1, "}": -1}.get(token, 0)
+            if depth == 0:
+                return
+
+    def function(self, name: str) -> _Cost:
+        self.functions += 1
+        if self.functions > MAX_FUNCTION_DEPTH:
+            _refuse(f"functions nested deeper than {MAX_FUNCTION_DEPTH}")
+        while self.peek() == "^" or self.peek() == "_":  # \sin^2 x, \log_2 x
+            self.i += 1
+            self.power_operand()
+        if self.sympy or self.peek() in ("(", "{", "\\left", "["):
+            argument = self.power()
+        else:
+            argument = self.term(None)  # \sin 2x
+        self.functions -= 1
+        if name in ("factorial",):
+            return _factorial(argument)
+        if name in ("binomial",):
+            return _binomial(argument)
+        if name in ("sqrt",):
+            return _root(argument)
+        if name == "exp":
+            return _raise(_Cost(2.0, math.e, 1.0, False), argument)
+        if name in ("Gamma", "gamma"):
+            return _factorial(argument)
+        value = None if argument.value is None else (1.0 if name[:3] in ("sin", "cos", "tan", "arc", "asi", "aco",
+                                                                          "ata") else argument.value)
+        if name in ("log", "ln", "lg") and argument.value is not None:
+            value = argument.bits + 1.0
+        return _Cost(argument.bits, value, argument.terms, False)
+
+    def big_operator(self, token: str) -> _Cost:
+        upper: _Cost | None = None
+        lower: _Cost | None = None
+        for _ in range(2):
+            if self.peek() == "_":
+                self.i += 1
+                lower = self.argument()
+            elif self.peek() == "^":
+                self.i += 1
+                upper = self.argument()
+        body = self.power()
+        span = max(b.value if b.value is not None else 0.0 for b in (upper or _ONE, lower or _ONE))
+        if span > MAX_RANGE:
+            _refuse(f"a sum or product over more than {int(MAX_RANGE)} terms")
+        if token == "\\prod":
+            return _check(_Cost(body.bits * max(span, 1.0), None, body.terms, False))
+        return _check(_Cost(body.bits + math.log2(span + 2), None, body.terms, False))
+
+
+def _number(token: str) -> _Cost:
+    digits = token.replace(".", "")
+    if "." in token:  # a decimal: a float in sympy, an exact rational at worst
+        return _check(_Cost(len(digits) * _LOG2_10 * 2, float(token) if len(token) < 300 else math.inf))
+    if len(digits) <= 300:
+        number = int(digits)
+        return _check(_Cost(max(math.log2(number), 1.0) if number else 1.0, float(number)))
+    return _check(_Cost(len(digits) * _LOG2_10, math.inf))
+
+
+def _add(a: _Cost, b: _Cost) -> _Cost:
+    value = None if a.value is None or b.value is None else a.value + b.value
+    exact = a.exact and b.exact
+    return _check(_Cost(max(a.bits, b.bits) + 1 if exact and a.bits < 64 and b.bits < 64 else a.bits + b.bits,
+                        value, 1.0 if exact else a.terms + b.terms, exact))
+
+
+def _multiply(a: _Cost, b: _Cost, divide: bool) -> _Cost:
+    if a.value is None or b.value is None:
+        value = None
+    elif divide:
+        value = a.value if b.exact and b.value >= 1 else a.value * _power_value(b.bits)
+    else:
+        value = a.value * b.value
+    exact = a.exact and b.exact
+    terms = 1.0 if exact else a.terms * b.terms * (2.0 if divide and b.terms > 1 else 1.0)
+    return _check(_Cost(a.bits + b.bits, value, terms, exact))
+
+
+def _raise(base: _Cost, exponent: _Cost) -> _Cost:
+    if exponent.value is None:  # a symbolic exponent stays unevaluated: 2^x
+        return _check(_Cost(base.bits + exponent.bits, None, base.terms, False))
+    n = exponent.value
+    if base.exact and base.value is not None and base.value <= 1 and base.bits <= 1:
+        return _Cost(1.0, 1.0)  # 0, 1 (and -1) to any power
+    if base.value is None:  # x^n stays one term; (x+1)^n expands
+        return _check(_Cost(base.bits + exponent.bits, None, _expansion(base.terms, n), False))
+    bits = base.bits * max(n, 1.0)
+    terms = 1.0 if base.exact else _expansion(base.terms, n)
+    value = base.value ** n if bits < 1000 and base.value > 0 else _power_value(bits)
+    return _check(_Cost(bits, value, terms, base.exact and exponent.exact))
+
+
+def _factorial(n: _Cost) -> _Cost:
+    if n.value is None:
+        return _Cost(n.bits, None, n.terms, False)
+    v = n.value
+    bits = v * (math.log2(v) - 1.4427) + math.log2(v) + 2 if v > 2 else 1.0  # Stirling, rounded up
+    return _check(_Cost(bits, _power_value(bits), 1.0, n.exact))
+
+
+def _binomial(n: _Cost) -> _Cost:
+    if n.value is None:
+        return _Cost(n.bits, None, n.terms, False)
+    # sympy builds C(n, k) from about n factors: charge 8 bits per factor (n = 16384 at the bound)
+    return _check(_Cost(8.0 * n.value, _power_value(n.value), 1.0, n.exact))
+
+
+def _root(a: _Cost) -> _Cost:
+    return _Cost(a.bits, None if a.value is None else math.sqrt(a.value), a.terms, False)

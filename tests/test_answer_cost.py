@@ -1,0 +1,235 @@
+"""answer_cost.refusal: what it refuses unrun, that no honest answer is refused, that it stays cheap, and its wiring."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import gymnasium as gym
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gym_integrity  # noqa: F401  (registers the envs)
+from gym_integrity.answer_cost import MAX_DEPTH, MAX_PAREN_DEPTH, refusal
+from gym_integrity.protocol import Verdict
+from gym_integrity.services.verifier import VerifierConfig, VerifierService
+
+# (class, text, syntax, words of the reason)
+REFUSED = [
+    ("tower", r"9^{9^{9^{9}}}", "latex", "a number of"),
+    ("tower", r"2^{2^{2^{2^{2^{2}}}}}", "latex", "a number of"),
+    ("tower", r"(9^9)^{9^9}", "latex", "a number of"),
+    ("tower", r"e^{e^{e^{e}}}", "latex", "a number of"),
+    ("tower", "9**9**9", "sympy", "a number of"),
+    ("huge power", r"10^{10^{6}}", "latex", "a number of"),
+    ("huge power", r"999999^{999999}", "latex", "a number of"),
+    ("huge power", r"\left(\frac{2}{3}\right)^{1000000}", "latex", "a number of"),
+    ("huge power", r"10^{-1000000}", "latex", "a number of"),
+    ("huge power", r"1.5\times10^{99999999}", "latex", "a number of"),
+    ("factorial", r"1000000!", "latex", "a number of"),
+    ("factorial", r"(10!)!", "latex", "a number of"),
+    ("factorial", "factorial(10**6)", "sympy", "a number of"),
+    ("binomial", r"\binom{1000000}{500000}", "latex", "a number of"),
+    ("binomial", r"\dbinom{10^5}{5 \cdot 10^4}", "latex", "a number of"),
+    ("expansion", r"(x+1)^{1000}", "latex", "expands to"),
+    ("expansion", r"(x+y+z)^{20}", "latex", "expands to"),
+    ("expansion", r"\frac{1}{(x+1)^{50}}", "latex", "expands to"),
+    ("expansion", r"(1+\sqrt{2})^{1000}", "latex", "expands to"),
+    ("expansion", "(x+1)**999*(x-1)**999", "sympy", "expands to"),
+    ("expansion", "+".join(f"x^{{{k}}}" for k in range(1, 60)), "latex", "expands to"),
+    ("nesting", "(" * 300 + "1" + ")" * 300, "latex", "nested deeper"),
+    ("nesting", "(" * 7 + "1" + ")" * 7, "latex", "nested deeper"),
+    ("nesting", "{" * 500 + "1" + "}" * 500, "latex", "nested deeper"),
+    ("nesting", r"\frac{1}{" * 20 + "2" + "}" * 20, "latex", "nested deeper"),
+    ("nesting", r"\sqrt" * 200 + "2", "latex", "nested deeper"),
+    ("nesting", r"\sin(" * 5 + "1" + ")" * 5, "latex", "functions nested"),
+    ("length", "+".join(["1"] * 400), "latex", "more than 200"),
+    ("length", "x" * 500, "latex", "more than 200"),
+    ("length", r"\{" + ",".join(str(k) for k in range(300)) + r"\}", "latex", "elements"),
+    ("range", r"\prod_{i=1}^{1000000} i", "latex", "sum or product"),
+    ("range", r"\sum_{i=1}^{10^{9}} i!", "latex", "sum or product"),
+    ("enormous literal", "7" * 50000, "latex", "a number of"),
+]
+
+# Legitimate answers, some large: each must be left to the grader.
+HONEST = [
+    r"2^{100}", r"10!", r"\binom{50}{25}", r"3^{3^{3}}", r"2^{2^{2^{2^{2}}}}", r"1000000007", r"2^{64}-1",
+    r"\frac{1}{1+\frac{1}{1+\frac{1}{1+\frac{1}{2}}}}", r"\frac{\sqrt{3}}{2}", r"\left( \frac{1}{2} \right)^{10}",
+    r"x^4 - 3x^3 + 2x^2 - x + 1", r"(x+1)^{10}", r"(x-1)(x+1)(x^2+1)", r"(x+y)^{5}", r"\frac{1}{(1-x)^2}",
+    r"x^{10}+x^9+x^8+x^7+x^6+x^5+x^4+x^3+x^2+x+1", r"[0, 1)", r"(2, 3)", r"\{-1, 0, 1\}", r"x \in (2, 3)",
+    r"\frac{\pi}{4}", r"e^{2}", r"\arctan(1)", r"5\frac{1}{3}", r"\sqrt{\sqrt{2}}", r"\sin(\cos(x))", r"2\sqrt{3}",
+    r"100!", r"\binom{100}{50}", r"10^{18}", r"1.5 \times 10^{8}", r"\sum_{k=1}^{100} k^2", r"45^\circ", r"50\%",
+    r"\dfrac{2023 \cdot 2024}{2}", r"n(n+1)/2", r"\infty", r"-\infty", r"1, 2, 3, 4, 5, 6, 7, 8, 9, 10",
+    r"0.333333333333333333333333", r"\sqrt[3]{2}", r"2^{-10}", r"\log_2 1024", r"\frac{7!}{3!\,4!}",
+    r"a_1 + a_2 + a_3", r"\text{even}", r"\mathbb{R}", r"f(x) = 2x + 1", r"x = \pm 2",
+]
+
+# sympy.parse_expr strings, as reasoning-gym's sympy-based scorers read them.
+HONEST_SYMPY = ["94*4 - 61 - 6", "10*(8 - 5) - 6", "x**3/3 + 2*x + C", "-72*x**6 + 120*x**5 - 3*x + 1",
+                "exp(x)*sin(x)/2 + C", "(x+1)**10", "2**100", "sqrt(2)*x**2/2", "3*x**4/4 - 7*log(x) + C"]
+
+
+@pytest.mark.parametrize("kind, text, syntax, reason", REFUSED, ids=[f"{r[0]}-{i}" for i, r in enumerate(REFUSED)])
+def test_pathological_answers_are_refused_with_a_reason(kind, text, syntax, reason):
+    refused = refusal(text, syntax=syntax)
+    assert refused is not None and reason in refused
+    assert len(refused) < 80 and text[:20] not in refused  # short, and never quotes the answer
+
+
+@pytest.mark.parametrize("text", HONEST)
+def test_legitimate_answers_are_never_refused(text):
+    assert refusal(text) is None
+
+
+@pytest.mark.parametrize("text", HONEST_SYMPY)
+def test_legitimate_sympy_answers_are_never_refused(text):
+    assert refusal(text, syntax="sympy") is None
+
+
+def test_every_shipped_gold_and_reference_box_passes():
+    from gym_integrity.envs.qed_math.golds import boxed_contents
+    from gym_integrity.envs.qed_math.problems import load_problems
+
+    problems = load_problems(None).problems
+    texts = [p.gold_answer for p in problems if p.gold_answer]
+    texts += [box for p in problems for box in boxed_contents(p.reference_solution or "")]
+    assert len(texts) >= 20
+    assert [t for t in texts if refusal(t) is not None] == []
+
+
+# Items per dataset: puzzle24's and intermediate_integration's generators are slow (seconds per item under load).
+SYMPY_SCORED = {"countdown": 200, "puzzle24": 60, "polynomial_multiplication": 200, "intermediate_integration": 60,
+                "simple_integration": 200}
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("name", sorted(SYMPY_SCORED))
+def test_every_gold_of_the_sympy_scored_datasets_passes(name):
+    import reasoning_gym
+
+    dataset = reasoning_gym.create_dataset(name, seed=11, size=SYMPY_SCORED[name])
+    golds = [str(item["answer"]) for item in dataset if item.get("answer") is not None]
+    assert len(golds) == SYMPY_SCORED[name]
+    assert [g for g in golds if refusal(g, syntax="sympy") is not None] == []
+
+
+def test_bounds_sit_between_honest_and_hostile():
+    assert refusal("(" * MAX_PAREN_DEPTH + "1" + ")" * MAX_PAREN_DEPTH) is None
+    assert refusal("(" * (MAX_PAREN_DEPTH + 1) + "1" + ")" * (MAX_PAREN_DEPTH + 1)) is not None
+    assert refusal(r"\frac{1}{1+" * (MAX_DEPTH - 1) + "2" + "}" * (MAX_DEPTH - 1)) is None
+    assert refusal(r"\frac{1}{1+" * (MAX_DEPTH + 1) + "2" + "}" * (MAX_DEPTH + 1)) is not None
+    assert refusal("10^{30000}") is None and refusal("10^{40000}") is not None
+    assert refusal("10000!") is None and refusal("20000!") is not None
+
+
+def test_a_programming_mistake_is_a_clear_error():
+    with pytest.raises(TypeError, match="str"):
+        refusal(b"2^{100}")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="syntax"):
+        refusal("1", syntax="python")
+
+
+def _timed(text: str, syntax: str = "latex") -> float:
+    start = time.perf_counter()
+    result = refusal(text, syntax=syntax)
+    elapsed = time.perf_counter() - start
+    assert result is None or isinstance(result, str)
+    return elapsed
+
+
+# Tokens that drive every branch of the reader: groups, commands, operators, postfixes, numbers, names.
+_PIECES = st.sampled_from(["(", ")", "{", "}", "[", "]", "\\{", "\\}", "|", "^", "_", "!", "+", "-", "*", "/", ",",
+                           "=", "**", "9", "99999", "1.5", "1e9", "x", "e", "\\pi", "\\frac", "\\dfrac", "\\sqrt",
+                           "\\binom", "\\sin", "\\log", "\\exp", "\\sum", "\\prod", "\\left(", "\\right)", "\\left.",
+                           "\\text{a}", "\\cdot", "\\,", " ", "\\", "'", "\\infty", "sin(", "factorial(", "\u00e9"])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_PIECES, max_size=400).map("".join), st.sampled_from(["latex", "sympy"]))
+def test_time_stays_bounded_on_random_token_soup(text, syntax):
+    assert _timed(text[:1024], syntax) < 0.05
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=1024), st.sampled_from(["latex", "sympy"]))
+def test_time_stays_bounded_on_random_text(text, syntax):
+    assert _timed(text, syntax) < 0.05
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["(", "{", "\\frac{1}{", "\\sqrt{", "\\sin(", "2^{", "x^", "\\left(", "[", "\\binom{9}{"]),
+       st.integers(1, 500), st.sampled_from(["1", "9", "x", "99!"]))
+def test_time_stays_bounded_on_adversarial_nesting(opener, depth, core):
+    closer = {"(": ")", "[": "]", "\\sin(": ")", "\\left(": "\\right)", "x^": ""}.get(opener, "}")
+    text = (opener * depth + core + closer * depth)[:1024]
+    assert _timed(text) < 0.05
+
+
+def test_median_cost_is_microseconds_over_the_corpora():
+    texts = HONEST + [text for _, text, syntax, _ in REFUSED if syntax == "latex" and len(text) <= 1024]
+    times = [_timed(t) for t in texts for _ in range(3)]
+    assert statistics.median(times) < 0.001 and max(times) < 0.05
+
+
+# --------------------------------------------------------------------------- wiring
+
+TOWER = r"\boxed{9^{9^{9^{9}}}}"
+SLOW = r"\boxed{\sin(x)^{999}\cos(x)^{999}}"  # passes the static check; math_verify runs it for many seconds
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    service = VerifierService(VerifierConfig(num_workers=1, spare_workers=0, scope="process"))
+    service.start()
+    assert service.wait_ready(60)
+    yield service
+    service.close()
+
+
+def test_a_tower_is_graded_at_once_without_a_worker(verifier):
+    assert verifier.verify(r"\boxed{3}", "3", problem_id="p").grade.verdict is Verdict.CORRECT
+    before = verifier.stats()
+    pids = verifier.worker_pids()
+    start = time.perf_counter()
+    outcome = verifier.verify(TOWER, "3", problem_id="p")
+    elapsed = time.perf_counter() - start
+    assert elapsed < 0.05 and verifier.busy_worker_pids() == []
+    assert (outcome.grade.verdict, outcome.grade.no_verdict, outcome.grade.score) == (Verdict.TIMEOUT, False, 0.0)
+    assert "refused unrun: a number of" in outcome.grade.cause
+    after = verifier.stats()
+    assert after["verifier/requests"] == before["verifier/requests"]  # the pool never saw it
+    assert after["verifier/refused"] == before["verifier/refused"] + 1
+    assert verifier.worker_pids() == pids  # nobody was killed
+
+
+def test_the_run_budget_still_stops_what_the_check_misses(verifier):
+    assert refusal(SLOW[len("\\boxed{"):-1]) is None
+    before = verifier.stats()["verifier/requests"]
+    outcome = verifier.verify(SLOW, "3", problem_id="p", deadline_s=1.0)
+    assert (outcome.grade.verdict, outcome.grade.no_verdict) == (Verdict.TIMEOUT, False)
+    assert "past its 1 s budget on a worker of its own" in outcome.grade.cause
+    assert verifier.stats()["verifier/requests"] == before + 1
+    assert verifier.verify(r"\boxed{3}", "3", problem_id="p").grade.verdict is Verdict.CORRECT
+
+
+def test_a_sandboxed_sympy_scorer_refuses_an_expansion_unrun():
+    from gym_integrity.envs.reasoning_gym import sandbox
+    from gym_integrity.services.pool import get_pool
+
+    env = gym.make("ReasoningGym-v0", dataset="polynomial_multiplication", size=4, seed=1)
+    try:
+        env.reset(options={"index": 0})
+        gold = env.unwrapped.gold_answers()[0]
+        assert env.step(f"<answer>{gold}</answer>")[1] == 1.0  # the sandbox pool is up and warm
+        pool = get_pool(sandbox.HANDLER, sandbox.POOL_CONFIG)
+        before = pool.stats()["pool/requests"]
+        env.reset(options={"index": 0})
+        start = time.perf_counter()
+        _, reward, terminated, _, info = env.step("<answer>(x+1)**999*(x-1)**999</answer>")
+        assert time.perf_counter() - start < 0.05
+        assert (reward, terminated, info["verdict"], info["no_verdict"]) == (0.0, True, "timeout", False)
+        assert "refused unrun" in info["cause"]
+        assert pool.stats()["pool/requests"] == before
+    finally:
+        env.close()
