@@ -29,6 +29,9 @@ anything earns full credit.
 full-credit answer must also pass, for scorers that pay answers the task does
 not: puzzle24's scorer checks that the answer makes 24 after ``int()`` (so
 24.5 does) from four numbers in range, never that they are the puzzle's.
+Plan tasks require every move to act by the task's rules, and
+propositional_logic a conclusion that is not its premises restated
+(``replay.py``): their scorers skip what they cannot apply.
 
 ``language`` marks an own scorer that is unsafe in the env's process (it
 evaluates the answer, or loops as often as the answer says): whenever that
