@@ -5,8 +5,11 @@ Tolerant mode (``"tolerance"``), what a submitted answer may look like:
 * read from the ``\boxed{}`` groups of the submission if it has any, else the plain string;
 * ``$``, ``\$``, ``\text{...}``, thousands commas, unit words (``million``, ``bn``,
   ``percent``...) and surrounding text such as ``"about"`` are ignored;
-* ``%`` divides by 100, with a fallback that ignores the ``%`` on both sides
-  (``"12.5"`` matches a gold ``"12.5%"``);
+* one reading of percent, on both sides: ``X%`` (or ``X percent``) is the value
+  X/100 and a bare number is itself. ``"12.5%"`` and ``"0.125"`` match a gold
+  ``"12.5%"`` or ``"0.125"``; ``"12.5"`` matches neither, and ``"12480%"`` is not
+  $12,480 million. Reading ``%`` a second way (dropping it) made one answer
+  correct for two different gold values (``"0.5"`` for ``"50%"`` and ``"0.5%"``);
 * ``(1,204)`` is negative, ``745/1251`` is a fraction, the unicode minus works;
 * a match needs relative error <= 1% **and** absolute difference <= 1.0
   (a zero gold needs ``|pred| < 0.001``);
@@ -18,7 +21,9 @@ Examples:
     >>> score_answer(r"\boxed{12,480}", r"\boxed{12,480}").verdict.value
     'correct'
     >>> [score_answer(p, "38.2%").score for p in ("38.2%", "0.382", "38.2", "$38.4", "39%")]
-    [1.0, 1.0, 1.0, 1.0, 0.0]
+    [1.0, 1.0, 0.0, 0.0, 0.0]
+    >>> [score_answer(p, "12,480").score for p in ("12480%", "12,480")], score_answer("12.5%", "0.125").score
+    ([0.0, 1.0], 1.0)
     >>> score_answer("(1,204)", r"\boxed{-1,204}").score, score_answer("1,204", "-1,204").score
     (1.0, 0.0)
     >>> score_answer("2024: 640, 2022: 120, 2023: 315", r"\boxed{2022: 120, 2023: 315, 2024: 640}").score
@@ -203,7 +208,9 @@ def values_match(pred: str, gold: str, rel_tol: float = 0.01, abs_tol: float = 1
     """One submitted value against one gold value (tolerant mode).
 
     >>> values_match("12.6%", "12.5%"), values_match("12.5", "12.5%"), values_match("0.125", "12.5")
-    (True, True, False)
+    (True, False, False)
+    >>> values_match("12.5%", "12.5"), values_match("0.125", "12.5%"), values_match("12.5%", "0.125")
+    (False, True, True)
     """
     gold_num, pred_num = _single_number(gold), _single_number(pred)
     if gold_num is None:
@@ -211,12 +218,9 @@ def values_match(pred: str, gold: str, rel_tol: float = 0.01, abs_tol: float = 1
     if pred_num is None:
         return False
     (g, g_pct), (p, p_pct) = gold_num, pred_num
-    g_frac = g / 100.0 if g_pct else g
-    p_frac = p / 100.0 if p_pct else p
-    if _numbers_match(p_frac, g_frac, rel_tol, abs_tol):
-        return True
-    # The fallback without '%': "12.5" for "12.5%" (percentage points), and back.
-    return (g_pct or p_pct) and _numbers_match(p, g, rel_tol, abs_tol)
+    # '%' means per hundred on either side, and only that: a second reading (dropping it) paid "12480%" for
+    # 12,480 and made "0.5" correct for both "50%" and "0.5%".
+    return _numbers_match(p / 100.0 if p_pct else p, g / 100.0 if g_pct else g, rel_tol, abs_tol)
 
 
 def _year_keyed(values: list[str]) -> dict[str, str] | None:

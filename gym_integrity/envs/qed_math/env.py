@@ -10,6 +10,7 @@ import gymnasium as gym
 from gym_integrity.checks import check_str
 from gym_integrity.envs.base import TextEnv
 from gym_integrity.envs.qed_math.config import QEDMathConfig
+from gym_integrity.envs.qed_math.golds import without_percent
 from gym_integrity.envs.qed_math.grading import GradedAttempt
 from gym_integrity.envs.qed_math.problems import Problem, load_problems
 from gym_integrity.envs.qed_math.shaping import answer_reward, length_discount, shape_reward, strip_reasoning
@@ -223,7 +224,9 @@ class QEDMathEnv(TextEnv):
         if self._verifier is None:
             # Stepped after close(): take the shared service again rather than fail.
             self._verifier = get_verifier(self.config.verifier_config).acquire()
-        outcome = self._verifier.verify(text, problem.gold_answer, problem_id=problem.problem_id)
+        # One reading of percent (golds.without_percent): math_verify alone pays X\% as X and as X/100.
+        outcome = self._verifier.verify(without_percent(text), without_percent(problem.gold_answer),
+                                        problem_id=problem.problem_id)
         grade = outcome.grade
         return GradedAttempt(grade, answer_reward(grade, self.config.reward_preset),
                              success=grade.verdict is Verdict.CORRECT, metrics=outcome.metrics)

@@ -42,7 +42,7 @@ from typing import Iterable
 from gym_integrity.extract import braced_group
 from gym_integrity.services.cache import ProcessCache
 
-__all__ = ["GOLD_READ_BUDGET_S", "MAX_GOLD_CHARS", "MAX_PLAIN_DEPTH", "boxed_contents", "distinct_boxed",
+__all__ = ["without_percent", "GOLD_READ_BUDGET_S", "MAX_GOLD_CHARS", "MAX_PLAIN_DEPTH", "boxed_contents", "distinct_boxed",
            "is_plain_math", "plain_words", "check_golds", "read_gold", "warm"]
 
 #: A gold longer than this is not read (the verifier caps answers at 1024 characters too).
@@ -54,6 +54,25 @@ MAX_PLAIN_DEPTH = 4
 
 _HANDLER = "gym_integrity.envs.qed_math.golds:read_gold"
 _BOX = re.compile(r"\\(?:boxed|fbox)")
+
+
+# ----------------------------------------------------------------------------- one reading of percent
+
+_PERCENT = re.compile(r"\\?%")
+
+
+def without_percent(text: str) -> str:
+    r"""``text`` with every percent sign (``\%`` or ``%``) removed: QEDMath's one reading of percent.
+
+    A percent sign is a unit mark on the number before it: ``25\%``, ``25%`` and
+    ``25`` are one answer, ``0.25`` another. math_verify reads ``X\%`` both as X
+    and as X/100, so ``\boxed{1170\%}`` and ``\boxed{117000\%}`` were both correct
+    for a gold 1170. The answer and the gold are compared without their signs.
+
+    >>> without_percent(r"\boxed{1170\%}"), without_percent("25%"), without_percent(r"\frac{1}{2}")
+    ('\\boxed{1170}', '25', '\\frac{1}{2}')
+    """
+    return _PERCENT.sub("", text)
 
 
 # ----------------------------------------------------------------------------- boxed answers of a reference

@@ -29,6 +29,9 @@ anything earns full credit.
 full-credit answer must also pass, for scorers that pay answers the task does
 not: puzzle24's scorer checks that the answer makes 24 after ``int()`` (so
 24.5 does) from four numbers in range, never that they are the puzzle's.
+Plan tasks require every move to act by the task's rules, and
+propositional_logic a conclusion that is not its premises restated
+(``replay.py``): their scorers skip what they cannot apply.
 
 ``language`` marks an own scorer that is unsafe in the env's process (it
 evaluates the answer, or loops as often as the answer says): whenever that
@@ -42,6 +45,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from gym_integrity.envs.reasoning_gym import replay
 from gym_integrity.envs.reasoning_gym.strict import makes_target_from
 
 __all__ = ["Policy", "POLICIES", "OWN_KINDS", "policy_for", "uses_own_scorer", "sandbox_language"]
@@ -83,6 +87,13 @@ def _makes_24_from_the_items_numbers(answer: str, item: Mapping[str, Any]) -> bo
     return makes_target_from(answer, item["metadata"]["numbers"], 24)
 
 
+def _concludes_beyond_the_premises(answer: str, item: Mapping[str, Any]) -> bool:
+    return not replay.conclusion_restates_premises(answer, item)
+
+
+_PRESSES = re.compile(r"[A-Ca-c](?:\s*(?:→|->|,)?\s*[A-Ca-c])*")
+
+
 def _base(why: str = _SUBSTRING) -> Policy:
     return Policy("exact", why)
 
@@ -103,8 +114,10 @@ POLICIES: dict[str, Policy] = {
                             language="matrix"),
     "bitwise_arithmetic": Policy("own", "int(answer, 0) against eval of the generated problem; the answer is never "
                                  "evaluated"),
-    "boxnet": Policy("own_no_consolation", "max(0.05, boxes lifted): 0.05 for any JSON; the lifted fraction is content",
-                     consolation=(0.05,), reference="[]"),
+    "boxnet": Policy("own_full", "max(0.05, boxes lifted): 0.05 for any JSON, and the lifted fraction for a plan "
+                     "that does not solve; it skips any action it cannot apply, so one plan of every action in every "
+                     "square was paid: the boxes all matched, each action applying where written, required",
+                     reference="[]", requires=replay.boxnet_actions_all_act),
     "caesar_cipher": _base(),
     "calendar_arithmetic": Policy("exact", "0.1 / 0.05 for any weekday name, exp(-5 rel. error) for any number",
                                   fold=True, numeric=True),
@@ -149,7 +162,9 @@ POLICIES: dict[str, Policy] = {
     "kakurasu": Policy("own", "1.0 for a grid meeting every sum, else 0"),
     "knight_swap": Policy("own_no_consolation", "0.05 for legal moves that do not solve; a longer solution's "
                           "optimal/len credit is content", consolation=(0.05,)),
-    "knights_knaves": Policy("own_full", "0.3 + 0.7 x matches for any full assignment: a uniform guess earns ~0.6"),
+    "knights_knaves": Policy("own_full", "0.3 + 0.7 x matches for any full assignment: a uniform guess earns ~0.6; "
+                             "reads name-role pairs out of any text, so a statement quoted from the question was "
+                             "paid: an answer of '<name> is a <role>' clauses only", shape=replay.ROLE_ASSIGNMENT),
     "largest_island": _base(),
     "lcm": _base(),
     "leg_counting": _base(),
@@ -184,12 +199,17 @@ POLICIES: dict[str, Policy] = {
     "prime_factorization": Policy("own_full", "0.5 for factors whose product is n (n itself), 0.01 otherwise"),
     "products": Policy("numeric", "Decimal equality, else substring credit", commas=True),
     "propositional_logic": Policy("own_full", "0.25 for a tautology, 0.05 for any formula; any valid conclusion "
-                                  "scores 1.0; recursive parser", language="logic"),
+                                  "scores 1.0, so a premise or the premises joined by ∧ were paid: a conclusion "
+                                  "equivalent to a conjunction of premises is a restatement, not paid; recursive "
+                                  "parser", language="logic", requires=_concludes_beyond_the_premises),
     "puzzle24": Policy("own_full", "0.01 for anything wrong; many valid expressions; sympy.parse_expr(answer); "
                        "pays any 4 in-range numbers making 24 after int(): the item's numbers, exactly 24, required",
                        requires=_makes_24_from_the_items_numbers,
                        language="arithmetic"),
-    "quantum_lock": Policy("own", "the exact sequence; 0.5 for a longer sequence that reaches the target (content)"),
+    "quantum_lock": Policy("own_full", "the task asks for the shortest sequence: 0.5 for a longer one that reaches the "
+                           "target, which random presses do; its simulation skips a press in the wrong light and it "
+                           "reads A-C out of any text: buttons only, each press active", shape=_PRESSES,
+                           requires=replay.presses_all_act),
     "ransom_note": _base(),
     "rearc": Policy("own_full", "0.05 for any parseable board"),
     "rectangle_count": Policy("numeric", "linear credit for any nearby count: '1' earns ~0.2"),
@@ -198,16 +218,21 @@ POLICIES: dict[str, Policy] = {
     "rubiks_cube": Policy("own_full", "max(0.05, solved stickers): the scrambled cube alone earns it; repeats a "
                           "move as often as its count says", language="cube_moves"),
     "rush_hour": Policy("own_full", "0.01 for any moves; any solving sequence scores 1.0; steps a car as far as the "
-                        "answer says", language="car_moves", reference="A+1"),
+                        "answer says, stopping silently where it is blocked, and reads moves out of any text, so a "
+                        "random walk of the board's cars was paid: moves only, each travelled in full",
+                        language="car_moves", reference="A+1", requires=replay.car_moves_all_act),
     "self_reference": Policy("own", "exact match"),
     "sentence_reordering": Policy("own_full", "word-in-place credit (the shuffled sentence earns some), 0.05 for any "
                                   "other length"),
-    "shortest_path": Policy("own", "exact path, or any valid path (0.5 if longer): content"),
+    "shortest_path": Policy("own_full", "the task asks for the shortest path: 0.5 for any longer valid path, which a "
+                            "random walk reaches; a valid path of the shortest length scores 1.0"),
     "simple_equations": _base(),
     "simple_geometry": _base(),
     "simple_integration": Policy("own", "1.0 when d/dx(answer) simplifies to the integrand; "
                                  "sympy.parse_expr(answer)", language="algebra"),
-    "sokoban": Policy("own", "1.0 when the moves solve the level, else 0"),
+    "sokoban": Policy("own", "1.0 when the final state is solved; a move into a wall or a blocked box is skipped, so a "
+                      "fixed random U/D/L/R string solved some levels: every move must move the player",
+                      requires=replay.sokoban_moves_all_act),
     "spell_backward": Policy("exact", "per-letter prefix credit, whose float sum reaches 1.0 for the gold "
                              "followed by more letters", fold=True),
     "spiral_matrix": Policy("exact", "exact match, or 0.1 for the list via eval(answer)", language="matrix"),

@@ -25,10 +25,10 @@ def score(pred: str, gold: str, **kw) -> float:
     # percentages: as /100, with a fallback without
     ("38.2%", r"\boxed{38.2\%}", 1.0),
     ("0.382", "38.2%", 1.0),
-    ("38.2", "38.2%", 1.0),
+    ("38.2", "38.2%", 0.0),                    # '%' means per hundred only: 38.2 is not 0.382
     ("38.2 percent", "38.2%", 1.0),
     ("38.2%", "0.382", 1.0),
-    ("38.2%", "38.2", 1.0),
+    ("38.2%", "38.2", 0.0),                    # the submission's '%' means per hundred: 0.382, not 38.2
     ("0.382", "38.2", 0.0),
     ("40%", "38.2%", 0.0),
     # negatives: sign, parentheses, unicode minus, $ before or after the sign
@@ -73,6 +73,7 @@ def test_multi_values(pred, gold, expected):
     ("2024: 640, 2022: 120, 2023: 315", r"\boxed{2022: 120, 2023: 315, 2024: 640}", 1.0),
     ("FY2022: 25.4%; FY2023: 24.3%; FY2024: 23.0%", "2022: 25.4%, 2023: 24.3%, 2024: 23.0%", 1.0),
     ("2022 = 0.254, 2023 = 0.243, 2024 = 0.23", "2022: 25.4%, 2023: 24.3%, 2024: 23.0%", 1.0),
+    ("2022 = 25.4, 2023 = 24.3, 2024 = 23", "2022: 25.4%, 2023: 24.3%, 2024: 23.0%", 0.0),  # '%' is per hundred
     ("2022: 25.4%, 2023: 23.0%, 2024: 24.3%", "2022: 25.4%, 2023: 24.3%, 2024: 23.0%", 0.0),   # swapped years
     ("2022: 25.4%, 2023: 24.3%", "2022: 25.4%, 2023: 24.3%, 2024: 23.0%", 0.0),                # a year missing
     ("2022: 44, 2023: (132), 2024: 55", "2022: 44, 2023: -132, 2024: 55", 1.0),
@@ -109,7 +110,7 @@ def test_exact_mode_is_the_original_five_decimal_rule():
 
 def test_any_accepted_form_may_match():
     assert score_answer("-6.3%", ["-0.0626", "-6.3%"]).verdict is Verdict.CORRECT
-    assert score_answer("-6.26", ["-0.0626", "-6.3%"]).verdict is Verdict.CORRECT
+    assert score_answer("-0.063", ["-0.0626", "-6.3%"]).verdict is Verdict.CORRECT
     assert score_answer("6.3", ["-0.0626", "-6.3%"]).verdict is Verdict.INCORRECT
 
 
@@ -142,3 +143,32 @@ def test_every_shipped_gold_answer_scores_itself():
     dataset = load_dataset_cached(None)
     for question in dataset.questions:
         assert score_answer(question.answers[0], question.answers).verdict is Verdict.CORRECT, question.id
+
+
+# One reading of percent: no submission is correct for two different gold values because of a '%'.
+PERCENT_SUBMISSIONS = ["12480%", r"\boxed{12480\%}", "12480", "124.8", "124.8%", "38.2%", "38.2", "0.382", "0.5",
+                       "50%", "0.5%", "50", "-6.3%", "-6.3", "-0.063"]
+PERCENT_GOLDS = ["12,480", "$12,480 million", "124.8", "124.8%", "38.2%", "38.2", "0.382", "50%", "0.5%", "0.5", "50",
+                 "-6.3%", "-0.063", "-6.3"]
+
+
+def _gold_value(gold: str) -> float:
+    from gym_integrity.envs.finqa.scoring import parse_number
+
+    value = parse_number(gold)  # the gold's own value: '%' per hundred
+    assert value is not None
+    return value
+
+
+def test_a_percent_sign_never_pays_one_submission_for_two_gold_values():
+    for submitted in PERCENT_SUBMISSIONS:
+        values = {round(_gold_value(g), 9) for g in PERCENT_GOLDS if score(submitted, g) == 1.0}
+        assert len(values) <= 1, (submitted, sorted(values))
+
+
+def test_a_percent_of_the_gold_number_is_not_the_gold():
+    # issue 25: '12480%' was paid for $12,480 million (the '%' was dropped on a second reading)
+    assert score("12480%", "$12,480 million") == 0.0
+    assert score(r"\boxed{12480\%}", "12,480") == 0.0
+    assert score("12480%", "124.8") == 1.0                 # per hundred: the same value
+    assert score("38.2%", "0.382") == 1.0 and score("0.382", "38.2%") == 1.0

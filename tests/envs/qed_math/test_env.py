@@ -412,3 +412,28 @@ def test_integrity_stack_on_raw_class_matches_registration():
     info = revealed.step(r"\boxed{1}")[4]
     assert info["privileged"]["gold_answer"] == "49"  # the trainer's explicit opt-in, at the end only
     env.close(), revealed.close()
+
+
+@pytest.mark.parametrize("text, reward", [
+    (r"\boxed{1170}", 1.0), (r"\boxed{1170\%}", 1.0), (r"\boxed{1170%}", 1.0),
+    (r"\boxed{117000\%}", 0.0), (r"\boxed{11.7}", 0.0),
+])
+def test_a_percent_sign_is_one_reading_a_unit_mark(text, reward):
+    """Issue 25: math_verify reads X\\% as X and as X/100, so 1170\\% and 117000\\% were both correct for 1170."""
+    env = make()
+    env.reset(options={"problem_id": "qed-ans-001"})
+    assert env.step(text)[1] == reward
+    env.close()
+
+
+def test_a_percent_gold_pays_its_number_not_a_hundredth_of_it(tmp_path):
+    path = tmp_path / "percent.jsonl"
+    path.write_text(json.dumps({"id": "pct-1", "task": "What share of 8 is 2?", "answer": r"25\%"}) + "\n")
+    paid = {}
+    for text in (r"\boxed{25\%}", r"\boxed{25}", r"\boxed{25 \%}", r"\boxed{0.25}", r"\boxed{2500\%}"):
+        env = make(dataset=str(path))
+        env.reset()
+        paid[text] = env.step(text)[1]
+        env.close()
+    assert paid == {r"\boxed{25\%}": 1.0, r"\boxed{25}": 1.0, r"\boxed{25 \%}": 1.0, r"\boxed{0.25}": 0.0,
+                    r"\boxed{2500\%}": 0.0}

@@ -1,0 +1,211 @@
+"""Replays of plan answers by each puzzle's own rules: a plan is legal only if every move applies and changes the state.
+
+Several reasoning-gym scorers replay a plan and skip what they cannot apply
+(a push into a wall, a blocked car, a box an agent does not hold, a button
+pressed in the wrong light), then check only the final state. A fixed plan
+that tries everything everywhere is then paid without solving anything. Each
+check here replays the answer by the task's rules and says whether every move
+was legal and did something; strict scoring (``policy.requires``) pays a plan
+only when it also passes. Each is called on an answer the task's scorer
+already paid in full, after the dataset's answer language (if any) bounded it,
+and does work linear in the answer.
+
+>>> presses_all_act("B → B", {"metadata": {"initial_value": 0, "initial_state": "red",
+...     "buttons": [{"name": "B", "type": "add", "value": 2, "active_state": "any"}]}})
+True
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Mapping
+
+__all__ = ["sokoban_moves_all_act", "car_moves_all_act", "boxnet_actions_all_act", "presses_all_act",
+           "conclusion_restates_premises", "ROLE_ASSIGNMENT"]
+
+_SOKOBAN_MOVES = {"U", "D", "L", "R"}
+
+
+def sokoban_moves_all_act(answer: str, item: Mapping[str, Any]) -> bool:
+    """Every character (whitespace aside) is one of U D L R and moves the player: no move into a wall or an
+    immovable box (the task's player stays put and the task's scorer skips it)."""
+    import numpy as np
+    from reasoning_gym.games.contrib.sokoban.src.game import Game
+
+    moves = "".join(answer.split())
+    if not moves or not set(moves) <= _SOKOBAN_MOVES:
+        return False
+    rows = [list(line) for line in item["metadata"]["gamestr"].replace(" ", "").strip().split("\n")]
+    matrix = np.array(rows)
+    game = Game(height=matrix.shape[0], width=matrix.shape[1])
+    game.load_puzzle_matrix(matrix)
+    return all(game.player.update(key=move) == 1 for move in moves)
+
+
+_CAR_MOVE = r"[A-Z][+-]\d+"
+_CAR_PLAN = re.compile(rf"\s*{_CAR_MOVE}(?:[\s,]+{_CAR_MOVE})*\s*")
+
+
+def car_moves_all_act(answer: str, item: Mapping[str, Any]) -> bool:
+    """The answer is only moves (``F+1 K-2 ...``), each of a car on the board by a non-zero distance that it
+    travels in full: the task's board stops a car at the first blocked step and ignores the rest of the move."""
+    from reasoning_gym.games.rush_hour import Board
+
+    if _CAR_PLAN.fullmatch(answer) is None:
+        return False
+    board = Board(item["metadata"]["board_config"])
+    pieces = board._pieces  # the task's own pieces: the board the question shows names them A, B, ... in this order
+    for letter, sign, count in re.findall(r"([A-Z])([+-])(\d+)", answer):
+        index, steps = ord(letter) - ord("A"), int(count)
+        if steps == 0 or index >= len(pieces) or pieces[index].fixed:
+            return False
+        steps = steps if sign == "+" else -steps
+        before = pieces[index].position
+        board.move(letter, steps)
+        if pieces[index].position != before + steps * pieces[index].stride:
+            return False
+    return True
+
+
+_AGENT = re.compile(r"Agent\[\s*(\d+(?:\.\d+)?)\s*,\s*(\d+(?:\.\d+)?)\s*\]")
+_ACTION = re.compile(r"move\(\s*(box_\w+)\s*,\s*(?:(target_\w+)|square\[\s*(\d+(?:\.\d+)?)\s*,\s*(\d+(?:\.\d+)?)\s*\])\s*\)")
+
+
+def _square(x: str, y: str) -> str:
+    return f"{float(x)}_{float(y)}"
+
+
+def boxnet_actions_all_act(answer: str, item: Mapping[str, Any]) -> bool:
+    """The plan is a JSON list of steps, each a mapping from an agent to one action, and every action applies
+    where it is written: the agent's square holds the box, and the box goes to its own colour's target in that
+    square or to an adjacent square of the grid. The task's scorer skips any action it cannot apply."""
+    try:
+        plan = json.loads(answer)
+    except ValueError:
+        return False
+    if not isinstance(plan, list) or not all(isinstance(step, dict) for step in plan):
+        return False
+    state = {square: list(things) for square, things in item["metadata"]["initial_state"].items()}
+    for step in plan:
+        for agent, action in step.items():
+            where, what = _AGENT.fullmatch(agent.strip()), _ACTION.fullmatch(str(action).strip())
+            if where is None or what is None:
+                return False
+            square = _square(*where.groups())
+            box, target, x, y = what.groups()
+            if square not in state or box not in state[square]:
+                return False
+            if target is not None:
+                if target[len("target_"):] != box[len("box_"):] or target not in state[square]:
+                    return False
+                state[square].remove(box)
+                state[square].remove(target)
+                continue
+            destination = _square(x, y)
+            here, there = (float(v) for v in where.groups()), (float(x), float(y))
+            if destination not in state or sum(abs(a - b) for a, b in zip(here, there)) != 1.0:
+                return False
+            state[square].remove(box)
+            state[destination].append(box)
+    return True
+
+
+def presses_all_act(answer: str, item: Mapping[str, Any]) -> bool:
+    """Every button pressed (``A → B → C``) exists and is active in the light's current colour: the task's
+    simulation skips an inactive press, so a longer random sequence reached the target."""
+    metadata = item["metadata"]
+    buttons = {button["name"]: button for button in metadata["buttons"]}
+    colour = metadata["initial_state"]
+    for name in re.findall(r"[A-Za-z]", answer):
+        button = buttons.get(name.upper())
+        if button is None or button["active_state"] not in (colour, "any"):
+            return False
+        colour = "green" if colour == "red" else "red"
+    return True
+
+
+# Propositional formulas in the task's notation: ¬ binds tightest, then ∧, ∨, →, ↔ (→ and ↔ to the right).
+_BINARY = (("↔", lambda a, b, full: ~(a ^ b) & full), ("→", lambda a, b, full: (~a | b) & full),
+           ("∨", lambda a, b, full: a | b), ("∧", lambda a, b, full: a & b))
+_FORMULA_TOKEN = re.compile(r"\s*([A-Za-z]\w*|[¬∧∨→↔()])")
+
+
+class _Truth:
+    """A formula's truth table as a bit mask over every assignment of the item's variables (one bit a row)."""
+
+    def __init__(self, variables: list[str]) -> None:
+        self.rows = 1 << len(variables)
+        self.full = (1 << self.rows) - 1
+        self.columns = {name: sum(1 << row for row in range(self.rows) if row >> i & 1)
+                        for i, name in enumerate(variables)}
+
+    def of(self, text: str) -> int | None:
+        """The formula's mask, or None if it is not a formula over these variables."""
+        tokens, position = [], 0
+        text = text.strip()
+        while position < len(text):
+            match = _FORMULA_TOKEN.match(text, position)
+            if match is None:
+                return None
+            tokens.append(match.group(1))
+            position = match.end()
+        try:
+            value, rest = self._binary(tokens, 0)
+        except (IndexError, KeyError, RecursionError):
+            return None
+        return value if rest == len(tokens) else None
+
+    def _binary(self, tokens: list[str], at: int, level: int = 0) -> tuple[int, int]:
+        if level == len(_BINARY):
+            return self._unary(tokens, at)
+        symbol, combine = _BINARY[level]
+        left, at = self._binary(tokens, at, level + 1)
+        if at < len(tokens) and tokens[at] == symbol:
+            if symbol in ("→", "↔"):
+                right, at = self._binary(tokens, at + 1, level)
+                return combine(left, right, self.full), at
+            while at < len(tokens) and tokens[at] == symbol:
+                right, at = self._binary(tokens, at + 1, level + 1)
+                left = combine(left, right, self.full)
+        return left, at
+
+    def _unary(self, tokens: list[str], at: int) -> tuple[int, int]:
+        token = tokens[at]
+        if token == "¬":
+            value, at = self._unary(tokens, at + 1)
+            return ~value & self.full, at
+        if token == "(":
+            value, at = self._binary(tokens, at + 1)
+            if tokens[at] != ")":
+                raise KeyError(")")
+            return value, at + 1
+        return self.columns[token], at + 1
+
+
+def conclusion_restates_premises(answer: str, item: Mapping[str, Any]) -> bool:
+    """Whether the conclusion is equivalent to a premise or to a conjunction of premises (in any order or
+    bracketing, with double negations and repeats): a copy of the question, not an inference.
+
+    >>> item = {"metadata": {"variables": ["P", "Q"], "premises": ["P", "(P → Q)"]}}
+    >>> [conclusion_restates_premises(a, item) for a in ("P", "(P → Q) ∧ ¬¬P", "Q", "P ∨ Q")]
+    [True, True, False, False]
+    """
+    metadata = item["metadata"]
+    truth = _Truth(sorted(set(metadata["variables"])))
+    conclusion = truth.of(answer)
+    premises = [truth.of(premise) for premise in metadata["premises"]]
+    if conclusion is None or any(mask is None for mask in premises):
+        return False
+    conjunctions: set[int] = set()  # of every non-empty subset of the premises
+    for mask in premises:
+        conjunctions |= {mask} | {existing & mask for existing in conjunctions}
+    return conclusion in conjunctions
+
+
+_ROLE_CLAUSE = r"[A-Za-z]+\s+is\s+an?\s+[A-Za-z]+"
+#: A knights_knaves answer as the task asks for it: ``<name> is a <role>`` clauses joined by commas or ``and``.
+#: The task's parser reads name-role pairs out of any text, so a statement quoted from the question
+#: (``if Avery is a sage then Ava is a fool``) was read as an assignment.
+ROLE_ASSIGNMENT = re.compile(rf"\(?\s*{_ROLE_CLAUSE}(?:\s*(?:,|;|\band\b)\s*(?:and\s+)?{_ROLE_CLAUSE})*\s*\.?\s*\)?",
+                             re.IGNORECASE)

@@ -1,0 +1,286 @@
+"""Strict scoring of plan answers closes the classes: no-op or illegal moves, partial credit, restated premises.
+
+Each exploit test sends content-free answers (fixed plans over the move
+alphabet, random walks over the names on the board, the question's premises)
+and asserts the registered id pays none of them, and shows the raw scorer
+paying them (so the test fails on the old policy table). Each gold test
+checks that the gold, its legitimate variants, and (for the gold-free tasks)
+a plan found by a solver written here still earn 1.0.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import deque
+
+import gymnasium as gym
+import pytest
+
+import gym_integrity  # noqa: F401
+from gym_integrity.envs.reasoning_gym import replay
+
+ITEMS = 30
+
+
+def _env(name: str, seed: int = 1, size: int = 400):
+    return gym.make("ReasoningGym-v0", dataset=name, size=size, seed=seed)
+
+
+def _paid(raw, index: int, answers: list[str]) -> list[float]:
+    raw.reset(options={"index": index})
+    return [raw.step(f"<answer>{answer}</answer>")[1] for answer in answers]
+
+
+def _raw_scores(raw, answers: list[str]) -> list[float]:
+    item = raw._item
+    return [raw._dataset.score_answer(answer, entry=item) for answer in answers]
+
+
+# ------------------------------------------------------------------ content-free answers
+
+
+def _fixed_moves(count: int = 12) -> list[str]:
+    """The same random U/D/L/R strings for every item."""
+    out = []
+    for k in range(count):
+        rng = random.Random(k)
+        out.append("".join(rng.choice("UDLR") for _ in range(rng.choice([50, 100, 200, 400, 1000]))))
+    return out
+
+
+def _car_walks(question: str, rng: random.Random, count: int = 6) -> list[str]:
+    cars = sorted(set(re.findall(r"[A-Z]", question.split("Board:")[1])))
+    return [" ".join(f"{rng.choice(cars)}{rng.choice('+-')}{rng.randint(1, 3)}" for _ in range(rng.randint(30, 150)))
+            for _ in range(count)]
+
+
+def _boxnet_sprays() -> list[str]:
+    """Every colour's box to its target from every square of a 4x4 grid, then moves toward the origin."""
+    colours, cells = ("red", "blue", "green"), [(r + 0.5, c + 0.5) for r in range(4) for c in range(4)]
+    matches = [{f"Agent[{r}, {c}]": f"move(box_{col}, target_{col})" for r, c in cells} for col in colours]
+    plans = [matches]
+    for dr, dc in ((0, -1), (-1, 0)):
+        plan = list(matches)
+        for _ in range(3):
+            for col in colours:
+                plan.append({f"Agent[{r}, {c}]": f"move(box_{col}, square[{r + dr}, {c + dc}])"
+                             for r, c in cells if r + dr > 0 and c + dc > 0})
+                plan.append({f"Agent[{r}, {c}]": f"move(box_{col}, target_{col})" for r, c in cells})
+        plans.append(plan)
+    fitted = []
+    for plan in plans:
+        while len(json.dumps(plan)) > 4000:  # under the env's answer cap
+            plan = plan[:-1]
+        fitted.append(json.dumps(plan))
+    return fitted
+
+
+def _premise_echoes(question: str) -> list[str]:
+    premises = re.findall(r"\d+\. (.*)\n", question.replace("\n.", "\n"))
+    return [premises[0], " ∧ ".join(f"({p})" for p in premises), " ∧ ".join(premises)]
+
+
+def _exploit_totals(name: str, answers_for, items: int = ITEMS, raw_bar: float = 0.05) -> tuple[int, int]:
+    """(items the raw scorer pays a content-free answer above ``raw_bar`` (its format-only 0.01 / 0.05 aside),
+    items the registered id pays it anything)."""
+    env = _env(name)
+    raw = env.unwrapped
+    rng = random.Random(0)
+    raw_paid = strict_paid = 0
+    for index in range(items):
+        raw.reset(options={"index": index})
+        answers = answers_for(raw._item["question"], rng)
+        if not answers:
+            continue
+        raw_paid += max(_raw_scores(raw, answers)) > raw_bar
+        strict_paid += max(_paid(raw, index, answers)) > 0
+    env.close()
+    return raw_paid, strict_paid
+
+
+@pytest.mark.parametrize("name, answers_for", [
+    ("sokoban", lambda question, rng: _fixed_moves()),
+    ("rush_hour", _car_walks),
+    ("boxnet", lambda question, rng: _boxnet_sprays()),
+    ("quantum_lock", lambda question, rng: [" → ".join(rng.choice("ABC") for _ in range(rng.randint(2, 14)))
+                                            for _ in range(8)]),
+])
+def test_content_free_plans_are_paid_by_the_raw_scorer_and_not_under_strict(name, answers_for):
+    raw_paid, strict_paid = _exploit_totals(name, answers_for, items=100 if name in ("quantum_lock", "rush_hour")
+                                            else ITEMS)
+    assert raw_paid > 0, f"{name}: the attack no longer pays the raw scorer; pick a stronger one"
+    assert strict_paid == 0, f"{name}: strict paid a content-free plan on {strict_paid} items"
+
+
+def test_a_longer_path_than_the_shortest_earns_nothing():
+    """The task asks for the shortest path; the raw scorer pays 0.5 for any longer valid one (a detour)."""
+    env = _env("shortest_path")
+    raw = env.unwrapped
+    for index in range(ITEMS):
+        raw.reset(options={"index": index})
+        gold = raw._item["answer"]
+        if gold == "infeasible":
+            continue
+        for detour in ("up down", "down up", "left right", "right left"):
+            longer = f"{detour} {gold}"
+            if _raw_scores(raw, [longer])[0] == 0.5:
+                assert _paid(raw, index, [longer]) == [0.0]
+    env.close()
+
+
+def test_premises_restated_are_not_a_conclusion():
+    raw_paid, strict_paid = _exploit_totals("propositional_logic", lambda question, rng: _premise_echoes(question),
+                                            items=20, raw_bar=0.99)
+    assert raw_paid >= 15 and strict_paid == 0
+
+
+def _quoted_statements(question: str, rng: random.Random) -> list[str]:
+    quotes = [q.rstrip(".") for q in re.findall(r'"([^"]+)"', question) if "/" not in q]
+    # A quoted pure assignment of a truthful speaker is the answer itself (left: picking it is inference).
+    return [q for q in quotes if replay.ROLE_ASSIGNMENT.fullmatch(q) is None]
+
+
+def test_a_statement_quoted_from_the_question_is_not_an_assignment():
+    raw_paid, strict_paid = _exploit_totals("knights_knaves", _quoted_statements, items=30, raw_bar=0.99)
+    assert raw_paid > 0 and strict_paid == 0
+
+
+# ------------------------------------------------------------------ solvers for the gold-free tasks
+
+
+def _rush_hour_solution(layout: str) -> str | None:
+    """Breadth-first search over single steps of the 6x6 board, steps of one car in one direction merged."""
+    def cars(board: str) -> dict[str, list[int]]:
+        found: dict[str, list[int]] = {}
+        for i, cell in enumerate(board):
+            if cell not in "ox.":
+                found.setdefault(cell, []).append(i)
+        return found
+
+    def solved(board: str) -> bool:
+        cells = cars(board)["A"]
+        return max(cells) % 6 == 5
+
+    start, seen, queue = layout, {layout: None}, deque([layout])
+    while queue:
+        board = queue.popleft()
+        if solved(board):
+            steps = []
+            while seen[board] is not None:
+                board, step = seen[board]
+                steps.append(step)
+            merged: list[list] = []
+            for car, sign in reversed(steps):
+                if merged and merged[-1][0] == car and merged[-1][1] == sign:
+                    merged[-1][2] += 1
+                else:
+                    merged.append([car, sign, 1])
+            return " ".join(f"{car}{sign}{count}" for car, sign, count in merged)
+        for car, cells in cars(board).items():
+            stride = 1 if cells[1] - cells[0] == 1 else 6
+            for sign, ahead in (("+", cells[-1] + stride), ("-", cells[0] - stride)):
+                if not 0 <= ahead < 36 or (stride == 1 and ahead // 6 != cells[0] // 6) or board[ahead] != "o":
+                    continue
+                moved = list(board)
+                leaving = cells[0] if sign == "+" else cells[-1]
+                moved[leaving], moved[ahead] = "o", car
+                nxt = "".join(moved)
+                if nxt not in seen:
+                    seen[nxt] = (board, (car, sign))
+                    queue.append(nxt)
+    return None
+
+
+def _boxnet_plan(state: dict[str, list[str]]) -> str:
+    """Each box walked square by square to its target's square, one agent acting per step, then matched."""
+    state = {square: list(things) for square, things in state.items()}
+    plan = []
+    for square in list(state):
+        for box in [t for t in state[square] if t.startswith("box_")]:
+            colour = box[len("box_"):]
+            goal = next(s for s, things in state.items() if f"target_{colour}" in things)
+            x, y = (float(v) for v in square.split("_"))
+            gx, gy = (float(v) for v in goal.split("_"))
+            while (x, y) != (gx, gy):
+                nx, ny = (x + (1 if gx > x else -1), y) if x != gx else (x, y + (1 if gy > y else -1))
+                plan.append({f"Agent[{x}, {y}]": f"move({box}, square[{nx}, {ny}])"})
+                x, y = nx, ny
+            plan.append({f"Agent[{x}, {y}]": f"move({box}, target_{colour})"})
+            state[goal].remove(f"target_{colour}")
+    return json.dumps(plan)
+
+
+# ------------------------------------------------------------------ valid answers keep full credit
+
+
+def _variants(name: str, gold: str) -> list[str]:
+    if name == "sokoban":
+        return [gold, f"  {gold}\n", " ".join(gold)]
+    if name == "quantum_lock":
+        presses = re.findall(r"[A-C]", gold)
+        return [gold, "→".join(presses), " -> ".join(presses), ", ".join(presses), " → ".join(presses).lower()]
+    if name == "shortest_path":
+        return [gold, f" {gold} ", "  ".join(gold.split())]
+    if name == "knights_knaves":
+        return [gold, gold.lower(), gold.rstrip(".")]
+    return [gold]
+
+
+@pytest.mark.parametrize("name", ["sokoban", "quantum_lock", "shortest_path", "knights_knaves"])
+def test_golds_and_their_variants_still_earn_one(name):
+    for seed in (1, 2):
+        env = _env(name, seed=seed)
+        raw = env.unwrapped
+        for index in range(ITEMS // 2 if name == "sokoban" else ITEMS):
+            raw.reset(options={"index": index})
+            gold = raw._item["answer"]
+            for answer in _variants(name, gold):
+                assert raw.step(f"<answer>{answer}</answer>")[1] == 1.0, (name, seed, index, answer)
+        env.close()
+
+
+def test_solved_rush_hour_and_boxnet_plans_still_earn_one():
+    from reasoning_gym.games.rush_hour import Board
+
+    def shown(item) -> str:  # the board as the question shows it (cars named A, B, ... by the task)
+        return "".join(str(Board(item["metadata"]["board_config"])).split())[:36].replace(".", "o")
+
+    for name, solve in (("rush_hour", lambda item: _rush_hour_solution(shown(item))),
+                        ("boxnet", lambda item: _boxnet_plan(item["metadata"]["initial_state"]))):
+        env = _env(name)
+        raw = env.unwrapped
+        for index in range(20):
+            raw.reset(options={"index": index})
+            plan = solve(raw._item)
+            assert plan is not None and raw.step(f"<answer>{plan}</answer>")[1] == 1.0, (name, index, plan)
+        env.close()
+
+
+def test_conclusions_beyond_the_premises_are_still_paid():
+    """The task's example conclusions that are not a restatement (of a premise or a conjunction) earn 1.0."""
+    env = _env("propositional_logic")
+    raw = env.unwrapped
+    kept = 0
+    for index in range(20):
+        raw.reset(options={"index": index})
+        example = raw._item["metadata"]["example_answer"]
+        if not replay.conclusion_restates_premises(example, raw._item):
+            kept += 1
+            assert raw.step(f"<answer>{example}</answer>")[1] == 1.0, (index, example)
+    env.close()
+    assert kept >= 10
+
+
+def test_illegal_moves_are_refused_by_the_replays():
+    item = {"metadata": {"gamestr": "+ + + + +\n+ * @ X +\n+ + + + +\n"}}
+    assert replay.sokoban_moves_all_act("R", item) and not replay.sokoban_moves_all_act("UR", item)
+    assert not replay.sokoban_moves_all_act("RR", item)  # a push of a box into a wall
+    board = {"metadata": {"board_config": "oooooo" "oooooo" "AAoooB" "oooooB" "oooooo" "oooooo"}}
+    assert replay.car_moves_all_act("A+2", board) and not replay.car_moves_all_act("A+4", board)  # blocked by B
+    assert not replay.car_moves_all_act("A+0 A+2", board) and not replay.car_moves_all_act("go A+2", board)
+    state = {"metadata": {"initial_state": {"0.5_0.5": ["box_red"], "0.5_1.5": ["target_red"]}}}
+    ok = '[{"Agent[0.5, 0.5]": "move(box_red, square[0.5, 1.5])"}, {"Agent[0.5, 1.5]": "move(box_red, target_red)"}]'
+    assert replay.boxnet_actions_all_act(ok, state)
+    assert not replay.boxnet_actions_all_act('[{"Agent[0.5, 1.5]": "move(box_red, target_red)"}]', state)
