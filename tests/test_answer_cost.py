@@ -215,7 +215,7 @@ def test_the_run_budget_still_stops_what_the_check_misses(verifier):
 
 def test_a_sandboxed_sympy_scorer_refuses_an_expansion_unrun():
     from gym_integrity.envs.reasoning_gym import sandbox
-    from gym_integrity.services.pool import get_pool
+    from gym_integrity.workers import get_pool
 
     env = gym.make("ReasoningGym-v0", dataset="polynomial_multiplication", size=4, seed=1)
     try:

@@ -85,7 +85,7 @@ def test_every_module_belongs_to_a_layer_or_is_a_front_door():
 def test_the_rule_catches_a_forbidden_import(tmp_path):
     """The check itself can fail: a wrapper importing a service is refused."""
     bad = tmp_path / "bad.py"
-    bad.write_text("def f():\n    from gym_integrity.services.pool import get_pool\n", encoding="utf-8")
+    bad.write_text("def f():\n    from gym_integrity.workers import get_pool\n", encoding="utf-8")
     assert [not _allows("wrappers", target) for _, target in _imports(bad)] == [True]
 
 

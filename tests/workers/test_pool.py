@@ -219,7 +219,7 @@ def test_forked_child_uses_its_own_pool():
     shared = get_pool(HANDLER, PoolConfig(num_workers=1, spare_workers=0, scope="process")).acquire()
     try:
         parent_pid = shared.run(("pid", None)).value
-        def in_the_child() -> tuple:  # same get_pool key, a pool of its own (services/cache.py's fork rule)
+        def in_the_child() -> tuple:  # same get_pool key, a pool of its own (ProcessCache's fork rule)
             mine = get_pool(HANDLER, PoolConfig(num_workers=1, spare_workers=0, scope="process"))
             outcome = mine.run(("pid", None))
             mine.close()

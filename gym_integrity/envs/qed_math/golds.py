@@ -18,7 +18,7 @@ deep nesting (twenty nested brackets take seconds), so:
   shape against math_verify). The built-in set is all such golds, so it loads
   without importing math_verify;
 * the others are read by math_verify on a pool of killable worker processes
-  held for the call (:mod:`gym_integrity.services.pool`; the machine's, by
+  held for the call (:mod:`gym_integrity.workers`; the machine's, by
   default), each with a run budget of
   :data:`GOLD_READ_BUDGET_S`; a gold that runs past it is skipped, since at
   grading it would eat every answer's budget. Results are cached per gold for
@@ -40,7 +40,7 @@ import re
 from typing import Iterable
 
 from gym_integrity.extract import braced_group
-from gym_integrity.services.cache import ProcessCache
+from gym_integrity.workers import ProcessCache
 
 __all__ = ["without_percent", "GOLD_READ_BUDGET_S", "MAX_GOLD_CHARS", "MAX_PLAIN_DEPTH", "boxed_contents", "distinct_boxed",
            "is_plain_math", "plain_words", "check_golds", "read_gold", "warm"]
@@ -375,7 +375,7 @@ def check_golds(golds: Iterable[str]) -> dict[str, tuple[str, str] | None]:
 
 
 def _read_in_pool(golds: list[str]) -> dict[str, tuple[str, str] | None]:
-    from gym_integrity.services.pool import PoolConfig, PoolStatus, get_pool
+    from gym_integrity.workers import PoolConfig, PoolStatus, get_pool
 
     # One config for every call, so every process of the machine (an async vector env's sub-processes loading
     # the same set) reads golds on one pool (services/machine_pool.py) instead of each starting its own.

@@ -82,7 +82,7 @@ def dataset_key(dataset: Any, dataset_config: Any, composite: Any, size: int, se
                        "size": size, "seed": seed}, sort_keys=True)
 
 
-#: The generators, by :func:`dataset_key`; a forked child builds its own (services/cache.py).
+#: The generators, by :func:`dataset_key`; a forked child builds its own (workers/_cache.py).
 _GENERATORS: ProcessCache[str, Any] = ProcessCache("reasoning-gym generators", max_items=64)
 
 

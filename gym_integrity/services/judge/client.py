@@ -255,7 +255,7 @@ def get_judge(config: JudgeConfig) -> JudgeClient:
     """The process's client for this config (and the JUDGE_* variables as they are now), built once.
 
     A forked child builds its own instead of sharing the parent's sockets and
-    threads (:mod:`gym_integrity.services.cache` empties every cache there).
+    threads (:mod:`gym_integrity.workers` empties every cache there).
     """
     if not isinstance(config, JudgeConfig):
         raise TypeError(f"get_judge expects a JudgeConfig (see JudgeConfig.from_value), got {type(config).__name__}")

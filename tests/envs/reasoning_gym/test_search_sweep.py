@@ -36,11 +36,7 @@ SLOW = {"knight_swap", "futoshiki", "sokoban", "zebra_puzzles", "intermediate_in
 #: Datasets whose lenient case shows on some items only: more items, the first answers of each family.
 WIDE = {"propositional_logic": (6, 3)}
 #: Content-free answers today's strict scorers still pay (what pays, on these items); the strict fixes empty it.
-STILL_PAID = {
-    "boxnet": "a JSON plan of every call by every agent, partial credit for the boxes it happens to match",
-    "knights_knaves": "a statement quoted in the question, paid as the solution",
-    "propositional_logic": "a premise restated as the conclusion",
-}
+STILL_PAID: dict[str, str] = {}
 
 
 def _reference(item: dict) -> str | None:
