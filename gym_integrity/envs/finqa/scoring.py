@@ -71,14 +71,14 @@ MAX_VALUES = 50
 _TEXT_CMD = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
 _UNIT_WORDS = (
     "million", "millions", "billion", "billions", "thousand", "thousands", "mn", "bn", "m", "b", "k",
-    "usd", "dollars", "dollar", "shares", "units", "gwh", "years", "year", "percentage points",
-    "percentage point", "pp", "points", "bps",
+    "usd", "dollars", "dollar", "shares", "units", "gwh", "years", "year", "percentage", "percentage points",
+    "percentage point", "pp", "points", "point", "bps",
 )
 _NUMBER = re.compile(
     r"""(?P<sign>[-+\u2212]?)\s*(?P<open>\()?\s*(?P<sign2>[-+\u2212]?)\s*\$?\s*
         (?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)
         (?:\s*/\s*(?P<den>\d+(?:\.\d+)?))?
-        \s*(?P<close>\))?\s*(?P<pct>%|percent)?""",
+        \s*(?P<close>\))?\s*(?P<pct>%|percent(?!age))?""",
     re.VERBOSE | re.IGNORECASE,
 )
 _YEAR_KEY = re.compile(r"^\s*(?:fy\s*|fiscal\s+(?:year\s+)?|in\s+)?((?:19|20)\d{2})\s*(?::|=|-|\u2013)\s*(.+)$",

@@ -22,7 +22,7 @@ def score(pred: str, gold: str, **kw) -> float:
     ("$12,480 million", "12480", 1.0),
     ("12,485", "12,480", 0.0),                 # 0.04% off but 5 apart: absolute bound fails
     ("12,480.9", "12,480", 1.0),
-    # percentages: as /100, with a fallback without
+    # percentages: as /100, one reading only
     ("38.2%", r"\boxed{38.2\%}", 1.0),
     ("0.382", "38.2%", 1.0),
     ("38.2", "38.2%", 0.0),                    # '%' means per hundred only: 38.2 is not 0.382
@@ -31,6 +31,10 @@ def score(pred: str, gold: str, **kw) -> float:
     ("38.2%", "38.2", 0.0),                    # the submission's '%' means per hundred: 0.382, not 38.2
     ("0.382", "38.2", 0.0),
     ("40%", "38.2%", 0.0),
+    # "percentage point(s)" is a unit word, not a percent sign: a change in points is the number itself
+    ("-1.6 percentage points", "-1.6", 1.0),
+    ("-1.6 percentage point", "-1.6", 1.0),
+    ("-1.6%", "-1.6", 0.0),
     # negatives: sign, parentheses, unicode minus, $ before or after the sign
     ("(1,204)", "-1,204", 1.0),
     ("-$1,204", r"\boxed{-1,204}", 1.0),
