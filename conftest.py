@@ -41,6 +41,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: "pytest.Item | None"):
 collect_ignore = []
 if importlib.util.find_spec("openenv") is None:
     collect_ignore.append("gym_integrity/integrations/openenv")
+    collect_ignore.append("tests/support/served_app.py")  # the serve tests' helper imports uvicorn
 if importlib.util.find_spec("verifiers") is None:  # the [verifiers] extra
     collect_ignore.append("gym_integrity/integrations/verifiers.py")
 if importlib.util.find_spec("skyrl_gym") is None:  # the [skyrl] extra

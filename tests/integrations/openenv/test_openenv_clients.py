@@ -15,7 +15,6 @@ import os
 import time
 from typing import Any
 
-import httpx
 import pytest
 
 if os.environ.get("GYM_INTEGRITY_REQUIRE_EXTRAS") == "1":
@@ -23,6 +22,7 @@ if os.environ.get("GYM_INTEGRITY_REQUIRE_EXTRAS") == "1":
 else:
     openenv = pytest.importorskip("openenv")
 
+import httpx  # noqa: E402  (comes with the [serve] extra)
 from websockets.sync.client import connect as ws_connect  # noqa: E402
 
 import gym_integrity  # noqa: E402
