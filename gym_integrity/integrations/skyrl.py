@@ -30,7 +30,7 @@ import skyrl_gym
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
 from gym_integrity.checks import check_int, check_str
-from gym_integrity.integrations.trl import _check_item, _make_env
+from gym_integrity.integrations.items import check_item, make_registered
 from gym_integrity.protocol import TrainerAction
 from gym_integrity.registration import env_entries
 from gym_integrity.seeding import distinct_item_seeds
@@ -68,14 +68,14 @@ class GymTextEnv(BaseTextEnv):
             raise ValueError(f"GymTextEnv({self.env_id!r}): extras needs a 'seed' (make_rows writes one)")
         self.seed = check_int("GymTextEnv extras['seed']", row["seed"], low=0)
         self.problem_id = row.get("problem_id")
-        self._env = _make_env("GymTextEnv", self.env_id, env_kwargs)
+        self._env = make_registered("GymTextEnv", self.env_id, env_kwargs)
         self._metrics: dict[str, float] = {}
         self.done = False
 
     def init(self, prompt: Any = None) -> tuple[list[dict[str, str]], dict[str, Any]]:
         """Reset to the row's item; the prompt as given if its last message holds the first observation, else that."""
         observation, info = self._env.reset(seed=self.seed)
-        _check_item("GymTextEnv.init", self.seed, self.problem_id, info)
+        check_item("GymTextEnv.init", self.seed, self.problem_id, info)
         self.turns, self.done, self._metrics = 0, False, {}
         self.max_turns = int(getattr(self._env.unwrapped, "step_budget", 1))
         metadata = {k: info[k] for k in ("problem_id", "integrity") if k in info}
@@ -115,7 +115,7 @@ def register(env_id: str) -> None:
 
 def make_rows(env_id: str, num_problems: int, seed: int = 0, **env_kwargs: Any) -> list[dict[str, Any]]:
     """SkyRL dataset rows: ``prompt`` (the first observation as a chat), ``env_class`` and ``extras`` (seed, ids)."""
-    env = _make_env("make_rows", env_id, env_kwargs)
+    env = make_registered("make_rows", env_id, env_kwargs)
     try:
         rows = []
         for row_seed in distinct_item_seeds(env, check_int("make_rows num_problems", num_problems, low=1), seed):

@@ -39,8 +39,8 @@ from typing import Any, Callable, ClassVar, Mapping, Sequence
 import gymnasium as gym
 
 from gym_integrity.checks import check_int, check_str
+from gym_integrity.integrations.items import check_item, make_registered
 from gym_integrity.protocol import TrainerAction, Verdict
-from gym_integrity.registration import check_registered, make
 from gym_integrity.seeding import distinct_item_seeds
 
 __all__ = ["make_dataset", "reward_function", "environment_factory", "EnvReward", "ToolEnvironment",
@@ -52,20 +52,6 @@ MAX_DATASET_ROWS = 10_000
 _GRADING_THREADS = 8
 _JSON_TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool,
                                 "array": list, "object": dict}
-
-
-def _make_env(where: str, env_id: Any, env_kwargs: Mapping[str, Any]) -> gym.Env:
-    """``gym_integrity.make(env_id, **env_kwargs)``, with a registry miss named for the caller.
-
-    ``"module:Name-v0"`` imports the module first, as ``gym.make`` does.
-    """
-    check_str(f"{where} env_id", env_id)
-    if ":" in env_id:
-        import importlib
-
-        module, _, env_id = env_id.partition(":")
-        importlib.import_module(module)
-    return make(check_registered(where, env_id), **env_kwargs)
 
 
 def _short_name(env_id: str) -> str:
@@ -92,7 +78,7 @@ def make_dataset(env_id: str, num_problems: int | None = None, seed: int = 0, **
         seed: The first row's seed.
         **env_kwargs: Anything ``gym_integrity.make`` takes.
     """
-    env = _make_env("make_dataset", env_id, env_kwargs)
+    env = make_registered("make_dataset", env_id, env_kwargs)
     try:
         if num_problems is None:
             items = getattr(env.unwrapped, "num_items", None)
@@ -133,13 +119,6 @@ def _completion_text(completion: Any) -> str:
                     f"got {type(completion).__name__}")
 
 
-def _check_item(owner: str, seed: int, problem_id: Any, info: Mapping[str, Any]) -> None:
-    """The row's ``problem_id`` (if it has one) must be what its seed picks here: else the env kwargs differ."""
-    if problem_id is not None and problem_id != "" and str(problem_id) != str(info.get("problem_id", problem_id)):
-        raise ValueError(f"{owner}: seed {seed} picks {info.get('problem_id')!r} here, but the row was made for "
-                         f"{problem_id!r}: give the same env kwargs as the dataset (make_dataset's)")
-
-
 class EnvReward:
     """A TRL reward function grading each completion through the registered stack (see :func:`reward_function`).
 
@@ -156,7 +135,7 @@ class EnvReward:
         self.__name__ = f"{_short_name(env_id)}_reward"  # TRL names the reward's log columns after it
         self._lock = threading.Lock()
         self._local = threading.local()
-        self._envs: list[gym.Env] = [_make_env("reward_function", env_id, self.env_kwargs)]  # fails here, not in training
+        self._envs: list[gym.Env] = [make_registered("reward_function", env_id, self.env_kwargs)]  # fails here, not in training
         self._spare = list(self._envs)
         self._executor: ThreadPoolExecutor | None = None
         #: The verdicts of the last call, in completion order (for callers that log them their own way).
@@ -171,7 +150,7 @@ class EnvReward:
             with self._lock:
                 env = self._spare.pop() if self._spare else None
                 if env is None:
-                    env = _make_env("reward_function", self.env_id, self.env_kwargs)
+                    env = make_registered("reward_function", self.env_id, self.env_kwargs)
                     self._envs.append(env)
             self._local.env = env
         return env
@@ -180,7 +159,7 @@ class EnvReward:
                problem_id: str | None = None) -> tuple[float | None, str]:
         env = self._env()
         _, info = env.reset(seed=seed)
-        _check_item(self.__name__, seed, problem_id, info)
+        check_item(self.__name__, seed, problem_id, info)
         _, reward, _, _, info = env.step(TrainerAction(text, num_tokens=num_tokens))
         verdict = str(info.get("verdict", ""))
         return (None if info.get("no_verdict") else float(reward)), verdict
@@ -265,7 +244,7 @@ class ToolEnvironment:
     env_kwargs: ClassVar[dict[str, Any]]
 
     def __init__(self) -> None:
-        self._env = _make_env("environment_factory", self.env_id, self.env_kwargs)
+        self._env = make_registered("environment_factory", self.env_id, self.env_kwargs)
         self._reward: float | None = 0.0
         self._ended = False
         #: The verdict of the episode's last step ("" before the first).
@@ -280,7 +259,7 @@ class ToolEnvironment:
             raise ValueError(f"{type(self).__name__}.reset: a row of env_id {row['env_id']!r} reached "
                              f"the environment for {self.env_id!r}")
         observation, info = self._env.reset(seed=check_int(f"{type(self).__name__}.reset seed", seed, low=0))
-        _check_item(f"{type(self).__name__}.reset", seed, row.get("problem_id"), info)
+        check_item(f"{type(self).__name__}.reset", seed, row.get("problem_id"), info)
         self._reward, self._ended, self.verdict = 0.0, False, ""
         prompt = row.get("prompt")
         if isinstance(prompt, Sequence) and prompt and isinstance(prompt[-1], Mapping):
@@ -362,7 +341,7 @@ def environment_factory(env_id: str, **env_kwargs: Any) -> type[ToolEnvironment]
     ``no_answer``). Bad ``env_id`` or options raise here; so does an env without
     tools (use :func:`reward_function`).
     """
-    probe = _make_env("environment_factory", env_id, env_kwargs)
+    probe = make_registered("environment_factory", env_id, env_kwargs)
     try:
         schemas = probe.unwrapped.tools if hasattr(probe.unwrapped, "tools") else []
     finally:

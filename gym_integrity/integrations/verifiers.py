@@ -53,7 +53,7 @@ from verifiers.v1.harnesses.null import NullHarness
 from verifiers.v1.harnesses.utils.launch import CHAT_PROGRAM_SOURCE
 
 from gym_integrity.checks import check_int
-from gym_integrity.integrations.trl import _check_item, _make_env
+from gym_integrity.integrations.items import check_item, make_registered
 from gym_integrity.protocol import TrainerAction
 from gym_integrity.seeding import distinct_item_seeds
 
@@ -109,7 +109,7 @@ class GymTaskset(vf.Taskset[GymTask, GymTasksetConfig]):
 
     def load(self) -> Iterator[GymTask]:
         config = self.config
-        env = _make_env("GymTasksetConfig", config.env_id, config.env_kwargs)
+        env = make_registered("GymTasksetConfig", config.env_id, config.env_kwargs)
         try:
             count = config.num_tasks
             if count is None:
@@ -161,10 +161,10 @@ class GymEnv(vf.Env[GymEnvConfig]):
     async def run(self, task: GymTask, agents: Any) -> None:
         data = task.data
         # Envs block (worker pools, the judge over HTTP): every env call runs off the event loop.
-        env = await asyncio.to_thread(_make_env, "GymEnv", data.env_id, data.env_kwargs)
+        env = await asyncio.to_thread(make_registered, "GymEnv", data.env_id, data.env_kwargs)
         try:
             _, info = await asyncio.to_thread(env.reset, seed=data.seed)
-            _check_item("GymEnv", data.seed, data.problem_id, info)
+            check_item("GymEnv", data.seed, data.problem_id, info)
             reward, ended, info = 0.0, False, {}
             async with agents.player.interaction(task) as interaction:
                 segment = await interaction.turn()
