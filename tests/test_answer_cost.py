@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
 import time
 
 import gymnasium as gym
@@ -130,12 +129,11 @@ def test_a_programming_mistake_is_a_clear_error():
         refusal("1", syntax="python")
 
 
-def _timed(text: str, syntax: str = "latex") -> float:
-    start = time.perf_counter()
+def _answers(text: str, syntax: str = "latex") -> bool:
+    """The check gives an answer (None or a reason) for any text: it never raises. Its cost is measured in
+    benchmarks/bench_hostile.py (a refused tower's median), never timed here."""
     result = refusal(text, syntax=syntax)
-    elapsed = time.perf_counter() - start
-    assert result is None or isinstance(result, str)
-    return elapsed
+    return result is None or (isinstance(result, str) and result != "")
 
 
 # Tokens that drive every branch of the reader: groups, commands, operators, postfixes, numbers, names.
@@ -147,29 +145,25 @@ _PIECES = st.sampled_from(["(", ")", "{", "}", "[", "]", "\\{", "\\}", "|", "^",
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_PIECES, max_size=400).map("".join), st.sampled_from(["latex", "sympy"]))
-def test_time_stays_bounded_on_random_token_soup(text, syntax):
-    assert _timed(text[:1024], syntax) < 0.05
+def test_any_token_soup_gets_an_answer(text, syntax):
+    assert _answers(text[:1024], syntax)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=1024), st.sampled_from(["latex", "sympy"]))
-def test_time_stays_bounded_on_random_text(text, syntax):
-    assert _timed(text, syntax) < 0.05
+def test_any_text_gets_an_answer(text, syntax):
+    assert _answers(text, syntax)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["(", "{", "\\frac{1}{", "\\sqrt{", "\\sin(", "2^{", "x^", "\\left(", "[", "\\binom{9}{"]),
        st.integers(1, 500), st.sampled_from(["1", "9", "x", "99!"]))
-def test_time_stays_bounded_on_adversarial_nesting(opener, depth, core):
+def test_adversarial_nesting_gets_an_answer(opener, depth, core):
     closer = {"(": ")", "[": "]", "\\sin(": ")", "\\left(": "\\right)", "x^": ""}.get(opener, "}")
     text = (opener * depth + core + closer * depth)[:1024]
-    assert _timed(text) < 0.05
-
-
-def test_median_cost_is_microseconds_over_the_corpora():
-    texts = HONEST + [text for _, text, syntax, _ in REFUSED if syntax == "latex" and len(text) <= 1024]
-    times = [_timed(t) for t in texts for _ in range(3)]
-    assert statistics.median(times) < 0.001 and max(times) < 0.05
+    assert _answers(text)
+    if depth > 8:
+        assert refusal(text) is not None, text[:40]
 
 
 # --------------------------------------------------------------------------- wiring

@@ -62,6 +62,7 @@ BAD: dict[type, dict[str, tuple[Any, Any]]] = {
         "step_timeout_s": (None, -1),
         "max_steps": (1.5, 0),
         "grading_slack_s": (True, -1.0),
+        "deep": (1, ANY),
     },
     JudgeConfig: {
         "base_url": (3, "ftp://judge"),

@@ -107,7 +107,7 @@ def test_original_finqa_json_becomes_tables_and_documents():
     assert len(ds.company_tables) == 2 and ds.questions[2].answers == ("yes",)
 
 
-@pytest.mark.parametrize("answer, tolerance, exact", [("-6.3%", 1.0, 0.0), ("-0.0626", 1.0, 1.0), ("-6.26", 1.0, 0.0)])
+@pytest.mark.parametrize("answer, tolerance, exact", [("-6.3%", 1.0, 0.0), ("-0.0626", 1.0, 1.0), ("-6.26", 0.0, 0.0)])  # a bare number is itself
 def test_original_finqa_scoring_modes(tmp_path: Path, answer, tolerance, exact):
     shutil.copy(ORIGINAL_SAMPLE, tmp_path / "test.json")   # a directory holding <split>.json
     for mode, expected in (("tolerance", tolerance), ("finqa_exact", exact)):
