@@ -4,7 +4,7 @@ The test server (gym_integrity.openai_stub.judge_server, a separate process, as 
 real model server is) plays the policy with a fixed latency per request; the
 eval runs ReasoningGym-v0 (leg_counting) episodes with ``--concurrency C``.
 No client can beat ``C / latency`` episodes per second on single-turn
-episodes; the target (issue 12) is >= 0.8 of that bound at C = 64 and 200 ms
+episodes; the target is >= 0.8 of that bound at C = 64 and 200 ms
 on 2 cores. ``vf-eval`` (``pip install verifiers``) runs against the same
 server when it is importable; it is skipped with that line otherwise. Nothing
 is installed at run time.

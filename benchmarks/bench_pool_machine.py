@@ -1,6 +1,6 @@
 """Benchmark of the machine grading pool: an async vector env of 8 QEDMath-v0 envs beside the threaded vector env.
 
-For each pool scope (``process``: a pool per process, as before the machine
+For each pool scope (``process``: a pool per process, the opt-out of the machine
 pool; ``machine``: one pool server per machine, the default), each vector env
 runs in a fresh Python process:
 
@@ -22,7 +22,7 @@ problem per batch):
   process cannot be warm for sub-processes that do not exist yet);
 - graded steps/s: answers graded per second over ``--rounds`` reset+step rounds.
 
-Then the bounds of the issue, for the async env on the machine pool:
+Then the bounds, for the async env on the machine pool:
 processes <= 8 + the pool's processes (server + workers), RSS <= 1 GB in all,
 first graded step <= 2 s from a warm pool.
 

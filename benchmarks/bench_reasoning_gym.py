@@ -14,13 +14,13 @@ Contenders:
   ``gem`` is importable: ``pip install --no-deps gem-llm msgspec nltk``;
 * OpenEnv's ``ReasoningGymEnvironment`` in process (``reset()`` then
   ``step(ReasoningGymAction(answer=...))``; it takes no per-episode seed), if
-  ``reasoning_gym_env`` is importable: ``pip install openenv-core`` and the env
+  ``reasoning_gym_env`` is importable: ``pip install openenv`` and the env
   package from OpenEnv's ``envs/reasoning_gym_env`` (not on PyPI).
 
 Nothing is installed at run time: a peer that is not importable is skipped
 with the line that installs it.
 
-Targets (issue 11): the stacked env >= 1.0x GEM seeded and >= 1.3x OpenEnv in
+Targets: the stacked env >= 1.0x GEM seeded and >= 1.3x OpenEnv in
 process; the stack costs <= 15% over the raw env. The per-layer table builds
 the stack one layer at a time over its own raw env and reports each layer's
 median marginal cost in µs per episode, plus HideInfoKeys' deep scan (the

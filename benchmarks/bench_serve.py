@@ -3,7 +3,7 @@
 One episode is ``reset(seed=i)`` and one answer step, as in
 bench_reasoning_gym.py, but over the wire: each server runs in its own
 process (uvicorn, ``ws="websockets-sansio"``, 127.0.0.1, a free port), and
-every contender is driven by the same client in this process: openenv-core's
+every contender is driven by the same client in this process: openenv's
 ``GenericEnvClient`` (dict actions), its async API, with N sessions (one
 WebSocket each) running episodes concurrently on one event loop. Reported per
 contender: episodes/s (median over rounds), p50/p99 of each ``reset`` and
@@ -19,9 +19,9 @@ Contenders:
   app ``gym-integrity serve`` runs); ``reset(seed=i)``, then
   ``{"text": "<answer>42</answer>"}``;
 * OpenEnv's reasoning_gym server, if ``reasoning_gym_env`` is importable
-  (``pip install openenv-core``, then OpenEnv's ``envs/reasoning_gym_env`` as
+  (``pip install openenv``, then OpenEnv's ``envs/reasoning_gym_env`` as
   the package ``reasoning_gym_env``; it is not on PyPI): its
-  ``ReasoningGymEnvironment`` under openenv-core's ``create_app``, as its
+  ``ReasoningGymEnvironment`` under openenv's ``create_app``, as its
   ``server/app.py`` builds it but with room for N sessions (that file ships
   ``max_concurrent_envs=1``). Per-episode seeds the way OpenEnv's own harness
   asks for them, ``reset(dataset_name="leg_counting", dataset_config={},
@@ -32,7 +32,7 @@ Contenders:
   measured too, with three calls per episode (reset, ``get_question``,
   ``submit_answer``; both tool calls count as steps), its env class marked
   ``SUPPORTS_CONCURRENT_SESSIONS`` (each session has its own env; that
-  version does not say so, and openenv-core then refuses a second session);
+  version does not say so, and openenv then refuses a second session);
 * ours in process: ``gym_integrity.make("ReasoningGym-v0",
   dataset="leg_counting")``, the same episodes, for the over-the-wire cost.
 
@@ -44,7 +44,7 @@ Target: ours >= 1.0x OpenEnv's server in episodes/s at each session count
 (``reset(seed=i)``); the line against its bare ``reset()`` is printed too.
 The over-the-wire cost per episode against in process is reported, not
 bounded. ``--quick`` is a smoke run for the tests: most of its time is the
-servers' start-up (importing openenv-core, which brings gradio).
+servers' start-up (importing openenv, which brings gradio).
 
     python benchmarks/bench_serve.py [--episodes 100] [--rounds 30] [--sessions 1,4] [--quick]
 """

@@ -9,7 +9,7 @@ Prints four tables:
    count of timeouts and of hung requests (answered later than queue bound +
    run budget + 1 s, or never); targets: longest run <= run budget, no normal
    answer timed out;
-3. the mixed batch of issue 9: a threaded vector env of 8 QEDMath-v0 answer
+3. the mixed batch: a threaded vector env of 8 QEDMath-v0 answer
    envs (default verifier: 2 workers, 5 s run budget), 2 hostile answers and
    6 correct ones per batch over several rounds; verdict counts and latency
    p50/p99/max for the correct and the hostile answers side by side, and what

@@ -92,7 +92,7 @@ def _cmd_play(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         env.close()
 
 
-SERVE_HELP = ("serve a registered id over OpenEnv's protocol (openenv-core's server; the [serve] extra), one "
+SERVE_HELP = ("serve a registered id over OpenEnv's protocol (the openenv package's server; the [serve] extra), one "
               "integrity-stacked env per session")
 
 _SERVE_EPILOG = """\
@@ -101,7 +101,7 @@ examples:
   gym-integrity serve FinQA-v0 --port 8100 --max-sessions 32
   gym-integrity serve QEDMath-v0 --env-kwargs '{"judge": {"base_url": "http://127.0.0.1:9000/v1"}}'
 
-Clients: openenv-core's EnvClient/GenericEnvClient (and MCPToolClient for
+Clients: openenv's EnvClient/GenericEnvClient (and MCPToolClient for
 QEDMath-v0's get_problem/submit_proof tools), or
 gym_integrity.integrations.openenv.RemoteEnv. It binds to 127.0.0.1 unless
 --host says otherwise; there is no authentication (docs/serve.md).

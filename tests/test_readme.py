@@ -9,11 +9,10 @@ from gym_integrity.openai_stub.judge_server import JudgeServer
 
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-# Blocks that are fragments of a user's own code (their env class, their `text`) are not runnable alone; the
-# GRPOTrainer block needs TRL and a hub model (tests/integrations/trl/test_grpo.py trains the same way with a local one); the
-# serve block needs the [serve] extra and a server (tests/integrations/openenv/test_readme.py runs it against one); the Ray block
-# needs the [ray] extra (tests/integrations/ray/test_ray_vec.py runs it).
-FRAGMENTS = ("MyEnv()", "TrainerAction(text,", "GRPOTrainer(", "GenericEnvClient(", "make_ray_vec(")
+# Blocks that are fragments of a user's own code (their env class) are not runnable alone. The GRPOTrainer, serve-client and
+# Ray blocks live on docs/trl.md, docs/serve.md (tests/integrations/openenv/test_readme.py runs it against a server) and
+# docs/scaling.md (tests/integrations/ray/test_ray_vec.py runs it).
+FRAGMENTS = ("MyEnv()",)
 
 
 def runnable():

@@ -1,4 +1,4 @@
-"""The README's "Serve it" section: its client block, run against `gym-integrity serve` as written, prints its transcript."""
+"""docs/serve.md's "Quick start": its client block, run against `gym-integrity serve` as written, prints its transcript."""
 
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ import time
 import pytest
 
 if os.environ.get("GYM_INTEGRITY_REQUIRE_EXTRAS") == "1":
-    import openenv  # noqa: F401  (the [serve] extra is installed: a missing openenv-core must fail, not skip)
+    import openenv  # noqa: F401  (the [serve] extra is installed: a missing openenv must fail, not skip)
 else:
     pytest.importorskip("openenv")
 
 pytestmark = pytest.mark.serve
 
-README = (pathlib.Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
-SECTION = README.split("## Serve it", 1)[1].split("\n## ", 1)[0]
+PAGE = (pathlib.Path(__file__).resolve().parents[3] / "docs" / "serve.md").read_text(encoding="utf-8")
+SECTION = PAGE.split("## Quick start", 1)[1].split("\n## ", 1)[0]
 
 
 def _free_port() -> int:
@@ -31,7 +31,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_the_readme_client_block_prints_the_readme_transcript():
+def test_the_serve_quick_start_client_block_prints_its_transcript():
     command = re.search(r"```bash\n(gym-integrity serve .*?)\n```", SECTION).group(1)
     block = re.search(r"```python\n(.*?)```", SECTION, re.S).group(1)
     transcript = re.search(r"A real run.*?```\n(.*?)```", SECTION, re.S).group(1).splitlines()
@@ -51,7 +51,7 @@ def test_the_readme_client_block_prints_the_readme_transcript():
             time.sleep(0.1)
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            exec(compile(block.replace("127.0.0.1:8010", f"127.0.0.1:{port}"), "README.md", "exec"), {})
+            exec(compile(block.replace("127.0.0.1:8010", f"127.0.0.1:{port}"), "docs/serve.md", "exec"), {})
         assert out.getvalue().splitlines() == transcript[2:]
     finally:
         server.terminate()
