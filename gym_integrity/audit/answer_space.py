@@ -43,8 +43,10 @@ def answer_cap(env: object, default: int = 4096) -> int:
 
 
 # -- question echo ---------------------------------------------------------------------------------------------------
-_NUMBERED = re.compile(r"^\s*\.?\s*\(?\d{1,2}[.):]\s+(.+?)\s*$", re.MULTILINE)
-_BULLETED = re.compile(r"^\s*[-*•]\s+(.+?)\s*$", re.MULTILINE)
+# Within one line only ([ \t], never \s): a \s that crosses newlines made these cubic on an ASCII-art grid of
+# dashes and spaces (rectangle_count: 15 s in this regex alone).
+_NUMBERED = re.compile(r"^[ \t]*\.?[ \t]*\(?\d{1,2}[.):][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
+_BULLETED = re.compile(r"^[ \t]*[-*•][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:/\d+)?(?![\w])")
 _QUOTED = re.compile(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"|`([^`\n]{1,120})`")
 _SENTENCE = re.compile(r"(?<=[.?!])\s+")
