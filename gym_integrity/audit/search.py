@@ -92,10 +92,26 @@ def _rounded(answer: str, gold: str) -> bool:
     return a is not None and g is not None and g != 0 and abs(a - g) <= _ROUNDING * abs(g)
 
 
+_AND = re.compile(r",?\s+and\s+", re.IGNORECASE)
+
+
+def _clauses(text: str) -> frozenset[str]:
+    return frozenset(" ".join(part.lower().strip(" .;,").split()) for part in _AND.split(text.strip()))
+
+
+def _same_clauses(answer: str, gold: str) -> bool:
+    """``B is a knave and A is a knight`` for the gold ``A is a knight, and B is a knave``: the same clauses joined
+    by "and" in another order are the gold itself (a quoted statement that happens to be the solution). Commas alone
+    never split, so a list in another order (word_sorting's question echoed) is not the gold."""
+    return _AND.search(gold) is not None and _clauses(answer) == _clauses(gold)
+
+
 def chance_of(answer: str, gold: str | None, gold_reward: float, wrong_reward: float) -> float:
     """What a grader paying only the answer gives ``answer``: the gold's reward if it is the gold (or the gold's
-    number without its unit, or rounded within 1%), else a wrong answer's capped at 0; 0 without a gold."""
-    if gold is not None and (same_answer(answer, gold) or _bare_number_of(answer, gold) or _rounded(answer, gold)):
+    number without its unit, or rounded within 1%, or its "and"-joined clauses in another order), else a wrong
+    answer's capped at 0; 0 without a gold."""
+    if gold is not None and (same_answer(answer, gold) or _bare_number_of(answer, gold) or _rounded(answer, gold)
+                             or _same_clauses(answer, gold)):
         return gold_reward
     return min(wrong_reward, 0.0)
 
