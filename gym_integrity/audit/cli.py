@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from gym_integrity.checks import json_object_arg
@@ -232,12 +232,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all-datasets", action="store_true",
                         help=f"with {' or '.join(e.id for e in swept) or 'an id whose entry has a sweep'} (or no "
                              "id): audit every value of its swept option (every dataset), one row each; default "
-                             "probes: the grader probes")
+                             "probes: the grader probes and the search probes")
     parser.add_argument("--probe", action="append", default=None, metavar="NAME",
-                        help="run only this probe (repeatable); default: all (with --all-datasets: the grader probes)")
+                        help="run only this probe (repeatable); default: all (with --all-datasets: the grader and search probes)")
     parser.add_argument("--deep", action="store_true",
-                        help="run the search probes for hundreds of episodes each (minutes per env; the default "
-                             "plays dozens, bounded by seconds)")
+                        help="run the search probes longer: 24 items, hundreds of episodes each (up to 90 s a probe; "
+                             "the default plays 6 items, about 1.5 s a probe)")
     parser.add_argument("--seeds", type=int, nargs="+", default=None, help="reset seeds the probes play (default 0 1 2)")
     parser.add_argument("--probe-timeout", type=float, default=None,
                         help="seconds before a probe counts as hung (default 30)")
@@ -253,16 +253,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="audit the one ID where `gym-integrity serve ID` serves it (e.g. http://127.0.0.1:8000): "
                              "the probes play it over OpenEnv's protocol, as a remote user does; gold answers come "
                              "from a local twin (ID built here with --env-kwargs, reset with the same seeds)")
-    served.add_argument("--env-kwargs", type=json_object_arg, default=None, metavar="JSON",
-                        help="with --url: the server's --env-kwargs (JSON object), so that the local twin draws the "
-                             "server's problems")
+    parser.add_argument("--env-kwargs", type=json_object_arg, default=None, metavar="JSON",
+                        help="kwargs for every audited id (JSON object), e.g. '{\"dataset\": \"sokoban\"}' for one "
+                             "reasoning-gym dataset; with --url: the server's --env-kwargs, so that the local twin "
+                             "draws the server's problems")
 
 
 def _served_usage_error(args: argparse.Namespace) -> str | None:
     """Why the --url/--env-kwargs arguments cannot run together with the others, or None."""
     if args.url is None:
-        return "--env-kwargs goes with --url (the server's env kwargs, for the local twin)" \
-            if args.env_kwargs is not None else None
+        if args.env_kwargs is not None and args.all_datasets:
+            return "--env-kwargs does not go with --all-datasets: the sweep sets the swept option itself"
+        return None
     if len(args.ids) != 1:
         return f"--url audits the one id served there: give exactly one ID, got {len(args.ids)}"
     for flag, why in (("raw", "the wire carries what the server's stack lets out: there is no raw class to reach"),
@@ -334,6 +336,8 @@ def run(args: argparse.Namespace) -> int:
         targets = [t for i in ids for t in dataset_targets(raw=args.raw, compare=args.compare, env_id=swept_ids[i])]
     else:
         targets = audit_targets(ids, raw=args.raw, compare=args.compare, judge=judge)
+        if args.env_kwargs:  # e.g. one dataset: ReasoningGym-v0 --env-kwargs '{"dataset": "sokoban"}'
+            targets = [replace(t, kwargs={**t.kwargs, **args.env_kwargs}) for t in targets]
     try:
         with Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), console=Console(stderr=True), transient=True,

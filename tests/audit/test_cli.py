@@ -34,6 +34,18 @@ def test_audit_one_id_writes_json_and_exits_zero(tmp_path, capsys):
     assert {r["status"] for r in report["results"]} == {"passed"}
 
 
+def test_env_kwargs_audit_one_dataset_of_an_id(tmp_path, capsys):
+    """--env-kwargs without --url makes every audited id with those kwargs: one reasoning-gym dataset from the CLI."""
+    path = tmp_path / "audit.json"
+    code = main(["audit", "ReasoningGym-v0", "--env-kwargs", '{"dataset": "spell_backward"}', "--probe", "gold_answer_scored",
+                 "--json", str(path), "--no-progress", "--seeds", "0"])
+    capsys.readouterr()
+    assert code == 0
+    [report] = json.loads(path.read_text())["reports"]
+    [result] = report["results"]
+    assert re.search(r"gold '[A-Za-z]+'", result["evidence"][0]), result["evidence"]  # a word, not leg_counting's count
+
+
 def test_audit_raw_exits_non_zero_and_shows_the_exploits(tmp_path, capsys):
     path = tmp_path / "raw.json"
     code = main(["audit", "ReasoningGym-v0", "--raw", "--json", str(path), "--no-progress",

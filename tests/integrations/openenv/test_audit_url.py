@@ -245,12 +245,12 @@ def test_url_usage_errors_exit_two(capsys):
     assert main(["audit", "ReasoningGym-v0", "FinQA-v0", "--url", url, "--no-progress"]) == 2
     assert main(["audit", "ReasoningGym-v0", "--url", url, "--raw", "--no-progress"]) == 2
     assert main(["audit", "ReasoningGym-v0", "--url", url, "--all-datasets", "--no-progress"]) == 2
-    assert main(["audit", "ReasoningGym-v0", "--env-kwargs", "{}", "--no-progress"]) == 2
+    assert main(["audit", "ReasoningGym-v0", "--env-kwargs", "{}", "--all-datasets", "--no-progress"]) == 2
     assert main(["audit", "ReasoningGym-v0", "--url", "127.0.0.1:9", "--no-progress"]) == 2
     out = words(capsys.readouterr().out)
     assert "give exactly one ID, got 0" in out and "give exactly one ID, got 2" in out
     assert "--raw does not go with --url" in out and "--all-datasets does not go with --url" in out
-    assert "--env-kwargs goes with --url" in out and "must start with http://" in out
+    assert "--env-kwargs does not go with --all-datasets" in out and "must start with http://" in out
     with pytest.raises(SystemExit):  # not a JSON object: argparse's own usage error (exit 2)
         main(["audit", "ReasoningGym-v0", "--url", url, "--env-kwargs", "[1]"])
     with pytest.raises(SystemExit):
