@@ -19,7 +19,7 @@ Each record is replayed through the registered stack with its stored env id,
 options and seed (docs/regrade.md has the record shapes). A flip is a record
 whose verdict or reward differs today: a grader changed, or was fixed.
 exit status: 0 nothing flipped; 1 some record flipped (each is listed); 2 usage
-error.
+error, or no record could be regraded.
 """
 
 
@@ -44,8 +44,9 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         args.parser.error(f"cannot read {args.records}: {exc}")
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2, default=str))
-        return 1 if report.flips else 0
+        summary = report.to_dict()
+        print(json.dumps(summary, indent=2, default=str))
+        return 1 if report.flips else 2 if summary["regraded"] == 0 else 0
     console = Console()
     table = Table(title=f"gym-integrity regrade: {args.records}")
     for column in ("dataset", "records", "regraded", "flipped"):
@@ -61,6 +62,11 @@ def run(args: argparse.Namespace) -> int:
     for row in report.flips[:args.show]:
         console.print(f"  line {row.line}: {row.env_id} seed {row.seed} {row.problem_id}: {row.old_verdict} "
                       f"{row.old_reward} -> {row.new_verdict} {row.new_reward}", markup=False)
+    regraded = summary["regraded"]
+    if not report.flips and regraded == 0:
+        console.print("nothing was regraded: every record was skipped (reasons above)", markup=False)
+        return 2
     if not report.flips:
-        console.print("nothing flipped: today's graders agree with every stored grade", markup=False)
+        agree = "every stored grade" if regraded == summary["records"] else f"the {regraded} regraded record(s)"
+        console.print(f"nothing flipped: today's graders agree with {agree}", markup=False)
     return 1 if report.flips else 0

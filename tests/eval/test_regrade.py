@@ -92,3 +92,14 @@ def test_trainer_shape_and_eval_records_regrade(grader, tmp_path, capsys):
     grader["lenient"] = False
     report = regrade(records)
     assert [(r.seed, r.old_verdict, r.new_verdict) for r in report.flips] == [(0, "correct", "incorrect")]
+
+
+def test_a_file_whose_records_are_all_skipped_says_so_and_exits_two(tmp_path, capsys):
+    """Nothing regraded is not "nothing flipped": a record whose problem_id is not its seed's item is skipped."""
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps({"env_id": "ReasoningGym-v0", "env_kwargs": {"dataset": "leg_counting"}, "seed": 7,
+                                "problem_id": "leg_counting-7", "completion": "<answer>12</answer>", "reward": 1.0,
+                                "verdict": "correct"}) + "\n")
+    assert main(["regrade", str(path)]) == 2
+    out = capsys.readouterr().out
+    assert "skipped (item_mismatch): 1" in out and "nothing was regraded" in out and "nothing flipped" not in out
