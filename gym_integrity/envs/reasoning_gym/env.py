@@ -10,6 +10,7 @@ from gym_integrity.checks import check_int
 from gym_integrity.envs.base import TextEnv
 from gym_integrity.envs.reasoning_gym.config import ReasoningGymConfig
 from gym_integrity.envs.reasoning_gym.datasets import ItemCache, dataset_key, load_dataset
+from gym_integrity.envs.reasoning_gym.policy import policy_for
 from gym_integrity.envs.reasoning_gym.scoring import Grader
 from gym_integrity.extract import extract_answer
 from gym_integrity.infotree import copy_tree
@@ -27,6 +28,8 @@ _INSTRUCTIONS = {
 }
 _IN_PROCESS_BOUND_S = 1.0
 _ITEMS = ItemCache()
+#: Draws one reset may make past items its policy does not draw (a few in a hundred are skipped, where any are)
+_MAX_REDRAWS = 32
 
 # Built once each (a Grade is frozen, a str immutable): a step builds neither for the usual outcomes.
 _FAILURE_GRADES: dict[Verdict, Grade] = {}
@@ -166,10 +169,11 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
             options = self.reset_options(options)
         if options and "index" in options:
             index = check_int("ReasoningGymEnv.reset options['index']", options["index"], low=0, high=self.size - 1)
+            item = _ITEMS.get(self._key, self._dataset, index)
         else:
-            index = self._draw_index(self.size)
+            index, item = self._draw_item()
         self._index = index
-        self._item = item = _ITEMS.get(self._key, self._dataset, index)
+        self._item = item
         self._source = str(item.get("metadata", {}).get("source_dataset", self.config.dataset))
         self._last_note = ""
         self._metadata_out = False
@@ -177,6 +181,16 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
         info = {"problem_id": f"{self._source}/{index}", "dataset": self._source, "index": index,
                 PRIVILEGED_KEY: {"answer": answer if type(answer) is str or answer is None else copy_tree(answer)}}
         return self._question(), info
+
+    def _draw_item(self) -> tuple[int, dict[str, Any]]:
+        """The seed's next item, skipping (under strict scoring) items its dataset's policy does not draw."""
+        for _ in range(_MAX_REDRAWS):
+            index = self._draw_index(self.size)
+            item = _ITEMS.get(self._key, self._dataset, index)
+            drawn = policy_for(str(item.get("metadata", {}).get("source_dataset", self.config.dataset))).drawn
+            if self.config.scoring != "strict" or drawn is None or drawn(item):
+                break
+        return index, item
 
     def _question(self) -> str:
         assert self._item is not None

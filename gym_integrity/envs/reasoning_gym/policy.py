@@ -72,6 +72,7 @@ class Policy:
     items: str | None = None
     shape: re.Pattern[str] | None = None
     requires: Callable[[str, Mapping[str, Any]], bool] | None = None
+    drawn: Callable[[Mapping[str, Any]], bool] | None = None  # under strict: which items reset() may draw
 
     def __post_init__(self) -> None:
         if self.strict not in STRICT_KINDS:
@@ -216,7 +217,9 @@ POLICIES: dict[str, Policy] = {
     "rotate_matrix": _base(),
     "rotten_oranges": _base(),
     "rubiks_cube": Policy("own_full", "max(0.05, solved stickers): the scrambled cube alone earns it; repeats a "
-                          "move as often as its count says", language="cube_moves"),
+                          "move as often as its count says; a scramble whose moves cancel below the configured "
+                          "minimum (D D' U is U) is solved by a fixed answer, so such items are not drawn",
+                          language="cube_moves", drawn=replay.scramble_keeps_its_length),
     "rush_hour": Policy("own_full", "0.01 for any moves; any solving sequence scores 1.0; steps a car as far as the "
                         "answer says, stopping silently where it is blocked, and reads moves out of any text, so a "
                         "random walk of the board's cars was paid: moves only, each travelled in full",

@@ -22,7 +22,7 @@ import re
 from typing import Any, Mapping
 
 __all__ = ["sokoban_moves_all_act", "car_moves_all_act", "boxnet_actions_all_act", "presses_all_act",
-           "conclusion_restates_premises", "ROLE_ASSIGNMENT"]
+           "conclusion_restates_premises", "ROLE_ASSIGNMENT", "scramble_keeps_its_length"]
 
 _SOKOBAN_MOVES = {"U", "D", "L", "R"}
 
@@ -204,8 +204,43 @@ def conclusion_restates_premises(answer: str, item: Mapping[str, Any]) -> bool:
 
 
 _ROLE_CLAUSE = r"[A-Za-z]+\s+is\s+an?\s+[A-Za-z]+"
-#: A knights_knaves answer as the task asks for it: ``<name> is a <role>`` clauses joined by commas or ``and``.
+#: A knights_knaves answer as the task asks for it: ``<name> is a <role>`` clauses joined by commas, ``;``, ``.``,
+#: ``and`` or line breaks.
 #: The task's parser reads name-role pairs out of any text, so a statement quoted from the question
 #: (``if Avery is a sage then Ava is a fool``) was read as an assignment.
-ROLE_ASSIGNMENT = re.compile(rf"\(?\s*{_ROLE_CLAUSE}(?:\s*(?:,|;|\band\b)\s*(?:and\s+)?{_ROLE_CLAUSE})*\s*\.?\s*\)?",
+ROLE_ASSIGNMENT = re.compile(rf"\(?\s*{_ROLE_CLAUSE}(?:\s*(?:[,;.]|\band\b|\n)\s*(?:and\s+)?{_ROLE_CLAUSE})*\s*\.?\s*\)?",
                              re.IGNORECASE)
+
+
+_QUARTER_TURNS = {"": 1, "'": 3, "2": 2}
+_CUBE_MOVE = re.compile(r"([A-Za-z]+?)(2|')?$")
+
+
+def reduced_scramble_length(moves: str) -> int:
+    """The scramble's length once adjacent turns of one face are merged (``D D' U`` is ``U``: one move).
+
+    >>> reduced_scramble_length("D D' U"), reduced_scramble_length("F' F U F R D' R'"), reduced_scramble_length("U U U")
+    (1, 5, 1)
+    """
+    stack: list[list] = []
+    for token in moves.split():
+        match = _CUBE_MOVE.match(token)
+        face, turns = (match.group(1), _QUARTER_TURNS[match.group(2) or ""]) if match else (token, 1)
+        if stack and stack[-1][0] == face:
+            stack[-1][1] = (stack[-1][1] + turns) % 4
+            if stack[-1][1] == 0:
+                stack.pop()
+        else:
+            stack.append([face, turns])
+    return len(stack)
+
+
+def scramble_keeps_its_length(item: Mapping[str, Any]) -> bool:
+    """A rubiks_cube item whose scramble, merged, is at least the configured minimum number of moves.
+
+    The generator draws min_scramble_steps random moves or more but lets them cancel: 8 of 300 default items
+    reduce to one move, which a fixed answer (``F``, ``U U U``) then solves without reading the cube.
+    """
+    metadata = item.get("metadata", {})
+    minimum = (metadata.get("difficulty", {}).get("scramble_steps") or (1,))[0]
+    return reduced_scramble_length(str(metadata.get("scramble_moves", ""))) >= minimum

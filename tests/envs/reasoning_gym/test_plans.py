@@ -224,7 +224,8 @@ def _variants(name: str, gold: str) -> list[str]:
     if name == "shortest_path":
         return [gold, f" {gold} ", "  ".join(gold.split())]
     if name == "knights_knaves":
-        return [gold, gold.lower(), gold.rstrip(".")]
+        clauses = [c.strip(" .") for c in re.split(r",\s*and\s+|,\s*|\s+and\s+", gold)]
+        return [gold, gold.lower(), gold.rstrip("."), ". ".join(clauses) + ".", "\n".join(clauses)]
     return [gold]
 
 
@@ -284,3 +285,24 @@ def test_illegal_moves_are_refused_by_the_replays():
     ok = '[{"Agent[0.5, 0.5]": "move(box_red, square[0.5, 1.5])"}, {"Agent[0.5, 1.5]": "move(box_red, target_red)"}]'
     assert replay.boxnet_actions_all_act(ok, state)
     assert not replay.boxnet_actions_all_act('[{"Agent[0.5, 1.5]": "move(box_red, target_red)"}]', state)
+
+
+def test_rubiks_cube_draws_no_scramble_that_cancels_below_its_minimum():
+    """8 of 300 default items reduce to one move (D D' U is U): a fixed answer solved them. Strict never draws them;
+    options={"index": i} still reaches any item, and the draw stays a fixed function of the seed."""
+    from gym_integrity.envs.reasoning_gym.replay import reduced_scramble_length
+
+    env = gym.make("ReasoningGym-v0", dataset="rubiks_cube")
+    raw = env.unwrapped
+    seen = []
+    for seed in range(120):
+        raw.reset(seed=seed)
+        seen.append(raw._index)
+        assert reduced_scramble_length(raw._item["metadata"]["scramble_moves"]) >= 3, (seed, raw._item["metadata"])
+    assert [raw.reset(seed=s)[1]["index"] for s in range(120)] == seen
+    lenient = gym.make("ReasoningGym-v0", dataset="rubiks_cube", scoring="reasoning_gym").unwrapped
+    short = [s for s in range(300) if reduced_scramble_length(
+        lenient._item["metadata"]["scramble_moves"] if lenient.reset(seed=s) else "") < 3]
+    assert short, "the generator's own draws include scrambles that cancel (the case this rule exists for)"
+    env.close()
+    lenient.close()
