@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass
 
 __all__ = ["refusal", "MAX_BITS", "MAX_TERMS", "MAX_PAREN_DEPTH", "MAX_DEPTH", "MAX_FUNCTION_DEPTH", "MAX_ATOMS",
-           "MAX_ELEMENTS", "MAX_RANGE"]
+           "MAX_ELEMENTS", "MAX_RANGE", "MAX_FUNCTION_SUM_POWER"]
 
 #: Bits of the largest exact number an answer may make (about 39,000 decimal digits; ``2^{65536}`` fits).
 MAX_BITS = 2.0 ** 17
@@ -52,6 +52,9 @@ MAX_FUNCTION_DEPTH = 3
 MAX_ATOMS = 200
 #: Terms of a ``\sum`` or ``\prod`` with a numeric range.
 MAX_RANGE = 10_000.0
+#: Highest power of a sum that holds a function: (sin x + cos x)^47 is 48 terms to expand, but simplify rewrites
+#: each with identities and runs for seconds (sympy and math_verify alike).
+MAX_FUNCTION_SUM_POWER = 8.0
 
 _LOG2_10 = math.log2(10)
 _NUMBER = r"(?P<num>\d+(?:\.\d*)?|\.\d+)|(?P<cmd>\\[A-Za-z]+|\\.)"
@@ -98,6 +101,7 @@ class _Cost:
     value: float | None
     terms: float = 1.0
     exact: bool = True
+    functional: bool = False  # holds a function (sin, log, ...): its powers do not stay polynomial
 
 
 _ONE = _Cost(1.0, 1.0)
@@ -332,8 +336,7 @@ class _Reader:
             return _multiply(numerator, self.argument(), True)
         if token in _BINOMS:
             top = self.argument()
-            self.argument()
-            return _binomial(top)
+            return _binomial(top, self.argument())
         if token == "\\sqrt":
             if self.peek() == "[":
                 self.i += 1
@@ -387,14 +390,14 @@ class _Reader:
         if name in ("sqrt",):
             return _root(argument)
         if name == "exp":
-            return _raise(_Cost(2.0, math.e, 1.0, False), argument)
+            return _raise(_Cost(2.0, math.e, 1.0, False, True), argument)
         if name in ("Gamma", "gamma"):
             return _factorial(argument)
         value = None if argument.value is None else (1.0 if name[:3] in ("sin", "cos", "tan", "arc", "asi", "aco",
                                                                           "ata") else argument.value)
         if name in ("log", "ln", "lg") and argument.value is not None:
             value = argument.bits + 1.0
-        return _Cost(argument.bits, value, argument.terms, False)
+        return _Cost(argument.bits, value, argument.terms, False, True)
 
     def big_operator(self, token: str) -> _Cost:
         upper: _Cost | None = None
@@ -429,7 +432,7 @@ def _add(a: _Cost, b: _Cost) -> _Cost:
     value = None if a.value is None or b.value is None else a.value + b.value
     exact = a.exact and b.exact
     return _check(_Cost(max(a.bits, b.bits) + 1 if exact and a.bits < 64 and b.bits < 64 else a.bits + b.bits,
-                        value, 1.0 if exact else a.terms + b.terms, exact))
+                        value, 1.0 if exact else a.terms + b.terms, exact, a.functional or b.functional))
 
 
 def _multiply(a: _Cost, b: _Cost, divide: bool) -> _Cost:
@@ -441,21 +444,24 @@ def _multiply(a: _Cost, b: _Cost, divide: bool) -> _Cost:
         value = a.value * b.value
     exact = a.exact and b.exact
     terms = 1.0 if exact else a.terms * b.terms * (2.0 if divide and b.terms > 1 else 1.0)
-    return _check(_Cost(a.bits + b.bits, value, terms, exact))
+    return _check(_Cost(a.bits + b.bits, value, terms, exact, a.functional or b.functional))
 
 
 def _raise(base: _Cost, exponent: _Cost) -> _Cost:
+    functional = base.functional or exponent.functional
     if exponent.value is None:  # a symbolic exponent stays unevaluated: 2^x
-        return _check(_Cost(base.bits + exponent.bits, None, base.terms, False))
+        return _check(_Cost(base.bits + exponent.bits, None, base.terms, False, functional))
     n = exponent.value
+    if base.functional and base.terms > 1 and n > MAX_FUNCTION_SUM_POWER:
+        return _refuse(f"a sum holding a function raised to a power over {int(MAX_FUNCTION_SUM_POWER)}")
     if base.exact and base.value is not None and base.value <= 1 and base.bits <= 1:
         return _Cost(1.0, 1.0)  # 0, 1 (and -1) to any power
     if base.value is None:  # x^n stays one term; (x+1)^n expands
-        return _check(_Cost(base.bits + exponent.bits, None, _expansion(base.terms, n), False))
+        return _check(_Cost(base.bits + exponent.bits, None, _expansion(base.terms, n), False, functional))
     bits = base.bits * max(n, 1.0)
     terms = 1.0 if base.exact else _expansion(base.terms, n)
     value = base.value ** n if bits < 1000 and base.value > 0 else _power_value(bits)
-    return _check(_Cost(bits, value, terms, base.exact and exponent.exact))
+    return _check(_Cost(bits, value, terms, base.exact and exponent.exact, functional))
 
 
 def _factorial(n: _Cost) -> _Cost:
@@ -466,11 +472,12 @@ def _factorial(n: _Cost) -> _Cost:
     return _check(_Cost(bits, _power_value(bits), 1.0, n.exact))
 
 
-def _binomial(n: _Cost) -> _Cost:
+def _binomial(n: _Cost, k: _Cost | None = None) -> _Cost:
     if n.value is None:
         return _Cost(n.bits, None, n.terms, False)
-    # sympy builds C(n, k) from about n factors: charge 8 bits per factor (n = 16384 at the bound)
-    return _check(_Cost(8.0 * n.value, _power_value(n.value), 1.0, n.exact))
+    # sympy builds C(n, k) from min(k, n - k) factors (all n when k is unknown): 8 bits a factor (16384 at the bound)
+    factors = n.value if k is None or k.value is None or not k.exact else max(min(k.value, n.value - k.value), 1.0)
+    return _check(_Cost(8.0 * factors, _power_value(8.0 * factors), 1.0, n.exact))
 
 
 def _root(a: _Cost) -> _Cost:

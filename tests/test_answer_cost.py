@@ -32,6 +32,12 @@ REFUSED = [
     ("binomial", r"\binom{1000000}{500000}", "latex", "a number of"),
     ("binomial", r"\dbinom{10^5}{5 \cdot 10^4}", "latex", "a number of"),
     ("expansion", r"(x+1)^{1000}", "latex", "expands to"),
+    # sums holding a function, raised high: few terms, but simplify runs for seconds (found by a hostile search)
+    ("function sum power", r"(\sinh x+\cosh x)^{30}", "latex", "a sum holding a function"),
+    ("function sum power", r"(\sin 1+\cos 1)^{47}", "latex", "a sum holding a function"),
+    ("function sum power", "(sin(X)+cos(X))**47", "sympy", "a sum holding a function"),
+    ("function sum power", "(tan(x)+1)**30", "sympy", "a sum holding a function"),
+    ("function sum power", "(sin(1)+cos(1))**47*x", "sympy", "a sum holding a function"),
     ("expansion", r"(x+y+z)^{20}", "latex", "expands to"),
     ("expansion", r"\frac{1}{(x+1)^{50}}", "latex", "expands to"),
     ("expansion", r"(1+\sqrt{2})^{1000}", "latex", "expands to"),
@@ -53,6 +59,7 @@ REFUSED = [
 
 # Legitimate answers, some large: each must be left to the grader.
 HONEST = [
+    r"\binom{30000}{2}", r"(\sin x + \cos x)^{2}", r"\sin x \cos x \tan x", r"\sin^2 x + \cos^2 x",
     r"2^{100}", r"10!", r"\binom{50}{25}", r"3^{3^{3}}", r"2^{2^{2^{2^{2}}}}", r"1000000007", r"2^{64}-1",
     r"\frac{1}{1+\frac{1}{1+\frac{1}{1+\frac{1}{2}}}}", r"\frac{\sqrt{3}}{2}", r"\left( \frac{1}{2} \right)^{10}",
     r"x^4 - 3x^3 + 2x^2 - x + 1", r"(x+1)^{10}", r"(x-1)(x+1)(x^2+1)", r"(x+y)^{5}", r"\frac{1}{(1-x)^2}",

@@ -2,7 +2,9 @@
 
 :class:`~gym_integrity.openai_stub.judge_server.JudgeServer` owns the state (the
 script queue, faults, latency, recording); ``_Handler`` reads it from
-``self.server.owner`` and answers one request as the judge or as the policy.
+``self.server.owner`` and answers one request as the judge or as the policy; a
+chat request with ``stream: true`` gets the same answer as server-sent events
+(:mod:`gym_integrity.openai_stub.chat_stream`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Mapping
 
+from gym_integrity.openai_stub.chat_stream import MALFORMED_EVENT, chat_chunks, sse_events, wants_usage
 from gym_integrity.openai_stub.judge_answers import (WRONG_ANSWER, PolicyReply, answer_text, check_policy, leak_text,
                                                  stub_points, wrong_text)
 
@@ -85,6 +88,20 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up (deadline): nothing to do
 
+    def _send_events(self, events: list[bytes]) -> None:
+        """A 200 ``text/event-stream`` answer, one write per event (its length known, so keep-alive holds)."""
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Content-Length", str(sum(len(e) for e in events)))
+            self.end_headers()
+            for event in events:
+                self.wfile.write(event)
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client stopped reading: nothing to do
+
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None, *,
                error_type: str = "test_judge", param: str | None = None) -> None:
         error = {"message": message, "type": error_type, "code": status}
@@ -122,10 +139,10 @@ class _Handler(BaseHTTPRequestHandler):
         except (ValueError, TypeError, AttributeError):
             self._error(400, "request body is not the expected JSON")
             return
-        if body.get("stream"):
+        if kind == "responses" and body.get("stream"):
             owner._record(RecordedRequest(path, body, prompt, "400:stream", headers=self._header_dict()))
-            self._error(400, "stream=true is not supported by the test server", error_type="BadRequestError",
-                        param="stream")
+            self._error(400, "stream=true is supported on /v1/chat/completions only (test server)",
+                        error_type="BadRequestError", param="stream")
             return
         if not owner.native_tools and _wants_native_tools(body):
             owner._record(RecordedRequest(path, body, prompt, "400:tools", headers=self._header_dict()))
@@ -150,6 +167,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(500, "internal error (test judge)")
         elif name == "404":
             self._error(404, "not found (test judge)")
+        elif name == "malformed" and _streams(kind, body):
+            self._send_events([MALFORMED_EVENT])
         elif name == "malformed":
             self._send_raw(200, b'{"id": "resp_broken", "output": [{"type": "mess')
         elif name == "drop":
@@ -247,7 +266,15 @@ class _Handler(BaseHTTPRequestHandler):
                 "usage": {"prompt_tokens": n_in, "completion_tokens": n * n_out,
                           "total_tokens": n_in + n * n_out},
             }
-        self._send_json(200, payload)
+        if _streams(kind, body):
+            self._send_events(sse_events(chat_chunks(payload, wants_usage(body))))
+        else:
+            self._send_json(200, payload)
+
+
+def _streams(kind: str, body: Any) -> bool:
+    """A chat request asking for server-sent events (``stream: true``)."""
+    return kind == "chat" and bool(body.get("stream"))
 
 
 def _prompt_of(kind: str, body: Any) -> str:

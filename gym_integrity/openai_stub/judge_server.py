@@ -48,7 +48,13 @@ holding a lock (64 keep-alive clients at 0.2 s got ~290 answers a second, of
 the 320 possible, on 2 busy cores). Every answer
 carries ``usage`` (whitespace-token counts) and ``finish_reason`` (``stop``,
 or ``tool_calls`` for a native tool call); a chat request's ``n`` gives that
-many choices. A request asking for ``stream`` gets HTTP 400 (not supported).
+many choices. A chat request with ``stream: true`` gets the same answer as
+OpenAI streams it, in every mode: ``data: {chunk}`` events whose
+``choices[0].delta`` carry the role, the text in pieces or the tool calls, a
+last chunk with the ``finish_reason``, a usage chunk when
+``stream_options.include_usage`` is set, then ``data: [DONE]`` (see
+:mod:`gym_integrity.openai_stub.chat_stream`); faults stay HTTP errors, and
+``malformed`` sends one cut-off event. ``/v1/responses`` with ``stream`` gets HTTP 400.
 
 Playing the policy (for ``gym-integrity eval`` and its tests):
 

@@ -229,10 +229,60 @@ def test_policy_needs_a_valid_mapping_and_a_file(tmp_path):
     assert not (tmp_path / "p.json").exists()
 
 
-def test_stream_is_refused(server):
-    with pytest.raises(openai.BadRequestError, match="stream"):
-        list(ask(client(server), "capital of France", stream=True))
-    assert server.requests[0].behaviour == "400:stream"
+def reassemble(stream) -> tuple[dict, list]:
+    """A ``stream=True`` answer put back together, per choice index: text, tool calls, finish reason; and its chunks."""
+    chunks, got = list(stream), {}
+    for chunk in chunks:
+        assert chunk.object == "chat.completion.chunk"
+        for choice in chunk.choices:
+            slot = got.setdefault(choice.index, {"text": "", "calls": {}, "finish": None})
+            slot["text"] += choice.delta.content or ""
+            for call in choice.delta.tool_calls or []:
+                one = slot["calls"].setdefault(call.index, {"id": call.id, "name": "", "arguments": ""})
+                one["name"] += call.function.name or ""
+                one["arguments"] += call.function.arguments or ""
+            slot["finish"] = choice.finish_reason or slot["finish"]
+    return got, chunks
+
+
+def test_a_streamed_completion_reassembles_to_the_whole_one(server):
+    c = client(server)
+    for question, kw in [("capital of France", {}), ("A multi-turn question", {"n": 2}),
+                         ("use a tool, in text", {}), ("Something else entirely", {})]:
+        whole = ask(c, question, **kw)
+        got, chunks = reassemble(ask(c, question, stream=True, **kw))  # a refusal raises BadRequestError here
+        assert {i: (g["text"], g["finish"]) for i, g in got.items()} == \
+            {ch.index: (ch.message.content, ch.finish_reason) for ch in whole.choices}
+        assert all(chunk.usage is None for chunk in chunks)  # no usage chunk unless asked for
+    assert len(chunks) > 3  # the text came in pieces: a first delta with the role, words, the finish
+    assert chunks[0].choices[0].delta.role == "assistant"
+    # Native tool calls, and the usage chunk of stream_options.include_usage.
+    whole = c.chat.completions.create(model="m", messages=[{"role": "user", "content": "use a tool"}], tools=[LOOKUP])
+    got, chunks = reassemble(c.chat.completions.create(model="m", messages=[{"role": "user", "content": "use a tool"}],
+                                                       tools=[LOOKUP], stream=True,
+                                                       stream_options={"include_usage": True}))
+    call = got[0]["calls"][0]
+    assert (call["name"], json.loads(call["arguments"]), got[0]["finish"]) == ("lookup", {"word": "zorblax"},
+                                                                              "tool_calls")
+    assert call["id"].startswith("call_") and got[0]["text"] == ""
+    assert chunks[-1].choices == [] and chunks[-1].usage.model_dump() == whole.usage.model_dump()
+    assert {r.behaviour for r in server.requests} == {"policy"} and server.requests[-1].body["stream"] is True
+
+
+def test_a_streamed_answer_from_the_judge_and_the_stream_faults():
+    with JudgeServer("score:6") as srv:
+        c = client(srv)
+        whole = ask(c, "grade me").choices[0].message.content
+        got, _ = reassemble(ask(c, "grade me", stream=True))
+        assert got[0]["text"] == whole and whole.endswith("<score>6</score>") and got[0]["finish"] == "stop"
+        srv.script("500", "malformed")
+        with pytest.raises(openai.InternalServerError):
+            list(ask(c, "grade me", stream=True))
+        with pytest.raises(ValueError):  # one cut-off event: the json.JSONDecodeError, as for a whole answer
+            list(ask(c, "grade me", stream=True))
+        with pytest.raises(openai.BadRequestError, match="chat/completions only"):
+            c.responses.create(model="m", input="grade me", stream=True)
+        assert [r.behaviour for r in srv.requests] == ["score:6", "score:6", "500", "malformed", "400:stream"]
 
 
 def test_responses_api_tool_call(server):

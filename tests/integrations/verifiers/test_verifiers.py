@@ -125,8 +125,8 @@ def test_the_docs_block_runs(tmp_path, policy, capsys):
     rows = items("ReasoningGym-v0", 4, **RG)
     url, _ = policy({obs: f"<answer>{gold}</answer>" for obs, gold, _ in rows})
     code = docs_block("verifiers")
-    assert '"http://127.0.0.1:8000/v1"' in code and '"outputs"' in code
-    exec(code.replace('"http://127.0.0.1:8000/v1"', repr(url)).replace('"outputs"', repr(str(tmp_path))), {})
+    assert '"http://127.0.0.1:8002/v1"' in code and '"outputs"' in code
+    exec(code.replace('"http://127.0.0.1:8002/v1"', repr(url)).replace('"outputs"', repr(str(tmp_path))), {})
     assert capsys.readouterr().out.splitlines() == ["True correct 1.0"] * 8
 
 
