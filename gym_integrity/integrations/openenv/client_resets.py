@@ -70,11 +70,13 @@ class ClientResets:
             for spec in specs:
                 check_type("reset dataset_specs[]", spec, Mapping, "a dict {'name', 'weight', 'config'}")
                 self._check_allowed(spec.get("name"))
+                self._check_inner_size("dataset_specs[].config", spec.get("config") or {})
             return {"dataset": [dict(spec) for spec in specs], "dataset_config": {}, "size": size, "seed": seed}
         self._check_allowed(name)
         config = request.get("dataset_config") or {}
         check_type("reset dataset_config", config, Mapping, "a dict of the dataset's options")
         self._check_small("dataset_config", config)
+        self._check_inner_size("dataset_config", config)
         return {"dataset": name, "dataset_config": dict(config), "size": size, "seed": seed}
 
     def _check_allowed(self, name: Any) -> None:
@@ -82,6 +84,11 @@ class ClientResets:
         if name not in self.datasets:
             raise ValueError(f"reset: dataset {name!r} is not served here; this server takes {list(self.datasets)} "
                              "(gym-integrity serve --env-kwargs picks the dataset; client_datasets widens the list)")
+
+    def _check_inner_size(self, what: str, config: Any) -> None:
+        """A size inside a dataset's own config is bounded too: a composite member builds that many items."""
+        if isinstance(config, Mapping) and config.get("size") is not None:
+            check_int(f"reset {what} size", config["size"], low=1, high=self.max_size)
 
     @staticmethod
     def _check_small(what: str, value: Any) -> None:

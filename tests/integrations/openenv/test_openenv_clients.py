@@ -226,3 +226,17 @@ def test_the_serve_command_passes_the_reset_limits_and_no_idle_timeout_by_defaul
     assert args == (RG, None)
     assert (kwargs["client_datasets"], kwargs["max_size"], kwargs["session_timeout_s"]) == \
         (["leg_counting", "word_sorting"], 50, None)
+
+
+def test_a_size_inside_a_dataset_config_is_bounded_like_the_reset_size():
+    """A composite member's config size reached reasoning-gym past --max-size (acre built 50,000 items: 25 s, 770 MB)."""
+    from gym_integrity.integrations.openenv.client_resets import ClientResets
+
+    resets = ClientResets(datasets=("acre", "leg_counting"), max_size=10)
+    spec = {"dataset_name": "composite", "size": 5,
+            "dataset_specs": [{"name": "acre", "weight": 1, "config": {"size": 50000}}]}
+    with pytest.raises(ValueError, match="size"):
+        resets.make_kwargs(spec, 0)
+    with pytest.raises(ValueError, match="size"):
+        resets.make_kwargs({"dataset_name": "leg_counting", "size": 5, "dataset_config": {"size": 11}}, 0)
+    assert resets.make_kwargs({"dataset_name": "leg_counting", "size": 5, "dataset_config": {"size": 10}}, 0)["size"] == 5
