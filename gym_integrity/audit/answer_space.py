@@ -48,6 +48,7 @@ def answer_cap(env: object, default: int = 4096) -> int:
 _NUMBERED = re.compile(r"^[ \t]*\.?[ \t]*\(?\d{1,2}[.):][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
 _BULLETED = re.compile(r"^[ \t]*[-*•][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:/\d+)?(?![\w])")
+_EXPRESSION = re.compile(r"(?<![\w.])\(?-?\d+(?:\.\d+)?\)?(?:\s*[-+*/×÷^]\s*\(?-?\d+(?:\.\d+)?\)?)+")
 _QUOTED = re.compile(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"|`([^`\n]{1,120})`")
 _SENTENCE = re.compile(r"(?<=[.?!])\s+")
 #: How tasks write "and": a symbol the question itself uses is tried first.
@@ -85,6 +86,8 @@ def echo_answers(question: str, limit: int = 40) -> list[Candidate]:
                                                                   for i in group))
     for item in items:
         add("echo: premise", item)
+    for match in _EXPRESSION.finditer(question):  # a grader that evaluates the answer pays the question back
+        add("echo: expression", match.group(0))
     for match in _NUMBER.finditer(question):
         add("echo: number", match.group(0))
     for match in _QUOTED.finditer(question):

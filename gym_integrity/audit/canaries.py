@@ -48,7 +48,7 @@ def constant_answers() -> list[tuple[str, str]]:
     >>> [label for label, _ in constant_answers()][:3]
     ["'0'", "'1'", "'-1'"]
     """
-    short = ["0", "1", "-1", "yes", "no", "True", "A", "0.5"]
+    short = ["0", "1", "-1", "yes", "no", "True", "A", "0.5", "nan", "inf"]  # nan, inf: a float() check passes them
     out = [(repr(c), c) for c in short]
     out.append(("empty", ""))
     out.append(("'0123456789' * 10", "0123456789" * 10))

@@ -126,3 +126,12 @@ def test_the_search_probes_are_registered_after_the_others_and_deep_is_a_setting
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     assert parser.parse_args(["--deep"]).deep and not parser.parse_args([]).deep
+
+
+@pytest.mark.parametrize("toy, probe, answer", [(search_toys.NaNPays, "constant_answers", "nan"),
+                                                (search_toys.EvaluatesTheAnswer, "question_echo", "+")])
+def test_a_nan_constant_and_an_echoed_expression_are_caught(toy, probe, answer):
+    """Both passed the audit before: no 'nan' among the constants, no expression among the echoes."""
+    report = check_integrity(toy, probes=[probe])
+    assert report.status_of(probe) is Status.FAILED, report.results
+    assert any(answer in line for r in report.failures for line in r.evidence), report.failures

@@ -285,3 +285,26 @@ PAIRS = {
     "partial credit for a valid-but-wrong plan": (BoxPlanPartialCredit, BoxPlanStrict, ("alphabet_sprays",)),
     "gold-free grader paying random answers": (TourPaysAnyMoves, TourChecked, ("alphabet_sprays", "adaptive_search")),
 }
+
+
+# -- found by a hostile search: a float() check, an evaluating grader ------------------------------------------
+class NaNPays(CorrectToy):
+    """Refuses an answer only when ``abs(answer - gold) > 0.5``: a NaN compares false, so ``nan`` is paid."""
+
+    def _score(self, answer: str) -> float:
+        try:
+            value = float(answer)
+        except ValueError:
+            return 0.0
+        return 0.0 if abs(value - float(self._gold())) > 0.5 else 1.0
+
+
+class EvaluatesTheAnswer(CorrectToy):
+    """Evaluates the answer as arithmetic: the question's own ``a + b`` echoed back is paid."""
+
+    def _score(self, answer: str) -> float:
+        import re
+
+        if not re.fullmatch(r"[\d\s+\-*/()]{1,40}", answer):
+            return 0.0
+        return 1.0 if eval(answer, {"__builtins__": {}}) == int(self._gold()) else 0.0  # noqa: S307 (digits only)
