@@ -29,6 +29,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+from gym_integrity.exceptions import RowProblem  # re-exported: the loaders raise it from here
+
 __all__ = ["DataWarning", "RowProblem", "SkippedRow", "DataReport", "REASONS", "MAX_ROW_WARNINGS"]
 
 #: Skipped rows warned one by one per source; the rest get one summary warning.
@@ -51,20 +53,6 @@ REASONS: dict[str, str] = {
 
 class DataWarning(UserWarning):
     """A data set row was skipped at load (or a source had rows skipped); the message names source, row and reason."""
-
-
-class RowProblem(ValueError):
-    """Why one row cannot load: ``reason`` is a code of :data:`REASONS`, the message says what is wrong.
-
-    Messages never quote a gold answer or a reference solution.
-    """
-
-    def __init__(self, reason: str, detail: str) -> None:
-        if reason not in REASONS:
-            raise ValueError(f"RowProblem.reason must be one of {sorted(REASONS)}, got {reason!r}")
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ The hierarchy:
   * PolicyError                       the policy endpoint failed past its retries; ``kind``
   * ToolsUnsupported                  the policy server refuses requests carrying ``tools``
   * TwinMismatchError                 (also a ``ValueError``) the audited served env is not its local twin
+  * RowProblem                        (also a ``ValueError``) one data set row cannot load; ``reason``, ``detail``
 
 The judge's, one class per failure kind. Why one request to the judge gave no score: an exception class per failure kind.
 
@@ -70,6 +71,7 @@ __all__ = [
     "PolicyError",
     "ToolsUnsupported",
     "TwinMismatchError",
+    "RowProblem",
 ]
 
 
@@ -203,3 +205,16 @@ class ToolsUnsupported(GymIntegrityError):
 
 class TwinMismatchError(GymIntegrityError, ValueError):
     """The local twin shows another problem than the server (other env kwargs), or the server serves another id."""
+
+
+class RowProblem(GymIntegrityError, ValueError):
+    """Why one data set row cannot load: ``reason`` is a code of :data:`gym_integrity.datacheck.REASONS` (checked
+    where the row is recorded, ``DataReport.skip``), the message says what is wrong.
+
+    Messages never quote a gold answer or a reference solution.
+    """
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
