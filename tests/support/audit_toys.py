@@ -368,7 +368,7 @@ BROKEN_TOYS: dict[type, set[str]] = {
     SubstringCredit: {"constant_answers", *(_SEARCH - {"question_echo"})},
     PaysAnyAnswer: {"constant_answers", *_SEARCH},
     # The answer's code runs, and its scorer-patching canary makes other instances pay wrong answers.
-    EvalScorer: {"code_injection", "cross_env_isolation"},
+    EvalScorer: {"code_injection", "cross_env_isolation", "question_echo"},  # evaluating pays the question back
     HangsOnTowers: {"pathological_answers"},
     SharedScale: {"cross_env_isolation"},
     SharedGradingQueue: {"cross_env_isolation"},
