@@ -174,7 +174,7 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
             index, item = self._draw_item()
         self._index = index
         self._item = item
-        self._source = str(item.get("metadata", {}).get("source_dataset", self.config.dataset))
+        self._source = self._source_of(item)
         self._last_note = ""
         self._metadata_out = False
         answer = item["answer"]
@@ -187,10 +187,16 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
         for _ in range(_MAX_REDRAWS):
             index = self._draw_index(self.size)
             item = _ITEMS.get(self._key, self._dataset, index)
-            drawn = policy_for(str(item.get("metadata", {}).get("source_dataset", self.config.dataset))).drawn
-            if self.config.scoring != "strict" or drawn is None or drawn(item):
+            if self.config.scoring != "strict":
+                break
+            drawn = policy_for(self._source_of(item)).drawn
+            if drawn is None or drawn(item):
                 break
         return index, item
+
+    def _source_of(self, item: dict[str, Any]) -> str:
+        """The item's dataset: a composite's member, else the configured name."""
+        return str(item.get("metadata", {}).get("source_dataset", self.config.dataset))
 
     def _question(self) -> str:
         assert self._item is not None
