@@ -219,7 +219,8 @@ class _Reader:
                     if elements > MAX_ELEMENTS:
                         _refuse(f"more than {MAX_ELEMENTS} elements in a list or chain")
                     listed = total if listed is None else _Cost(listed.bits + total.bits, None,
-                                                                max(listed.terms, total.terms), False)
+                                                                max(listed.terms, total.terms), False,
+                                                                listed.functional or total.functional)
                     total = None
                 continue
             term = self.term(closer)
@@ -227,7 +228,8 @@ class _Reader:
         if listed is None:
             return total or _ONE
         total = total or _ONE
-        return _Cost(listed.bits + total.bits, None, max(listed.terms, total.terms), False)
+        return _Cost(listed.bits + total.bits, None, max(listed.terms, total.terms), False,
+                     listed.functional or total.functional)
 
     def term(self, closer: str | None) -> _Cost:
         cost = self.power()
@@ -275,7 +277,7 @@ class _Reader:
             elif token == "_":
                 self.i += 1
                 self.atom()  # a subscript names a symbol; its value does not count
-                cost = _Cost(cost.bits, None, cost.terms, False)
+                cost = _Cost(cost.bits, None, cost.terms, False, cost.functional)
             else:
                 break
         return cost
@@ -414,8 +416,8 @@ class _Reader:
         if span > MAX_RANGE:
             _refuse(f"a sum or product over more than {int(MAX_RANGE)} terms")
         if token == "\\prod":
-            return _check(_Cost(body.bits * max(span, 1.0), None, body.terms, False))
-        return _check(_Cost(body.bits + math.log2(span + 2), None, body.terms, False))
+            return _check(_Cost(body.bits * max(span, 1.0), None, body.terms, False, body.functional))
+        return _check(_Cost(body.bits + math.log2(span + 2), None, body.terms, False, body.functional))
 
 
 def _number(token: str) -> _Cost:
@@ -481,4 +483,4 @@ def _binomial(n: _Cost, k: _Cost | None = None) -> _Cost:
 
 
 def _root(a: _Cost) -> _Cost:
-    return _Cost(a.bits, None if a.value is None else math.sqrt(a.value), a.terms, False)
+    return _Cost(a.bits, None if a.value is None else math.sqrt(a.value), a.terms, False, a.functional)

@@ -38,6 +38,7 @@ REFUSED = [
     ("function sum power", "(sin(X)+cos(X))**47", "sympy", "a sum holding a function"),
     ("function sum power", "(tan(x)+1)**30", "sympy", "a sum holding a function"),
     ("function sum power", "(sin(1)+cos(1))**47*x", "sympy", "a sum holding a function"),
+    ("function sum power", r"(\sqrt{\sin x}+1)^{30}", "latex", "a sum holding a function"),
     ("expansion", r"(x+y+z)^{20}", "latex", "expands to"),
     ("expansion", r"\frac{1}{(x+1)^{50}}", "latex", "expands to"),
     ("expansion", r"(1+\sqrt{2})^{1000}", "latex", "expands to"),
