@@ -10,14 +10,18 @@ ours / GEM's). ``--no-check`` grades without ``answer_cost``'s static check
 (the run budget alone, as before it), for the before/after table.
 
 GEM (``pip install gem-llm``): ``gem.envs.math_env.MathEnv`` with its default
-process pool and 1 s grading timeout. OpenEnv's math_verify service is run
-only if installed (it is not a dependency). ReasoningGym-v0: simple_integration
+process pool and 1 s grading timeout. OpenEnv's math_verify service (its QED
+env's ``server/math_verify_service.py``, not on the package registries) is run
+unmodified when ``--openenv-qed`` (or ``OPENENV_QED_SERVICE``) names that file,
+with its defaults (2 worker processes, 1 s math_verify timeout, 5 s request
+timeout), one answer at a time like the others. ReasoningGym-v0: simple_integration
 golds and wrong answers, every k-th replaced by ``(x+1)**999*(x-1)**999``,
 through the env (sandboxed scorer) and through reasoning-gym's ``score_answer``
 called directly (honest answers only: a hostile one would run unbounded in
 the caller's process).
 
-Run: ``python benchmarks/bench_hostile.py [--answers 60] [--mixes 0,50,12,4] [--no-check] [--no-gem] [--no-qed]``
+Run: ``python benchmarks/bench_hostile.py [--answers 60] [--mixes 0,50,12,4] [--no-check] [--no-gem] [--no-qed]
+[--openenv-qed PATH/math_verify_service.py]``
 """
 
 from __future__ import annotations
@@ -146,6 +150,34 @@ def run_gem(workload: list[tuple[str, str, str, bool | None]], mix: str) -> Row:
     return row
 
 
+def run_openenv(workload: list[tuple[str, str, str, bool | None]], mix: str, service_file: str) -> Row:
+    import asyncio
+    import importlib
+
+    # by module name from its own directory: its spawned workers import it again to unpickle the task
+    folder, name = os.path.split(os.path.abspath(service_file))
+    if not name.endswith(".py") or not os.path.isfile(service_file):
+        raise SystemExit(f"--openenv-qed: expected the path of math_verify_service.py, got {service_file!r}")
+    sys.path.insert(0, folder)
+    module = importlib.import_module(name[:-3])
+
+    async def grade_all() -> Row:
+        service = module.MathVerifierService()
+        await service.start()
+        await service.verify_answer(prediction=r"\boxed{1}", gold="1")  # the pool's processes are up
+        row = Row("OpenEnv math_verify service", mix)
+        start = time.perf_counter()
+        for _pid, gold, text, expected in workload:
+            t = time.perf_counter()
+            response = await service.verify_answer(prediction=text, gold=gold)
+            row.add(time.perf_counter() - t, expected, response.status == "correct")
+        row.wall = time.perf_counter() - start
+        await service.stop()
+        return row
+
+    return asyncio.run(grade_all())
+
+
 def run_reasoning_gym(n: int, every: int, mix: str) -> list[Row]:
     import reasoning_gym
 
@@ -192,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-gem", action="store_true")
     parser.add_argument("--no-reasoning-gym", action="store_true")
     parser.add_argument("--no-qed", action="store_true", help="only the ReasoningGym-v0 rows")
+    parser.add_argument("--openenv-qed", default=os.environ.get("OPENENV_QED_SERVICE"), metavar="FILE",
+                        help="OpenEnv's envs/qed_math_env/server/math_verify_service.py, run as a third system")
     args = parser.parse_args(argv)
     if args.no_check:
         import gym_integrity.envs.reasoning_gym.sandbox as sandbox
@@ -213,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         runners: list[tuple[str, Callable[[], Row]]] = [("ours", lambda: run_ours(workload, mix, system))]
         if not args.no_gem:
             runners.append(("gem", lambda: run_gem(workload, mix)))
+        if args.openenv_qed:
+            runners.append(("openenv", lambda: run_openenv(workload, mix, args.openenv_qed)))
         for key, run in runners:
             row = run()
             by_mix.setdefault(every, {})[key] = row
@@ -222,11 +258,8 @@ def main(argv: list[str] | None = None) -> int:
         for every in mixes:
             for row in run_reasoning_gym(args.answers, every, f"1-in-{every}" if every else "honest"):
                 print(row.line(), flush=True)
-    try:
-        import openenv  # noqa: F401
-        print("OpenEnv is installed, but its QED math_verify service is not wired into this benchmark")
-    except ImportError:
-        print("OpenEnv's math_verify service: not installed, skipped")
+    if not args.openenv_qed:
+        print("OpenEnv's math_verify service: no --openenv-qed file given, skipped")
     honest = by_mix.get(0, {}).get("ours")
     print("\nratios (throughput)")
     for every, row in by_mix.items():
@@ -236,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
             parts.append(f"ours / ours all-honest {ours.throughput / honest.throughput:5.2f}")
         if "gem" in row:
             parts.append(f"ours / GEM {ours.throughput / row['gem'].throughput:5.2f}")
+        if "openenv" in row:
+            parts.append(f"ours / OpenEnv {ours.throughput / row['openenv'].throughput:5.2f}")
         print("  ".join(parts))
     return 0
 
