@@ -340,7 +340,7 @@ def test_the_gold_hook_turns_inconclusive_into_the_failure_it_hid():
 
 
 def test_a_hook_that_gives_no_answer_is_told_to_give_one():
-    """reasoning-gym items with no single answer have the hook and return []: a different remedy from adding it."""
+    """A hook that returns [] (items with no single answer and no solver): a different remedy from adding one."""
 
     class NoSingleAnswer(toys.CorrectToy):
         def gold_answers(self) -> list[str]:

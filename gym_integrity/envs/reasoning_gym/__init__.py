@@ -4,7 +4,8 @@ Modules: ``config`` (ReasoningGymConfig), ``env`` (ReasoningGymEnv),
 ``datasets`` (generators and slow items, shared per process), ``policy`` (how
 each dataset is scored), ``strict`` (strict scorers), ``grammar`` (answer
 languages), ``scoring`` (grading one answer), ``sandbox`` (own scorers in
-killable workers). docs/reasoning_gym.md explains the design. ``ENTRY`` is
+killable workers), ``replay`` (plan answers replayed by the task's rules),
+``solvers`` (golds for items with no single answer, for the auditor). docs/reasoning_gym.md explains the design. ``ENTRY`` is
 the id's registration and audit facts; the classes load on first use.
 """
 

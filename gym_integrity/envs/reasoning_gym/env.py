@@ -12,6 +12,7 @@ from gym_integrity.envs.reasoning_gym.config import ReasoningGymConfig
 from gym_integrity.envs.reasoning_gym.datasets import ItemCache, dataset_key, load_dataset
 from gym_integrity.envs.reasoning_gym.policy import policy_for
 from gym_integrity.envs.reasoning_gym.scoring import Grader
+from gym_integrity.envs.reasoning_gym.solvers import solve
 from gym_integrity.extract import extract_answer
 from gym_integrity.infotree import copy_tree
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, Verdict, grade_info, split_trainer_action
@@ -260,10 +261,18 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
         return _IN_PROCESS_BOUND_S
 
     def gold_answers(self) -> list[str]:
-        """The current item's gold answer: the privileged auditor's hook, not an agent channel."""
-        if self._item is None or self._item.get("answer") is None:  # some tasks (propositional_logic) have no single answer
+        """The current item's gold answer: the privileged auditor's hook, not an agent channel.
+
+        Items with no single answer (rush_hour, boxnet, ...) get one from the
+        dataset's solver (``solvers.SOLVERS``), which reads the item's metadata;
+        none if it has no solver or finds nothing within its bound.
+        """
+        if self._item is None:
             return []
-        return [str(self._item["answer"])]
+        answer = self._item.get("answer")
+        if answer is None:
+            answer = solve(self._source, self._item)
+        return [] if answer is None else [str(answer)]
 
     def render_text(self) -> str:
         return "" if self._item is None else self._question() + ("\n\n" + self._last_note if self._last_note else "")

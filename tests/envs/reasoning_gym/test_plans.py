@@ -4,8 +4,8 @@ Each exploit test sends content-free answers (fixed plans over the move
 alphabet, random walks over the names on the board, the question's premises)
 and asserts the registered id pays none of them, and shows the raw scorer
 paying them (so the test fails on the old policy table). Each gold test
-checks that the gold, its legitimate variants, and (for the gold-free tasks)
-a plan found by a solver written here still earn 1.0.
+checks that the gold and its legitimate variants still earn 1.0; the
+gold-free tasks' solved plans are checked in ``test_solvers.py``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections import deque
 
 import gymnasium as gym
 import pytest
@@ -147,71 +146,6 @@ def test_a_statement_quoted_from_the_question_is_not_an_assignment():
     assert raw_paid > 0 and strict_paid == 0
 
 
-# ------------------------------------------------------------------ solvers for the gold-free tasks
-
-
-def _rush_hour_solution(layout: str) -> str | None:
-    """Breadth-first search over single steps of the 6x6 board, steps of one car in one direction merged."""
-    def cars(board: str) -> dict[str, list[int]]:
-        found: dict[str, list[int]] = {}
-        for i, cell in enumerate(board):
-            if cell not in "ox.":
-                found.setdefault(cell, []).append(i)
-        return found
-
-    def solved(board: str) -> bool:
-        cells = cars(board)["A"]
-        return max(cells) % 6 == 5
-
-    start, seen, queue = layout, {layout: None}, deque([layout])
-    while queue:
-        board = queue.popleft()
-        if solved(board):
-            steps = []
-            while seen[board] is not None:
-                board, step = seen[board]
-                steps.append(step)
-            merged: list[list] = []
-            for car, sign in reversed(steps):
-                if merged and merged[-1][0] == car and merged[-1][1] == sign:
-                    merged[-1][2] += 1
-                else:
-                    merged.append([car, sign, 1])
-            return " ".join(f"{car}{sign}{count}" for car, sign, count in merged)
-        for car, cells in cars(board).items():
-            stride = 1 if cells[1] - cells[0] == 1 else 6
-            for sign, ahead in (("+", cells[-1] + stride), ("-", cells[0] - stride)):
-                if not 0 <= ahead < 36 or (stride == 1 and ahead // 6 != cells[0] // 6) or board[ahead] != "o":
-                    continue
-                moved = list(board)
-                leaving = cells[0] if sign == "+" else cells[-1]
-                moved[leaving], moved[ahead] = "o", car
-                nxt = "".join(moved)
-                if nxt not in seen:
-                    seen[nxt] = (board, (car, sign))
-                    queue.append(nxt)
-    return None
-
-
-def _boxnet_plan(state: dict[str, list[str]]) -> str:
-    """Each box walked square by square to its target's square, one agent acting per step, then matched."""
-    state = {square: list(things) for square, things in state.items()}
-    plan = []
-    for square in list(state):
-        for box in [t for t in state[square] if t.startswith("box_")]:
-            colour = box[len("box_"):]
-            goal = next(s for s, things in state.items() if f"target_{colour}" in things)
-            x, y = (float(v) for v in square.split("_"))
-            gx, gy = (float(v) for v in goal.split("_"))
-            while (x, y) != (gx, gy):
-                nx, ny = (x + (1 if gx > x else -1), y) if x != gx else (x, y + (1 if gy > y else -1))
-                plan.append({f"Agent[{x}, {y}]": f"move({box}, square[{nx}, {ny}])"})
-                x, y = nx, ny
-            plan.append({f"Agent[{x}, {y}]": f"move({box}, target_{colour})"})
-            state[goal].remove(f"target_{colour}")
-    return json.dumps(plan)
-
-
 # ------------------------------------------------------------------ valid answers keep full credit
 
 
@@ -239,23 +173,6 @@ def test_golds_and_their_variants_still_earn_one(name):
             gold = raw._item["answer"]
             for answer in _variants(name, gold):
                 assert raw.step(f"<answer>{answer}</answer>")[1] == 1.0, (name, seed, index, answer)
-        env.close()
-
-
-def test_solved_rush_hour_and_boxnet_plans_still_earn_one():
-    from reasoning_gym.games.rush_hour import Board
-
-    def shown(item) -> str:  # the board as the question shows it (cars named A, B, ... by the task)
-        return "".join(str(Board(item["metadata"]["board_config"])).split())[:36].replace(".", "o")
-
-    for name, solve in (("rush_hour", lambda item: _rush_hour_solution(shown(item))),
-                        ("boxnet", lambda item: _boxnet_plan(item["metadata"]["initial_state"]))):
-        env = _env(name)
-        raw = env.unwrapped
-        for index in range(20):
-            raw.reset(options={"index": index})
-            plan = solve(raw._item)
-            assert plan is not None and raw.step(f"<answer>{plan}</answer>")[1] == 1.0, (name, index, plan)
         env.close()
 
 

@@ -9,7 +9,10 @@ every answer: the cost of ``test_constants``' sweep, not of an audit per
 dataset). An answer paid above its chance (the gold's reward if it is the
 gold, else 0) fails its dataset, so a reasoning-gym upgrade that adds a lenient
 scorer fails CI. ``gym-integrity audit ReasoningGym-v0 --all-datasets`` runs
-the probes themselves, with the adaptive search too.
+the probes themselves, with the adaptive search too. Items with no single
+answer get their gold from the dataset's solver (``gold_answers()``), so chance
+is the solver's answer's reward there too, and every dataset has a gold the
+grader pays on the audit's seeds (its gold-needing probes run on all of them).
 
 ``STILL_PAID`` lists the datasets whose scorers the search probes catch today,
 each with what pays; they are strict xfails, so each one fixed must leave the
@@ -28,6 +31,8 @@ from gym_integrity.envs.reasoning_gym import available_datasets
 
 SEED = 1
 ITEMS, SCOUTS = 3, 3
+#: The audit's default seeds: its gold-needing probes play them first.
+AUDIT_SEEDS = (0, 1, 2)
 PER_FAMILY = 8
 #: Datasets whose scorer takes a second or more per answer: fewer items and answers (the audit plays them all).
 SLOW = {"knight_swap", "futoshiki", "sokoban", "zebra_puzzles", "intermediate_integration", "arc_agi", "puzzle24",
@@ -39,14 +44,6 @@ WIDE = {"propositional_logic": (6, 3)}
 STILL_PAID: dict[str, str] = {}
 
 
-def _reference(item: dict) -> str | None:
-    reference = item["answer"]
-    if reference is None:
-        metadata = item["metadata"]
-        reference = metadata.get("example_answer") or metadata.get("example_correct_answer")
-    return None if reference is None else str(reference)
-
-
 def _paid_for_nothing(name: str) -> list[tuple[int, str, str, float, float]]:
     items, per_family = WIDE.get(name) or ((2, 4) if name in SLOW else (ITEMS, PER_FAMILY))
     env = gym.make("ReasoningGym-v0", dataset=name, size=items + SCOUTS, seed=SEED)
@@ -54,12 +51,12 @@ def _paid_for_nothing(name: str) -> list[tuple[int, str, str, float, float]]:
     scouts = []
     for index in range(items, items + SCOUTS):  # other items' golds: the answer format a policy learns
         raw.reset(options={"index": index})
-        if raw._item["answer"] is not None:
-            scouts.append(str(raw._item["answer"]))
+        scouts.extend(raw.gold_answers()[:1])
     paid = []
     for index in range(items):
         question, _ = raw.reset(options={"index": index})
-        gold = None if raw._item["answer"] is None else str(raw._item["answer"])
+        golds = raw.gold_answers()  # the item's own, else its dataset's solver's (solvers.py), as the audit reads it
+        gold = golds[0] if golds else None
         gold_reward = raw.step(f"<answer>{gold}</answer>")[1] if gold is not None else 0.0
         wrong_reward = raw.step("<answer>-987654.321</answer>")[1]
         for attack in item_attacks(question, scouts, answer_cap(raw), per_family, seed=index):
@@ -87,6 +84,23 @@ def warm_sandbox():
 def test_no_content_free_answer_beats_chance(name):
     paid = _paid_for_nothing(name)
     assert not paid, f"{name}: (item, family, answer, reward, chance) {paid[:5]}"
+
+
+@pytest.mark.parametrize("name", available_datasets())
+def test_every_dataset_has_a_gold_its_grader_pays_on_the_audit_seeds(name):
+    """What the audit's gold-needing probes read (gold_answer_scored, constant_answers, cross_env_isolation): a
+    dataset without one on these seeds leaves them not run and the sweep inconclusive."""
+    env = gym.make("ReasoningGym-v0", dataset=name)
+    raw = env.unwrapped
+    unpaid = []
+    for seed in AUDIT_SEEDS:
+        raw.reset(seed=seed)
+        golds = raw.gold_answers()
+        gold_reward = raw.step(f"<answer>{golds[0]}</answer>")[1] if golds else None
+        if gold_reward is None or gold_reward <= raw.step("<answer>-987654.321</answer>")[1]:
+            unpaid.append((seed, golds[:1], gold_reward))
+    env.close()
+    assert not unpaid, f"{name}: (seed, gold, its reward) {unpaid}"
 
 
 def test_every_still_paid_dataset_exists():
