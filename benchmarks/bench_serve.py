@@ -46,7 +46,21 @@ The over-the-wire cost per episode against in process is reported, not
 bounded. ``--quick`` is a smoke run for the tests: most of its time is the
 servers' start-up (importing openenv, which brings gradio).
 
+``--baseline-python PYTHON`` runs our server a second time with another
+interpreter (another install of gym-integrity, e.g. a clone at an older
+commit in its own venv), side by side in the same rotated rounds: before and
+after a change, with the ratio of episodes/s and the server CPU per episode.
+
+``--neighbour``: what one session's expensive resets cost another. One
+client (its own process) picks an expensive dataset (futoshiki; a 1500x1500
+spiral_matrix) with OpenEnv's reset arguments and then resets it in a loop;
+meanwhile a probe session plays leg_counting episodes for ``--seconds``, and
+the table gives the probe's round trips (p50/p99/max) and the expensive
+client's resets, with a quiet row (no expensive client) for reference.
+Target: the probe's p99 <= 50 ms.
+
     python benchmarks/bench_serve.py [--episodes 100] [--rounds 30] [--sessions 1,4] [--quick]
+    python benchmarks/bench_serve.py --neighbour [--seconds 15] [--baseline-python /path/to/other/venv/bin/python]
 """
 
 from __future__ import annotations
@@ -74,6 +88,10 @@ OPENENV_INSTALL = ("pip install openenv-core, then OpenEnv's envs/reasoning_gym_
 SERVE_INSTALL = "pip install 'gym-integrity[serve]' (openenv-core)"
 #: Size of the dataset an OpenEnv session cycles through with a bare reset() (lazily generated).
 OPENENV_CYCLE_SIZE = 100_000
+#: The neighbour mode's expensive resets: (dataset, config); a client picks one, then resets in a loop.
+EXPENSIVE = {"futoshiki": ("futoshiki", {}),
+             "spiral_matrix_1500": ("spiral_matrix", {"min_n": 1500, "max_n": 1500})}
+BASELINE_LABEL = " (baseline)"
 
 # ---------------------------------------------------------------- the server processes
 
@@ -108,7 +126,10 @@ def build_server_app(kind: str, max_sessions: int) -> Any:
     if kind == "ours":
         from gym_integrity.integrations.openenv import build_app
 
-        return build_app(ENV_ID, {"dataset": DATASET}, max_sessions=max_sessions)
+        # The neighbour mode's expensive datasets are open to clients' resets; the episodes measured are
+        # DATASET's either way.
+        return build_app(ENV_ID, {"dataset": DATASET}, max_sessions=max_sessions,
+                         client_datasets=(DATASET,) + tuple(name for name, _ in EXPENSIVE.values()))
     from openenv.core.env_server.http_server import create_app
     from reasoning_gym_env.server.reasoning_gym_environment import ReasoningGymEnvironment
 
@@ -136,17 +157,20 @@ def serve_child(kind: str, port: int, max_sessions: int) -> None:
 
 
 class Server:
-    """One server in its own process: the same uvicorn settings for every kind."""
+    """One server in its own process: the same uvicorn settings for every kind. ``python`` runs it (another
+    install of gym-integrity, for ``--baseline-python``); ``label`` names it in the table."""
 
-    def __init__(self, kind: str, max_sessions: int, log_dir: str) -> None:
+    def __init__(self, kind: str, max_sessions: int, log_dir: str, python: str = sys.executable,
+                 label: str = "") -> None:
         self.kind = kind
+        self.label = label
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = os.path.join(log_dir, f"{kind}.log")
+        self.log_path = os.path.join(log_dir, f"{kind}{label.replace(' ', '_')}.log")
         env = {k: v for k, v in os.environ.items() if k != "ENABLE_WEB_INTERFACE"}  # no Gradio UI on either side
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, os.path.abspath(__file__), "--_server", kind, "--_port", str(self.port),
+                [python, os.path.abspath(__file__), "--_server", kind, "--_port", str(self.port),
                  "--_max-sessions", str(max_sessions)],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
 
@@ -228,7 +252,7 @@ def _check_openenv_mcp(reset: Any, step: Any) -> str | None:
 
 
 def ours_contenders(server: Server, sessions: list[int]) -> list[Contender]:
-    return [Contender(f"ours, over the server ({n} session{'s' * (n > 1)})", n, server,
+    return [Contender(f"ours{server.label}, over the server ({n} session{'s' * (n > 1)})", n, server,
                       reset_kwargs=lambda s: {"seed": s}, actions=({"text": OURS_ANSWER},), check=_check_ours)
             for n in sessions]
 
@@ -349,6 +373,121 @@ async def measure(contenders: list[Contender], episodes: int, rounds: int, warmu
         for client in c.clients:
             await client.close()
 
+# ---------------------------------------------------------------- neighbour mode: one session's expensive resets
+
+
+async def hog(url: str, scenario: str) -> None:
+    """A client that picks an expensive dataset and resets it in a loop; prints ``ready`` once configured, then
+    each reset's seconds (the parent reads them), until it is killed."""
+    from openenv.core import GenericEnvClient
+
+    name, config = EXPENSIVE[scenario]
+    client = GenericEnvClient(base_url=url, message_timeout_s=600)
+    await client.connect()
+    await client.reset(dataset_name=name, dataset_config=config, seed=0, size=1000)
+    print("ready", flush=True)
+    while True:
+        t0 = time.perf_counter()
+        await client.reset()
+        print(f"{time.perf_counter() - t0:.6f}", flush=True)
+
+
+@dataclass
+class NeighbourRow:
+    server: Server
+    scenario: str  # "quiet" or a key of EXPENSIVE
+    calls: list[float] = field(default_factory=list)  # the probe's reset and step round trips
+    hog_resets: list[float] = field(default_factory=list)
+
+
+async def probe(url: str, seconds: float, calls: list[float]) -> None:
+    """Episodes of the cheap dataset (reset(seed=i), one answer) for ``seconds``, each call's round trip kept."""
+    from openenv.core import GenericEnvClient
+
+    client = GenericEnvClient(base_url=url, message_timeout_s=600)
+    await client.connect()
+    clock, seed = time.perf_counter, 0
+    end = clock() + seconds
+    try:
+        while clock() < end:
+            t0 = clock()
+            await client.reset(seed=seed)
+            t1 = clock()
+            await client.step({"text": OURS_ANSWER})
+            calls += [t1 - t0, clock() - t1]
+            seed += 1
+    finally:
+        await client.close()
+
+
+def wait_quiet(server: Server) -> None:
+    """Until the server's event loop answers /health again and a reset still generating has likely ended."""
+    time.sleep(3.0)
+    server.wait_ready(timeout=600)
+
+
+def measure_neighbour(row: NeighbourRow, seconds: float) -> None:
+    hog_proc = None
+    if row.scenario != "quiet":
+        hog_proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--_hog", row.scenario,
+                                     "--_url", row.server.url], stdout=subprocess.PIPE, text=True)
+        assert hog_proc.stdout is not None
+        line = hog_proc.stdout.readline()
+        if line.strip() != "ready":
+            hog_proc.kill()
+            raise RuntimeError(f"the {row.scenario} client did not start (it said {line!r})")
+    try:
+        asyncio.run(probe(row.server.url, seconds, row.calls))
+    finally:
+        if hog_proc is not None:
+            hog_proc.kill()
+            out, _ = hog_proc.communicate()
+            row.hog_resets = [float(v) for v in out.split()]
+    wait_quiet(row.server)
+
+
+def run_neighbour(args: argparse.Namespace) -> None:
+    load = machine_load()
+    with tempfile.TemporaryDirectory(prefix="bench_serve_") as log_dir:
+        servers = [Server("ours", 4, log_dir)]
+        if args.baseline_python:
+            servers.append(Server("ours", 4, log_dir, python=args.baseline_python, label=BASELINE_LABEL))
+        rows = []
+        try:
+            for server in servers:
+                server.wait_ready()
+            for k, scenario in enumerate(["quiet", *EXPENSIVE]):
+                for server in servers if k % 2 == 0 else servers[::-1]:
+                    row = NeighbourRow(server, scenario)
+                    measure_neighbour(row, args.seconds)
+                    rows.append(row)
+        finally:
+            for server in servers:
+                server.stop()
+    (l1, l5, l15), busy = load
+    busy_text = f", {busy * 100:.0f}% of the CPUs busy just before the run" if busy is not None else ""
+    print(f"{ENV_ID} over OpenEnv's protocol: another session's round trips while one client resets an expensive "
+          f"dataset in a loop ({args.seconds:g} s each)")
+    print(f"  probe: reset(seed=i) + one answer on {DATASET}, one session; the expensive client: its own process, "
+          "reset(dataset_name=..., dataset_config=..., seed=0, size=1000), then bare reset() in a loop")
+    print(f"  machine: {os.cpu_count()} CPUs, load average {l1:.2f} / {l5:.2f} / {l15:.2f}{busy_text}")
+    print(f"  {'server':22s} {'expensive client':20s} {'probe calls':>11s} {'p50 ms':>8s} {'p99 ms':>9s} "
+          f"{'max ms':>9s} {'s in calls > 50 ms':>18s} {'its resets':>10s} {'reset s p50':>11s}")
+    for row in rows:
+        name = f"ours{row.server.label}"
+        hog_p50 = f"{statistics.median(row.hog_resets):11.3f}" if row.hog_resets else f"{'-':>11s}"
+        # p99 counts calls, so a few multi-second stalls among many quick calls hide in it: the time the probe
+        # spent in slow calls says how long it was held.
+        stalled = sum(c for c in row.calls if c > 0.050)
+        print(f"  {name:22s} {row.scenario:20s} {len(row.calls):11d} {percentile(row.calls, 50) * 1e3:8.2f} "
+              f"{percentile(row.calls, 99) * 1e3:9.2f} {max(row.calls) * 1e3:9.2f} {stalled:18.2f} "
+              f"{len(row.hog_resets):10d} {hog_p50}")
+    print("  target: the probe's p99 <= 50 ms while the expensive client runs:")
+    for row in rows:
+        if row.scenario != "quiet":
+            p99 = percentile(row.calls, 99) * 1e3
+            print(f"    ours{row.server.label}, {row.scenario}: {p99:.1f} ms {'met' if p99 <= 50 else 'NOT met'}")
+
 # ---------------------------------------------------------------- reporting
 
 
@@ -424,6 +563,14 @@ def print_report(contenders: list[Contender], args: argparse.Namespace, notes: l
         print(f"  over the wire (1 session) vs in process: {q2:+.0f} us per episode (quartiles {q1:+.0f} .. "
               f"{q3:+.0f}); in process is {statistics.median(slow):.1f}x the episodes/s")
 
+    for c in contenders:
+        base = by_name.get(c.name.replace("ours,", f"ours{BASELINE_LABEL},", 1))
+        if c.name.startswith("ours, over") and base is not None:
+            q1, q2, q3 = quartiles([a / b for a, b in zip(c.rates, base.rates)])
+            print(f"  ours / ours{BASELINE_LABEL} ({c.sessions} session{'s' * (c.sessions > 1)}): {q2:.2f}x the "
+                  f"episodes/s (quartiles {q1:.2f} .. {q3:.2f}), server CPU per episode "
+                  f"{c.cpu / max(1, c.cpu_episodes) * 1e6:.0f} vs {base.cpu / max(1, base.cpu_episodes) * 1e6:.0f} us")
+
     print("  targets:")
     ours = [c for c in contenders if c.name.startswith("ours, over")]
     for c in ours:
@@ -454,12 +601,26 @@ def main() -> None:
     parser.add_argument("--sessions", type=parse_sessions, default=[1, 4],
                         help="concurrent sessions, comma-separated (default 1,4)")
     parser.add_argument("--quick", action="store_true", help="a smoke run: 40 episodes x 3 rounds (start-up takes most of it)")
+    parser.add_argument("--neighbour", action="store_true",
+                        help="measure another session's round trips while one client resets expensive datasets")
+    parser.add_argument("--seconds", type=float, default=15.0, help="--neighbour: seconds per measurement")
+    parser.add_argument("--baseline-python", metavar="PYTHON",
+                        help="also run our server with this interpreter (another install of gym-integrity), side "
+                             "by side: before and after a change")
     parser.add_argument("--_server", help=argparse.SUPPRESS)
     parser.add_argument("--_port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--_max-sessions", type=int, default=8, help=argparse.SUPPRESS)
+    parser.add_argument("--_hog", help=argparse.SUPPRESS)
+    parser.add_argument("--_url", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args._server:
         serve_child(args._server, args._port, args._max_sessions)
+        return
+    if args._hog:
+        asyncio.run(hog(args._url, args._hog))
+        return
+    if args.neighbour:
+        run_neighbour(args)
         return
     if args.quick:
         args.episodes, args.rounds = 40, 3
@@ -474,6 +635,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench_serve_") as log_dir:
         # Imports here overlap the servers' start-up: importing openenv-core (it brings gradio) takes seconds.
         servers = [Server("ours", max_sessions, log_dir)]
+        baseline = None
+        if args.baseline_python:
+            baseline = Server("ours", max_sessions, log_dir, python=args.baseline_python, label=BASELINE_LABEL)
         try:
             flavour = openenv_flavour()
             if flavour in ("classic", "mcp"):
@@ -483,9 +647,11 @@ def main() -> None:
             import gym_integrity
             from openenv.core import GenericEnvClient  # noqa: F401
 
-            for server in servers:
+            for server in servers + ([baseline] if baseline else []):
                 server.wait_ready()
             contenders = ours_contenders(servers[0], args.sessions)
+            if baseline is not None:
+                contenders += ours_contenders(baseline, args.sessions)
             if len(servers) > 1:
                 peers = openenv_contenders(flavour, servers[1], args.sessions)
                 for c in contenders:
@@ -495,7 +661,7 @@ def main() -> None:
             contenders.append(inproc)
             asyncio.run(measure(contenders, args.episodes, args.rounds, warmup))
         finally:
-            for server in servers:
+            for server in servers + ([baseline] if baseline else []):
                 server.stop()
     print_report(contenders, args, notes, load)
 

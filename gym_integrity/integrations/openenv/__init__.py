@@ -24,7 +24,8 @@ from gym_integrity.integrations.openenv.app import (
 )
 from gym_integrity.integrations.openenv.client import GymEnvClient, RemoteEnv, observation_info
 from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymOrToolCallAction, GymState
-from gym_integrity.integrations.openenv.served_envs import InlineServedEnv, ServedEnv, ServedMCPEnv, mcp_toolset
+from gym_integrity.integrations.openenv.served_envs import ServedEnv, ServedMCPEnv, mcp_toolset
+from gym_integrity.integrations.openenv.stats import machine_stats
 
 __all__ = [
     "build_app",
@@ -37,9 +38,9 @@ __all__ = [
     "RemoteEnv",
     "observation_info",
     "ServedEnv",
-    "InlineServedEnv",
     "ServedMCPEnv",
     "mcp_toolset",
+    "machine_stats",
     "DEFAULT_DETACHED_SESSION_TTL_S",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_SESSION_TIMEOUT_S",

@@ -12,10 +12,10 @@ from openenv.core.env_server.types import ConcurrencyConfig
 from gym_integrity.checks import check_int, check_number, check_str, check_type
 from gym_integrity.registration import check_registered, make
 from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymOrToolCallAction
-from gym_integrity.integrations.openenv.served_envs import INLINE_BOUND_S, InlineServedEnv, ServedEnv, ServedMCPEnv, \
-    mcp_toolset
+from gym_integrity.integrations.openenv.served_envs import ServedEnv, ServedMCPEnv, mcp_toolset
 from gym_integrity.integrations.openenv.client_resets import ClientResets
 from gym_integrity.integrations.openenv.sessions import SessionServer, SocketScope
+from gym_integrity.integrations.openenv.stats import stats_payload
 
 __all__ = ["build_app", "serve", "DEFAULT_MAX_SESSIONS", "DEFAULT_SESSION_TIMEOUT_S", "DEFAULT_DETACHED_SESSION_TTL_S"]
 
@@ -37,17 +37,12 @@ def _make_kwargs(env_id: str, env_kwargs: Any) -> tuple[dict[str, Any], Any]:
     # A client over the wire may sum its step rewards; a frozen step pays nothing (the observation says frozen).
     kwargs.setdefault("frozen_reward", "zero")
     # Fail here, once, on a bad option (TypeError/ValueError naming it), not as a FACTORY_ERROR per session; and
-    # read what the env declares: its step bound (inline sessions) and its tools (an MCP tool set).
+    # read what the env declares: its tools (an MCP tool set) and its dataset options (client resets).
     env = make(env_id, **kwargs)
     try:
         return kwargs, env.unwrapped
     finally:
         env.close()
-
-
-def _step_bound(raw: Any) -> float | None:
-    bound = getattr(raw, "grading_time_bound_s", None)
-    return float(bound) if isinstance(bound, (int, float)) and not isinstance(bound, bool) else None
 
 
 def build_app(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *,
@@ -71,9 +66,11 @@ def build_app(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *,
     items (default: the served size)
     (:mod:`~gym_integrity.integrations.openenv.client_resets`). An env with
     an MCP tool set (declared by its package, or its own tools) is served by
-    :class:`ServedMCPEnv`; an env that declares every step bounded in-process
-    by :class:`InlineServedEnv` (its calls on the event loop); any other by
-    :class:`ServedEnv` (a thread per session).
+    :class:`ServedMCPEnv`, any other by :class:`ServedEnv`; either way a
+    session's resets, steps and tool calls run on a thread of its own, never
+    on the event loop. ``GET /stats`` gives the grading pools' machine-wide
+    counters (:func:`~gym_integrity.integrations.openenv.stats.machine_stats`),
+    which no session's observation carries.
 
     Example:
         >>> app = build_app("ReasoningGym-v0", {"dataset": "leg_counting"}, max_sessions=2)
@@ -91,14 +88,11 @@ def build_app(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *,
     from gym_integrity import __version__
 
     toolset = mcp_toolset(raw)
-    bound = _step_bound(raw)
     if toolset is not None:
         factory = functools.partial(ServedMCPEnv, env_id, kwargs, toolset)
         action_class = GymOrToolCallAction
     else:
-        inline = bound is not None and bound <= INLINE_BOUND_S
-        factory = functools.partial(InlineServedEnv if inline else ServedEnv, env_id, kwargs,
-                                    ClientResets.for_env(raw, client_datasets, max_size))
+        factory = functools.partial(ServedEnv, env_id, kwargs, ClientResets.for_env(raw, client_datasets, max_size))
         action_class = GymAction
     server = SessionServer(
         factory, action_class, GymObservation,
@@ -108,11 +102,27 @@ def build_app(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *,
     )
     app = FastAPI(title=f"gym-integrity: {env_id}", version=__version__,
                   description=f"{env_id} over OpenEnv's protocol, with the gym-integrity stack on the server side.",
-                  on_startup=[server.start_reaper], on_shutdown=[server.stop_reaper])
+                  on_startup=[server.start_reaper, shorten_gil_switch], on_shutdown=[server.stop_reaper])
     server.register_routes(app, mode="production")
+    # A plain def: FastAPI runs it on its thread pool, so a round trip to the machine pool's server never holds
+    # the event loop.
+    app.add_api_route("/stats", functools.partial(stats_payload, server), methods=["GET"], tags=["Health"],
+                      summary="Machine-wide grading counters (every session's, every process's)")
     app.add_middleware(SocketScope)
     app.state.env_server = server
     return app
+
+
+#: The longest a session's thread generating an item keeps the GIL from the event loop once the loop asks for it
+#: (CPython's default is 5 ms, paid at each of the hand-offs of every other session's call).
+GIL_SWITCH_INTERVAL_S = 0.001
+
+
+def shorten_gil_switch() -> None:
+    """Set the interpreter's switch interval to :data:`GIL_SWITCH_INTERVAL_S` when the served app starts (never
+    lengthen one set shorter): a server process answers many sessions while some of their threads compute."""
+    if sys.getswitchinterval() > GIL_SWITCH_INTERVAL_S:
+        sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
 
 
 def _check_free(host: str, port: int) -> None:

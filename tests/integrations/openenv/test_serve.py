@@ -1077,7 +1077,7 @@ def test_build_app_refuses(env_id, env_kwargs, options, error, match):
 
 def test_build_app_serves_only_the_session_routes():
     paths = {route.path for route in build_app(RG, RG_KWARGS, max_sessions=1).routes}
-    assert "/ws" in paths and "/health" in paths
+    assert "/ws" in paths and "/health" in paths and "/stats" in paths
     assert not paths & {"/reset", "/step", "/state"}  # the stateless routes build a fresh env per request
 
 
@@ -1247,12 +1247,12 @@ def test_a_reset_refused_after_resetting_the_env_leaves_the_session_consistent(q
 
 
 @pytest.mark.parametrize("env_id, env_kwargs, served_by", [
-    (RG, RG_KWARGS, "InlineServedEnv"),                           # in-process strict scoring: on the event loop
+    (RG, RG_KWARGS, "ServedEnv"),                                 # in-process scoring: still a thread per session
     (RG, {"dataset": "countdown"}, "ServedEnv"),                  # a sandboxed scorer: a thread per session
     ("FinQA-v0", {}, "ServedMCPEnv"),                             # its own tools as MCP tools (a thread per session)
     ("QEDMath-v0", {"problem_types": ["answer"]}, "ServedMCPEnv"),             # its package's MCP tools
 ])
-def test_only_envs_that_grade_in_process_are_served_on_the_event_loop(env_id, env_kwargs, served_by):
+def test_every_env_is_served_by_a_class_that_works_off_the_event_loop(env_id, env_kwargs, served_by):
     app = build_app(env_id, env_kwargs, max_sessions=1)
     factory = app.state.env_server._env_factory
     assert factory.func.__name__ == served_by
