@@ -284,20 +284,22 @@ class EvalScorer(CorrectToy):
 
 
 class HangsOnTowers(CorrectToy):
-    """Declares a 0.05 s grading bound, then evaluates a Python power tower (``9**9**9**9``) for real.
+    """Declares a 0.05 s grading bound, then works on a Python power tower (``9**9**9**9``) for real.
 
-    Its guard caps the exponent at 6 * 9**6: the work is bounded (a couple of
-    seconds of big-integer arithmetic), but far past the declared bound.
+    Its guard stops the big-integer arithmetic after 2 s of wall clock: bounded, far past the declared bound
+    on any machine (a fixed amount of work finished within the 1.05 s bound on a fast, idle one).
     """
 
     grading_time_bound_s = 0.05
     _TOWER = re.compile(r"^\s*(\d+)\s*\*\*\s*\d+\s*\*\*")
-    _EXPONENT_CAP = 6 * 9**6
+    _WORK_S = 2.0
 
     def _score(self, answer: str) -> float:
         tower = self._TOWER.match(answer)
         if tower:
-            pow(int(tower.group(1)), self._EXPONENT_CAP)  # the tower's value, with the exponent capped
+            stop = time.monotonic() + self._WORK_S
+            while time.monotonic() < stop:
+                pow(int(tower.group(1)), 9**6)  # a slice of the tower's value
             return 0.0
         return super()._score(answer)
 
