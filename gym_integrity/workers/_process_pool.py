@@ -35,7 +35,7 @@ from gym_integrity.workers._outcomes import PoolStatus, TaskOutcome
 from gym_integrity.workers._wire import COUNTED_STATS, STARTUP_TIMEOUT_S, worst_wait_s
 from gym_integrity.workers._worker_process import Waker, WorkerProcess
 
-__all__ = ["WorkerPool", "shutdown_all"]
+__all__ = ["WorkerPool", "live_pools", "shutdown_all"]
 
 
 class WorkerPool(RefCounted):
@@ -248,6 +248,11 @@ class WorkerPool(RefCounted):
 
 
 _live_pools: "weakref.WeakSet[WorkerPool]" = weakref.WeakSet()  # shared or not: for shutdown and fork
+
+
+def live_pools() -> list[WorkerPool]:
+    """Every WorkerPool of this process still in use or reachable, shared or not."""
+    return list(_live_pools)
 
 
 @at_exit

@@ -18,8 +18,8 @@ import pytest
 
 from forking import in_child
 from gym_integrity.protocol import Verdict
-from gym_integrity.workers import (MachinePool, PoolConfig, PoolStatus, WorkerPool, auth_key, get_pool, pool_dir,
-                                   pool_scope, server_name)
+from gym_integrity.workers import (MachinePool, PoolConfig, PoolStatus, WorkerPool, auth_key, get_pool,
+                                   machine_stats, pool_dir, pool_scope, server_name)
 from gym_integrity.workers import _machine_client, _machine_paths
 from gym_integrity.services.verifier import VerifierConfig, VerifierService, grade_outcome
 
@@ -172,7 +172,8 @@ def test_the_verifier_grades_on_the_machine_pool_and_its_death_is_a_no_verdict(p
         svc.start()
         assert svc.wait_ready(60)
         assert svc.verify(r"\boxed{\frac{1}{2}}", "0.5", problem_id="m").grade.verdict is Verdict.CORRECT
-        assert svc.stats()["verifier/requests"] >= 1.0  # metrics come from the server
+        assert svc.stats()["verifier/requests"] == 1.0  # the service's own requests
+        assert svc.sandbox.pool().stats()["pool/requests"] >= 1.0  # the server's figures, every client's
         tower = svc.submit("9^{9^{9^{9}}}", "3", problem_id="m")
         end = time.monotonic() + 10
         while not svc.busy_worker_pids() and time.monotonic() < end:
@@ -381,6 +382,10 @@ def test_stats_and_pids_come_from_the_server(pool_env):
         assert b.stats()["pool/requests"] == before + 6  # every client's requests
         assert sorted(a.worker_pids()) == sorted(b.worker_pids()) and a.server_pid() == b.server_pid()
         assert all(k.startswith("pool/") and type(v) is float for k, v in a.stats().items())
+        # The operator's call lists the pool once, with the server's figures, though no get_pool() made it.
+        listed = [p for p in machine_stats() if p["handler"] == HANDLER and p["scope"] == "machine"
+                  and p["stats"]["pool/requests"] == before + 6]
+        assert len(listed) == 1, machine_stats()
     finally:
         a.release()
         b.release()
