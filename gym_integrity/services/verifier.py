@@ -62,7 +62,8 @@ from gym_integrity.workers import (Fault, PoolConfig, PoolStatus, ProcessCache, 
                                    check_pool_settings, fault_grade, pool_scope)
 from gym_integrity.workers._lifecycle import after_fork_in_child, at_exit
 
-__all__ = ["VerifierConfig", "VerifierService", "VerifierTally", "VerifyOutcome", "check_boxed", "get_verifier", "shutdown_all"]
+__all__ = ["VerifierConfig", "VerifierService", "VerifierTally", "VerifyOutcome", "check_boxed", "get_verifier",
+           "shutdown_all"]
 
 _HANDLER = "gym_integrity.services.math_worker:verify"
 

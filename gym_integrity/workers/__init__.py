@@ -104,6 +104,11 @@ the client, gives the interface of a ``WorkerPool`` (:class:`Pool`).
   flight that hears nothing for ``_SILENCE_S`` drops the connection (a wedged
   or stopped server: ``INFRA_ERROR``), and the server rebuilds its pool when a
   request passes its worst honest wait, as ``WorkerPool.run`` does.
+* **Clients take turns.** Each connection is a client of the server's pool:
+  its requests run in its order, and a freed worker goes to the client that
+  got one least recently, so one process's backlog delays another's request
+  by the runs already on the workers, not by the backlog
+  (``WorkerPool.submit(..., client=)``).
 * **Fork-safe.** A forked child drops its copy of the parent's connection (the
   parent's stays up) and connects on first use.
 

@@ -25,7 +25,7 @@ import subprocess
 import threading
 import time
 import weakref
-from typing import Any
+from typing import Any, Hashable
 
 from gym_integrity.checks import check_number
 from gym_integrity.workers._config import PoolConfig, check_handler
@@ -142,15 +142,21 @@ class WorkerPool(RefCounted):
         self._flush()
         return True
 
-    def submit_pickled(self, data: bytes, *, run_timeout_s: float | None = None) -> concurrent.futures.Future:
+    def submit_pickled(self, data: bytes, *, run_timeout_s: float | None = None,
+                       client: Hashable = None) -> concurrent.futures.Future:
         """:meth:`submit` of a payload pickled elsewhere (a machine-pool client): the bytes go to a worker
         as they are, so the process holding the pool never unpickles a client's payload."""
-        return self.submit(Pickled(bytes(data)), run_timeout_s=run_timeout_s)
+        return self.submit(Pickled(bytes(data)), run_timeout_s=run_timeout_s, client=client)
 
-    def submit(self, payload: Any, *, run_timeout_s: float | None = None) -> concurrent.futures.Future:
-        """Queue ``payload``; the future yields a :class:`TaskOutcome` (never an exception)."""
+    def submit(self, payload: Any, *, run_timeout_s: float | None = None,
+               client: Hashable = None) -> concurrent.futures.Future:
+        """Queue ``payload``; the future yields a :class:`TaskOutcome` (never an exception).
+
+        ``client`` says whose request it is: each client's requests run in order, and clients with requests
+        queued take turns at free workers (the machine pool's server gives each connection its own).
+        """
         budget = self._budget(run_timeout_s)
-        request = Request(next(self._ids), payload, budget, concurrent.futures.Future())
+        request = Request(next(self._ids), payload, budget, concurrent.futures.Future(), client=client)
         while True:
             if not self.running:
                 self.start()
@@ -168,6 +174,12 @@ class WorkerPool(RefCounted):
                     ahead = sum(r.budget for r in self._queue) + sum(r.budget for r in running)
                     ahead += (len(self._queue) + len(running)) * self._worker_start_s
                     request.queue_allowance = self.config.queue_timeout_s + ahead / self.config.workers
+                    # Taking turns, it may go ahead of each queued request of another client: one run more each.
+                    extra = (budget + self._worker_start_s) / self.config.workers
+                    for other in self._queue:
+                        if other.client != client:
+                            other.queue_allowance += extra
+                            other.future.queue_allowance = other.queue_allowance  # type: ignore[attr-defined]
                     self._queue.append(request)
                 break
         request.future.queue_allowance = request.queue_allowance  # type: ignore[attr-defined]  (read by run)

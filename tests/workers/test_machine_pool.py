@@ -465,3 +465,22 @@ def test_a_process_that_dies_leaves_no_queued_request_behind(pool_env):
     finally:
         dying.kill()
         other.exit()
+
+
+def test_one_process_backlog_does_not_delay_another_process_request_behind_it(pool_env):
+    # The server takes turns between connections (one per process): b's request runs right after the request of
+    # a's already on the worker, not behind a's queued backlog. Order of runs, read from the worker's clock.
+    config = {**CONFIG, "num_workers": 1, "spare_workers": 0}
+    a, b = _client(config).acquire(), _client(config).acquire()  # two connections, as two processes would hold
+    try:
+        assert a.wait_ready(60) and b.wait_ready(60)
+        backlog = [a.submit(("started_at", 0.3), run_timeout_s=5.0) for _ in range(4)]
+        a.stats()  # a reply on a's connection: the server has queued all four of a's requests
+        mine = b.run(("started_at", 0), run_timeout_s=5.0)
+        assert mine.status is PoolStatus.OK
+        started = [f.result(timeout=60).value for f in backlog]
+        assert started == sorted(started)  # a's own requests in a's order
+        assert started[0] < mine.value < started[1], "b's request waited behind a's queued backlog"
+    finally:
+        a.release()
+        b.release()
