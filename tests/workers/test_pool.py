@@ -149,8 +149,10 @@ def test_clients_take_turns_at_a_free_worker_each_in_its_own_order():
 
 def test_a_request_another_client_goes_ahead_of_is_given_the_time_not_overloaded():
     # Taking turns, each request of b queued later may run before a's queued ones: a's queue allowances grow by
-    # a run each, so a's last request waits five runs (a0 b0 a1 b1 b2 ahead) and is still the input's TIMEOUT.
-    pool = _started(PoolConfig(num_workers=1, spare_workers=0, queue_timeout_s=0.5, run_timeout_s=0.6))
+    # a run each, so a's last request waits four runs (a0 b0 a1 b1 ahead, 6 s; first come, first served allowed it
+    # two, 4 s) and is still the input's TIMEOUT. The spare worker takes over from each killed one, so the
+    # slack is not spent on worker starts however loaded the machine is.
+    pool = _started(PoolConfig(num_workers=1, spare_workers=1, queue_timeout_s=1.0, run_timeout_s=1.5))
     try:
         mine = [pool.submit(("sleep", 30.0), client="a") for _ in range(3)]
         theirs = [pool.submit(("sleep", 30.0), client="b") for _ in range(3)]
