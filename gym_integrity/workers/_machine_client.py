@@ -163,8 +163,9 @@ class MachinePool(RefCounted):
         itself (a server it could not reach, or that died under its requests) and its server starts.
 
         ``fresh=False``: the figures the server sent with this client's latest
-        outcome (as of that request's end), without asking it again: for
-        per-request metrics.
+        outcome (as of that request's end), without asking it again (what
+        :func:`~gym_integrity.workers.machine_stats` gives for a pool not running).
+        Operators' figures: an env's per-step metrics never carry them.
         """
         served = self._call("stats", None, _CALL_TIMEOUT_S, None) if fresh else None
         with self._lock:
