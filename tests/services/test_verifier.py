@@ -390,7 +390,8 @@ def test_an_envs_metrics_count_its_own_requests_not_another_envs_of_the_process(
         assert hostile[1]["metrics"]["verifier/refused"] == 1.0 and hostile[1]["metrics"]["verifier/timeouts"] == 1.0
         second = step(b, r"\boxed{1170}")["metrics"]
         assert second["verifier/requests"] == second["verifier/completed"] == 2.0
-        own = {k for k in second if k.startswith("verifier/") and not k.endswith("_s") and "cache" not in k}
+        timing = ("_s", "_s_max")  # seconds (latency_s, run_s_max, ...): each request's own
+        own = {k for k in second if k.startswith("verifier/") and not k.endswith(timing) and "cache" not in k}
         assert {k: second[k] for k in own} == {**{k: first[k] for k in own}, "verifier/requests": 2.0,
                                                 "verifier/completed": 2.0}
         assert all(isinstance(v, float) for v in second.values())
