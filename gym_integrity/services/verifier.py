@@ -62,7 +62,8 @@ from gym_integrity.workers import (Fault, PoolConfig, PoolStatus, ProcessCache, 
                                    check_pool_settings, fault_grade, pool_scope)
 from gym_integrity.workers._lifecycle import after_fork_in_child, at_exit
 
-__all__ = ["VerifierConfig", "VerifierService", "VerifyOutcome", "check_boxed", "get_verifier", "shutdown_all"]
+__all__ = ["VerifierConfig", "VerifierService", "VerifierTally", "VerifyOutcome", "check_boxed", "get_verifier",
+           "shutdown_all"]
 
 _HANDLER = "gym_integrity.services.math_worker:verify"
 
@@ -193,9 +194,86 @@ def _pool_of(pool: Any, keywords: Mapping[str, Any]) -> PoolConfig:
 _DEFAULT_POOL = PoolConfig()
 
 
+class VerifierTally:
+    """One user's verifier metrics (flat ``verifier/...`` float keys), counted from its own requests' outcomes only.
+
+    An env holds one (a served session is one env instance) and passes it to
+    :meth:`VerifierService.verify`, so its per-step metrics never count another
+    env's, session's or process's answers, although the service and its pool are
+    shared. Machine-wide pool figures are
+    :func:`gym_integrity.workers.machine_stats`'. Thread-safe.
+
+    >>> VerifierTally().metrics()["verifier/requests"]
+    0.0
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counters: collections.Counter[str] = collections.Counter()
+        self._latency_sum = self._latency_max = self._run_s_max = self._queued_s_max = 0.0
+        _live_tallies.add(self)
+
+    def count(self, key: str) -> None:
+        """One more ``key`` (``extraction_failures``, ``refused``, ``requests``)."""
+        with self._lock:
+            self._counters[key] += 1
+
+    def record(self, outcome: TaskOutcome, grade: Grade, hit: bool, latency: float) -> None:
+        """One of this user's pool requests ended with ``outcome``, graded ``grade``."""
+        status = outcome.status
+        retries = max(0, outcome.attempts - 1)
+        # The worker its last attempt ran on is gone too when it timed out, crashed or was killed from outside.
+        lost = outcome.attempts > 0 and status in (PoolStatus.TIMEOUT, PoolStatus.CRASHED, PoolStatus.INFRA_ERROR)
+        with self._lock:
+            c = self._counters
+            c["completed"] += 1
+            c["retries"] += retries
+            c["worker_restarts"] += retries + int(lost)
+            for key, counted in (("timeouts", PoolStatus.TIMEOUT), ("crashes", PoolStatus.CRASHED),
+                                 ("infra_errors", PoolStatus.INFRA_ERROR), ("rejected", PoolStatus.OVERLOADED)):
+                c[key] += status is counted
+            if status is PoolStatus.OK:
+                c["cache_hits" if hit else "cache_misses"] += 1
+            if grade.verdict is Verdict.GRADER_ERROR:
+                c["errors"] += 1
+            c["graded"] += 1
+            self._latency_sum += latency
+            self._latency_max = max(self._latency_max, latency)
+            self._run_s_max = max(self._run_s_max, outcome.run_s)
+            self._queued_s_max = max(self._queued_s_max, outcome.queued_s)
+
+    def metrics(self) -> dict[str, float]:
+        """Cumulative figures of this user's requests. ``in_flight`` and ``queue_depth`` are both its requests
+        sent and not yet answered: how many of them wait in the shared queue is the pool's to know."""
+        with self._lock:
+            c = self._counters
+            served = c["cache_hits"] + c["cache_misses"]
+            waiting = float(c["requests"] - c["completed"])
+            return {
+                "verifier/requests": float(c["requests"]),
+                "verifier/completed": float(c["completed"]),
+                "verifier/timeouts": float(c["timeouts"]),
+                "verifier/crashes": float(c["crashes"]),
+                "verifier/errors": float(c["errors"]),
+                "verifier/infra_errors": float(c["infra_errors"]),
+                "verifier/rejected": float(c["rejected"]),
+                "verifier/retries": float(c["retries"]),
+                "verifier/worker_restarts": float(c["worker_restarts"]),
+                "verifier/extraction_failures": float(c["extraction_failures"]),
+                "verifier/refused": float(c["refused"]),
+                "verifier/queue_depth": waiting,
+                "verifier/in_flight": waiting,
+                "verifier/cache_hit_rate": float(c["cache_hits"] / served) if served else 0.0,
+                "verifier/latency_mean_s": float(self._latency_sum / c["graded"]) if c["graded"] else 0.0,
+                "verifier/latency_max_s": float(self._latency_max),
+                "verifier/run_s_max": float(self._run_s_max),
+                "verifier/queued_s_max": float(self._queued_s_max),
+            }
+
+
 @dataclass(frozen=True)
 class VerifyOutcome:
-    """A verdict plus the request's metrics (flat ``verifier/...`` keys, float values)."""
+    """A verdict plus the metrics of the tally it was counted in (flat ``verifier/...`` keys, float values)."""
 
     grade: Grade
     metrics: dict[str, float]
@@ -271,10 +349,7 @@ class VerifierService:
         # The machine's pool, or the process's own (scope); unshared: one per service.
         self.sandbox = Sandbox(_HANDLER, config.pool, causes=_causes(config.pool.memory_limit_mb), shared=False)
         self._pool = self.sandbox.pool()
-        self._lock = threading.Lock()  # guards only the counters below; never held while calling the pool
-        self._counters: collections.Counter[str] = collections.Counter()
-        self._latency_sum = 0.0
-        self._latency_max = 0.0
+        self._tally = VerifierTally()  # every request of this service, whichever env sent it
         _live_services.add(self)
 
     # ----------------------------------------------------------------- lifecycle
@@ -314,7 +389,8 @@ class VerifierService:
 
     # ----------------------------------------------------------------- requests
 
-    def verify(self, text: str, gold: str, *, problem_id: str, deadline_s: float | None = None) -> VerifyOutcome:
+    def verify(self, text: str, gold: str, *, problem_id: str, deadline_s: float | None = None,
+               tally: VerifierTally | None = None) -> VerifyOutcome:
         r"""Grade the last ``\boxed{}`` of ``text`` against ``gold``: never raises, never hangs.
 
         Verdicts: ``correct``, ``incorrect``, ``no_answer``, ``unparsable``,
@@ -322,35 +398,41 @@ class VerifierService:
         no-verdict) and the no-verdict ``grader_error`` (overload, infrastructure,
         unparsable gold, shutdown). Causes never quote the gold answer.
         ``deadline_s`` overrides the config's run budget for this request.
+        The request is counted in ``tally`` (the caller's own: an env's) and in
+        the service's; the outcome's metrics are ``tally``'s (the service's if none).
         """
+        tallies = self._tallies(tally)
         answer, failure = check_boxed(text, self.config.max_answer_chars)
         if failure is not None:
-            with self._lock:
-                self._counters["extraction_failures"] += 1
-            return VerifyOutcome(failure, self._metrics(0.0, False))
+            self._count(tallies, "extraction_failures")
+            return VerifyOutcome(failure, self._metrics(tallies[-1], 0.0, False))
         reason = refusal(answer)  # a tower, a huge factorial, deep nesting: graded unrun, no worker held
         if reason is not None:
-            with self._lock:
-                self._counters["refused"] += 1
+            self._count(tallies, "refused")
             return VerifyOutcome(Grade(Verdict.TIMEOUT, 0.0, no_verdict=False,
-                                       cause=f"the answer was refused unrun: {reason}"), self._metrics(0.0, False))
+                                       cause=f"the answer was refused unrun: {reason}"),
+                                 self._metrics(tallies[-1], 0.0, False))
         budget = self._budget(deadline_s)
         start = time.monotonic()
+        self._count(tallies, "requests")
         outcome = self._pool.run(self._payload(answer, gold, problem_id), run_timeout_s=budget)
-        grade, hit = self._record(outcome, problem_id, budget, time.monotonic() - start)
-        return VerifyOutcome(grade, self._metrics(time.monotonic() - start, hit))
+        grade, hit = self._record(tallies, outcome, problem_id, budget, time.monotonic() - start)
+        return VerifyOutcome(grade, self._metrics(tallies[-1], time.monotonic() - start, hit))
 
-    def submit(self, answer: str, gold: str, *, problem_id: str,
-               deadline_s: float | None = None) -> concurrent.futures.Future:
-        """Queue an already extracted answer; the future yields a :class:`Grade`. For batch callers."""
+    def submit(self, answer: str, gold: str, *, problem_id: str, deadline_s: float | None = None,
+               tally: VerifierTally | None = None) -> concurrent.futures.Future:
+        """Queue an already extracted answer; the future yields a :class:`Grade`. For batch callers.
+        Counted in ``tally`` and the service's, as :meth:`verify`."""
+        tallies = self._tallies(tally)
         budget = self._budget(deadline_s)
         start = time.monotonic()
         graded: concurrent.futures.Future = concurrent.futures.Future()
+        self._count(tallies, "requests")
         pooled = self._pool.submit(self._payload(answer, gold, problem_id), run_timeout_s=budget)
 
         def done(future: concurrent.futures.Future) -> None:
             try:
-                grade, hit = self._record(future.result(), problem_id, budget, time.monotonic() - start)
+                grade, hit = self._record(tallies, future.result(), problem_id, budget, time.monotonic() - start)
             except Exception as exc:  # noqa: BLE001  (a bug here must not leave the caller waiting)
                 grade, hit = Grade(Verdict.GRADER_ERROR, 0.0, cause=f"verifier error: {type(exc).__name__}"), False
             graded.cache_hit = hit  # type: ignore[attr-defined]
@@ -358,6 +440,18 @@ class VerifierService:
 
         pooled.add_done_callback(done)
         return graded
+
+    def _tallies(self, tally: VerifierTally | None) -> tuple[VerifierTally, ...]:
+        """Where a request is counted: the service's tally, then the caller's (last: its metrics are returned)."""
+        if tally is None:
+            return (self._tally,)
+        check_type("VerifierService.tally", tally, VerifierTally, "a VerifierTally or None")
+        return (self._tally, tally)
+
+    @staticmethod
+    def _count(tallies: tuple[VerifierTally, ...], key: str) -> None:
+        for tally in tallies:
+            tally.count(key)
 
     def _payload(self, answer: str, gold: str, problem_id: str) -> tuple[Any, ...]:
         key = (problem_id, hashlib.sha1(gold.encode("utf-8", "surrogatepass")).hexdigest(), self.config.settings)
@@ -368,66 +462,37 @@ class VerifierService:
             return float(self.config.deadline_s)
         return check_number("VerifierService.deadline_s", deadline_s, low=0, low_open=True, unit="seconds")
 
-    def _record(self, outcome: TaskOutcome, problem_id: str, budget: float, latency: float) -> tuple[Grade, bool]:
-        """The outcome's grade and cache hit, counted in the service's metrics."""
+    def _record(self, tallies: tuple[VerifierTally, ...], outcome: TaskOutcome, problem_id: str, budget: float,
+                latency: float) -> tuple[Grade, bool]:
+        """The outcome's grade and cache hit, counted in ``tallies``."""
         grade = grade_outcome(outcome, problem_id=problem_id, budget=budget,
                               memory_limit_mb=self.config.pool.memory_limit_mb)
         hit = outcome.status is PoolStatus.OK and bool(outcome.value[1])
-        with self._lock:
-            if outcome.status is PoolStatus.OK:
-                self._counters["cache_hits" if hit else "cache_misses"] += 1
-            if grade.verdict is Verdict.GRADER_ERROR:
-                self._counters["errors"] += 1
-            self._counters["graded"] += 1
-            self._latency_sum += latency
-            self._latency_max = max(self._latency_max, latency)
+        for tally in tallies:
+            tally.record(outcome, grade, hit, latency)
         return grade, hit
 
     # ----------------------------------------------------------------- metrics
 
-    def stats(self, fresh: bool = True) -> dict[str, float]:
-        """Cumulative service metrics, flat ``verifier/...`` keys.
+    def stats(self) -> dict[str, float]:
+        """Cumulative metrics of every request this service was given in this process (every env's), flat
+        ``verifier/...`` keys; an env's own are its :class:`VerifierTally`'s. The pool's own figures (for the
+        machine pool, every process's) are :func:`gym_integrity.workers.machine_stats`'."""
+        return self._tally.metrics()
 
-        ``fresh=False`` takes the pool's figures as they came with this
-        process's latest outcome (no round trip to the machine pool's server):
-        the per-request metrics of :meth:`verify` use it.
-        """
-        pool = self._pool.stats(fresh)
-        with self._lock:
-            c = self._counters
-            served = c["cache_hits"] + c["cache_misses"]
-            return {
-                "verifier/requests": pool["pool/requests"],
-                "verifier/completed": pool["pool/completed"],
-                "verifier/timeouts": pool["pool/timeouts"],
-                "verifier/crashes": pool["pool/crashes"],
-                "verifier/errors": float(c["errors"]),
-                "verifier/infra_errors": pool["pool/infra_errors"],
-                "verifier/rejected": pool["pool/overloaded"],
-                "verifier/retries": pool["pool/retries"],
-                "verifier/worker_restarts": pool["pool/worker_restarts"],
-                "verifier/extraction_failures": float(c["extraction_failures"]),
-                "verifier/refused": float(c["refused"]),
-                "verifier/queue_depth": pool["pool/queue_depth"],
-                "verifier/in_flight": pool["pool/in_flight"],
-                "verifier/cache_hit_rate": float(c["cache_hits"] / served) if served else 0.0,
-                "verifier/latency_mean_s": float(self._latency_sum / c["graded"]) if c["graded"] else 0.0,
-                "verifier/latency_max_s": float(self._latency_max),
-                "verifier/run_s_max": pool["pool/run_s_max"],
-                "verifier/queued_s_max": pool["pool/queued_s_max"],
-            }
-
-    def _metrics(self, latency: float, cache_hit: bool) -> dict[str, float]:
-        out = self.stats(fresh=False)
+    @staticmethod
+    def _metrics(tally: VerifierTally, latency: float, cache_hit: bool) -> dict[str, float]:
+        out = tally.metrics()
         out["verifier/latency_s"] = float(latency)
         out["verifier/cache_hit"] = 1.0 if cache_hit else 0.0
         return out
-
 
 #: One service per config per process; a forked child starts without any (:class:`~gym_integrity.workers.ProcessCache`).
 _SERVICES: ProcessCache[tuple[VerifierConfig, str], VerifierService] = ProcessCache("verifier services")
 #: Every service of this process, shared or not: a forked child may still hold one an env took before the fork.
 _live_services: "weakref.WeakSet[VerifierService]" = weakref.WeakSet()
+#: Every tally of this process (an env's, a service's): their locks are renewed in a forked child.
+_live_tallies: "weakref.WeakSet[VerifierTally]" = weakref.WeakSet()
 
 
 def get_verifier(config: VerifierConfig | None = None) -> VerifierService:
@@ -445,12 +510,12 @@ def shutdown_all() -> None:
 
 @after_fork_in_child
 def _renew_locks_after_fork() -> None:
-    """In a forked child, a service an env took before the fork keeps working: its counters get a new lock.
+    """In a forked child, a service or tally an env took before the fork keeps working: its counters get a new lock.
 
     A lock another thread held at the fork would stay held forever. The service's pool is reset by the
     pool's own hook; the shared-services cache is emptied by the caches' (one registry for both,
     :mod:`gym_integrity.workers._lifecycle`), so :func:`get_verifier` builds new ones in the child.
     """
-    for service in list(_live_services):
-        service._lock = threading.Lock()
+    for tally in list(_live_tallies):
+        tally._lock = threading.Lock()
 

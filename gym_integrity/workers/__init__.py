@@ -104,6 +104,11 @@ the client, gives the interface of a ``WorkerPool`` (:class:`Pool`).
   flight that hears nothing for ``_SILENCE_S`` drops the connection (a wedged
   or stopped server: ``INFRA_ERROR``), and the server rebuilds its pool when a
   request passes its worst honest wait, as ``WorkerPool.run`` does.
+* **Clients take turns.** Each connection is a client of the server's pool:
+  its requests run in its order, and a freed worker goes to the client that
+  got one least recently, so one process's backlog delays another's request
+  by the runs already on the workers, not by the backlog
+  (``WorkerPool.submit(..., client=)``).
 * **Fork-safe.** A forked child drops its copy of the parent's connection (the
   parent's stays up) and connects on first use.
 
@@ -131,13 +136,13 @@ from gym_integrity.workers._process_pool import shutdown_all as _shutdown_proces
 from gym_integrity.workers._machine_client import MachinePool
 from gym_integrity.workers._machine_client import shutdown_all as _shutdown_machine_clients
 from gym_integrity.workers._machine_paths import DIR_ENV, GRACE_ENV, LOG_ENV, auth_key, pool_dir, server_name
-from gym_integrity.workers._pools import Pool, get_pool, make_pool
+from gym_integrity.workers._pools import Pool, get_pool, machine_stats, make_pool
 from gym_integrity.workers._sandbox import FAULT_VERDICTS, Causes, Sandbox, fault_grade
 
 __all__ = ["DIR_ENV", "FAULT_VERDICTS", "GRACE_ENV", "LOG_ENV", "POOL_SCOPES", "SCOPE_ENV", "WORKER_START_ALLOWANCE_S",
            "Causes", "Fault", "MachinePool", "Pool", "PoolConfig", "PoolStatus", "ProcessCache", "Sandbox",
            "TaskOutcome", "WorkerPool", "auth_key", "check_handler", "check_pool_settings", "fault_grade", "fault_of",
-           "get_pool", "make_pool", "pool_dir", "pool_scope", "server_name", "shutdown_all"]
+           "get_pool", "machine_stats", "make_pool", "pool_dir", "pool_scope", "server_name", "shutdown_all"]
 
 
 def shutdown_all() -> None:

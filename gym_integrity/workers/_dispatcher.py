@@ -52,6 +52,7 @@ class Request:
     from_outside: bool = False
     queue_allowance: float = 0.0  # queue_timeout_s plus the budgets ahead of it, per worker
     finished: bool = False
+    client: Any = None  # whose request: clients take turns at free workers (a machine pool's connections)
 
 
 class Pickled:
@@ -72,6 +73,8 @@ class Dispatcher:
         self.startup_failures = 0
         self.respawn_at = 0.0
         self.ready_since: float | None = None  # queue clocks start once the pool first served
+        self.turns = 0
+        self.last_turn: dict[Any, int] = {}  # client -> the turn it last got a worker (clients with requests queued)
 
     def serving(self) -> bool:
         """True in the live dispatcher thread (False once close() or a restart replaced it)."""
@@ -190,7 +193,7 @@ class Dispatcher:
             if worker.proc.poll() is not None or worker.recv_conn.poll(0):
                 self.replace(worker)  # died while idle: nobody's request, nobody's retry
                 continue
-            request = self.pool._queue.popleft()
+            request = self.next_request()
             try:
                 payload = request.payload
                 data = payload.data if type(payload) is Pickled else pickle.dumps(payload)
@@ -200,7 +203,7 @@ class Dispatcher:
             try:
                 worker.send_conn.send((request.req_id, data))
             except (OSError, ValueError):
-                self.pool._queue.appendleft(request)  # never reached a live worker: not an attempt
+                self.pool._queue.appendleft(request)  # never reached a live worker: not an attempt (nor a turn)
                 self.replace(worker)
                 continue
             now = time.monotonic()
@@ -209,6 +212,22 @@ class Dispatcher:
             request.started = now
             worker.request = request
             busy += 1
+
+    def next_request(self) -> Request:
+        """Take the oldest queued request of the client that got a worker least recently (round-robin between
+        clients with requests queued; a client new to the queue goes first): one client's backlog delays another's
+        request by at most one run per worker, not by the whole backlog. With one client this is the queue's order."""
+        queue = self.pool._queue
+        oldest: dict[Any, Request] = {}
+        for request in queue:
+            oldest.setdefault(request.client, request)
+        client = min(oldest, key=lambda c: self.last_turn.get(c, -1))  # ties: the one queued first
+        request = oldest[client]
+        queue.remove(request)
+        self.turns += 1
+        self.last_turn = {c: t for c, t in self.last_turn.items() if c in oldest}  # gone clients are forgotten
+        self.last_turn[client] = self.turns
+        return request
 
     def next_timeout(self) -> float:
         deadlines = [w.request.started + w.request.budget for w in self.pool._workers if w.request is not None]

@@ -29,7 +29,7 @@ from gym_integrity.workers._outcomes import PoolStatus, TaskOutcome
 from gym_integrity.workers._wire import (MAX_MESSAGE_BYTES, PACKAGE_ROOT, STARTUP_TIMEOUT_S, STAT_KEYS, dumps,
                                          plain_loads, read_outcome, stubbed_main_code)
 
-__all__ = ["MachinePool", "shutdown_all"]
+__all__ = ["MachinePool", "live_clients", "shutdown_all"]
 
 _SPAWN_TIMEOUT_S = 30.0  # a client waits this long for a server to start (lock, spawn, answer)
 _SILENCE_S = 30.0  # a client with requests in flight that hears nothing this long drops the connection
@@ -163,8 +163,9 @@ class MachinePool(RefCounted):
         itself (a server it could not reach, or that died under its requests) and its server starts.
 
         ``fresh=False``: the figures the server sent with this client's latest
-        outcome (as of that request's end), without asking it again: for
-        per-request metrics.
+        outcome (as of that request's end), without asking it again (what
+        :func:`~gym_integrity.workers.machine_stats` gives for a pool not running).
+        Operators' figures: an env's per-step metrics never carry them.
         """
         served = self._call("stats", None, _CALL_TIMEOUT_S, None) if fresh else None
         with self._lock:
@@ -422,6 +423,11 @@ class MachinePool(RefCounted):
 
 _NO_REPLY = object()
 _live_clients: "weakref.WeakSet[MachinePool]" = weakref.WeakSet()
+
+
+def live_clients() -> list[MachinePool]:
+    """Every MachinePool of this process still in use or reachable, shared or not."""
+    return list(_live_clients)
 
 
 @at_exit

@@ -11,6 +11,7 @@ import collections
 import concurrent.futures
 import dataclasses
 import errno
+import itertools
 import json
 import os
 import select
@@ -59,7 +60,10 @@ class _Server:
         self.clients = 0  # connections accepted and not yet closed (handshakes included)
         self.served = False  # a client has passed the handshake
         self.idle_since = time.monotonic()
-        self.watch: dict[concurrent.futures.Future, float] = {}  # request -> when the pool is deemed stuck
+        # request -> (when it was queued, its run budget): the pool is deemed stuck once it passes its worst wait,
+        # read when checked (its queue allowance grows as other clients' requests are queued ahead of it)
+        self.watch: dict[concurrent.futures.Future, tuple[float, float]] = {}
+        self.client_ids = itertools.count()
         self.outboxes: set[Any] = set()  # each connected client's put(): keepalives go to all
         self.stop = threading.Event()
 
@@ -128,8 +132,11 @@ class _Server:
     def _unstick(self) -> None:
         """A request past its worst honest wait means a stuck dispatcher: rebuild the pool, as ``run()`` would."""
         now = time.monotonic()
+        config = self.pool.config
         with self.lock:
-            stuck = [f for f, deadline in self.watch.items() if deadline <= now and not f.done()]
+            watched = list(self.watch.items())
+        stuck = [f for f, (queued, budget) in watched if not f.done() and now >= queued + worst_wait_s(
+            config.max_retries, float(getattr(f, "queue_allowance", 0.0) or config.queue_timeout_s), budget)]
         if not stuck:
             return
         self.pool.close()  # answers everything pending INFRA_ERROR
@@ -153,6 +160,7 @@ class _Server:
                 wake.notify()
 
         mine: set[concurrent.futures.Future] = set()  # this client's requests not yet answered
+        client = next(self.client_ids)  # its requests take turns with other clients' at free workers
 
         try:
             timer = threading.Timer(HANDSHAKE_TIMEOUT_S, shutdown_socket, (sock,))
@@ -175,7 +183,7 @@ class _Server:
             writer = threading.Thread(target=self._write, args=(conn, out, wake), daemon=True)
             writer.start()
             while True:
-                self._handle(plain_loads(conn.recv_bytes(MAX_MESSAGE_BYTES)), put, mine)
+                self._handle(plain_loads(conn.recv_bytes(MAX_MESSAGE_BYTES)), put, mine, client)
         except Exception:  # noqa: BLE001  (EOF, a failed challenge, a refused message: this client is gone)
             pass
         finally:
@@ -216,7 +224,7 @@ class _Server:
             except Exception:  # noqa: BLE001  (the client is gone; its reader thread ends the connection)
                 return
 
-    def _handle(self, message: Any, put: Any, mine: "set[concurrent.futures.Future]") -> None:
+    def _handle(self, message: Any, put: Any, mine: "set[concurrent.futures.Future]", client: int) -> None:
         kind = message[0] if isinstance(message, tuple) and message else None
         if kind == "submit":
             _, req_id, data, budget = message
@@ -231,17 +239,14 @@ class _Server:
                     self.pool.stats()))
                 return
             try:
-                future = self.pool.submit_pickled(data, run_timeout_s=budget)
+                future = self.pool.submit_pickled(data, run_timeout_s=budget, client=client)
             except (TypeError, ValueError) as exc:  # a budget the client did not check: its error, not the pool's
                 refused = TaskOutcome(PoolStatus.ERROR, detail=f"bad run budget ({type(exc).__name__})")
                 put(outcome_message(req_id, refused, None))
                 return
-            config = self.pool.config
-            allowance = float(getattr(future, "queue_allowance", 0.0) or config.queue_timeout_s)
-            budget_s = float(budget) if budget is not None else float(config.run_timeout_s)
-            worst = worst_wait_s(config.max_retries, allowance, budget_s)
+            budget_s = float(budget) if budget is not None else float(self.pool.config.run_timeout_s)
             with self.lock:
-                self.watch[future] = time.monotonic() + worst
+                self.watch[future] = (time.monotonic(), budget_s)
                 mine.add(future)
 
             def done(finished: concurrent.futures.Future, req_id: int = req_id) -> None:

@@ -14,11 +14,11 @@ from typing import Any, Protocol
 
 from gym_integrity.workers._cache import ProcessCache
 from gym_integrity.workers._config import PoolConfig
-from gym_integrity.workers._machine_client import MachinePool
+from gym_integrity.workers._machine_client import MachinePool, live_clients
 from gym_integrity.workers._outcomes import TaskOutcome
-from gym_integrity.workers._process_pool import WorkerPool
+from gym_integrity.workers._process_pool import WorkerPool, live_pools
 
-__all__ = ["Pool", "get_pool", "make_pool"]
+__all__ = ["Pool", "get_pool", "machine_stats", "make_pool"]
 
 
 class Pool(Protocol):
@@ -70,3 +70,21 @@ def get_pool(handler: str, config: PoolConfig | None = None) -> Pool:
     key = (handler, config, config.resolved_scope)
     return _POOLS.get_or_create(key, lambda: make_pool(handler, config))
 
+
+
+def machine_stats() -> list[dict[str, Any]]:
+    """One entry per pool this process uses, shared (:func:`get_pool`) or its own (a service's), one per
+    (handler, config, scope): its ``handler``, ``scope`` and ``stats`` (flat ``pool/...`` floats).
+
+    A machine pool's are its server's counters, every client process's requests summed, fetched now when it is
+    running. They are an operator's figures (``GET /stats`` of ``gym-integrity serve``, logs), never one env's
+    or session's metrics.
+    """
+    chosen: dict[tuple[str, PoolConfig, str], Pool] = {}
+    for pool in [*_POOLS.values(), *live_clients(), *live_pools()]:
+        key = (pool.handler, pool.config, "machine" if isinstance(pool, MachinePool) else "process")
+        if key not in chosen or (pool.running and not chosen[key].running):
+            chosen[key] = pool  # of two clients of one server, a running one can ask it
+    # A pool not started yet has nothing to ask its server (and asking would start one).
+    return [{"handler": handler, "scope": scope, "stats": pool.stats(fresh=pool.running)}
+            for (handler, _config, scope), pool in chosen.items()]

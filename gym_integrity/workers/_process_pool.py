@@ -25,7 +25,7 @@ import subprocess
 import threading
 import time
 import weakref
-from typing import Any
+from typing import Any, Hashable
 
 from gym_integrity.checks import check_number
 from gym_integrity.workers._config import PoolConfig, check_handler
@@ -35,7 +35,7 @@ from gym_integrity.workers._outcomes import PoolStatus, TaskOutcome
 from gym_integrity.workers._wire import COUNTED_STATS, STARTUP_TIMEOUT_S, worst_wait_s
 from gym_integrity.workers._worker_process import Waker, WorkerProcess
 
-__all__ = ["WorkerPool", "shutdown_all"]
+__all__ = ["WorkerPool", "live_pools", "shutdown_all"]
 
 
 class WorkerPool(RefCounted):
@@ -142,15 +142,21 @@ class WorkerPool(RefCounted):
         self._flush()
         return True
 
-    def submit_pickled(self, data: bytes, *, run_timeout_s: float | None = None) -> concurrent.futures.Future:
+    def submit_pickled(self, data: bytes, *, run_timeout_s: float | None = None,
+                       client: Hashable = None) -> concurrent.futures.Future:
         """:meth:`submit` of a payload pickled elsewhere (a machine-pool client): the bytes go to a worker
         as they are, so the process holding the pool never unpickles a client's payload."""
-        return self.submit(Pickled(bytes(data)), run_timeout_s=run_timeout_s)
+        return self.submit(Pickled(bytes(data)), run_timeout_s=run_timeout_s, client=client)
 
-    def submit(self, payload: Any, *, run_timeout_s: float | None = None) -> concurrent.futures.Future:
-        """Queue ``payload``; the future yields a :class:`TaskOutcome` (never an exception)."""
+    def submit(self, payload: Any, *, run_timeout_s: float | None = None,
+               client: Hashable = None) -> concurrent.futures.Future:
+        """Queue ``payload``; the future yields a :class:`TaskOutcome` (never an exception).
+
+        ``client`` says whose request it is: each client's requests run in order, and clients with requests
+        queued take turns at free workers (the machine pool's server gives each connection its own).
+        """
         budget = self._budget(run_timeout_s)
-        request = Request(next(self._ids), payload, budget, concurrent.futures.Future())
+        request = Request(next(self._ids), payload, budget, concurrent.futures.Future(), client=client)
         while True:
             if not self.running:
                 self.start()
@@ -168,6 +174,12 @@ class WorkerPool(RefCounted):
                     ahead = sum(r.budget for r in self._queue) + sum(r.budget for r in running)
                     ahead += (len(self._queue) + len(running)) * self._worker_start_s
                     request.queue_allowance = self.config.queue_timeout_s + ahead / self.config.workers
+                    # Taking turns, it may go ahead of each queued request of another client: one run more each.
+                    extra = (budget + self._worker_start_s) / self.config.workers
+                    for other in self._queue:
+                        if other.client != client:
+                            other.queue_allowance += extra
+                            other.future.queue_allowance = other.queue_allowance  # type: ignore[attr-defined]
                     self._queue.append(request)
                 break
         request.future.queue_allowance = request.queue_allowance  # type: ignore[attr-defined]  (read by run)
@@ -248,6 +260,11 @@ class WorkerPool(RefCounted):
 
 
 _live_pools: "weakref.WeakSet[WorkerPool]" = weakref.WeakSet()  # shared or not: for shutdown and fork
+
+
+def live_pools() -> list[WorkerPool]:
+    """Every WorkerPool of this process still in use or reachable, shared or not."""
+    return list(_live_pools)
 
 
 @at_exit

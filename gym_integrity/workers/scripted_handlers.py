@@ -38,6 +38,10 @@ def handle(payload: tuple[str, Any]) -> Any:
     if action == "sleep":
         time.sleep(float(argument))
         return argument
+    if action == "started_at":  # sleep ``argument`` s; return when it began (CLOCK_MONOTONIC is machine-wide)
+        started = time.monotonic()
+        time.sleep(float(argument))
+        return started
     if action == "abort":
         os.abort()
     if action == "exit":

@@ -329,9 +329,9 @@ def test_workers_that_cannot_start_give_grader_error_not_a_spawn_loop(monkeypatc
         grade = svc.verify(r"\boxed{1}", "1", problem_id="broken").grade
         assert grade.verdict is Verdict.GRADER_ERROR and grade.no_verdict and "starting" in grade.cause
         assert time.monotonic() - start < 5.0
-        restarts = svc.stats()["verifier/worker_restarts"]
+        restarts = svc.sandbox.pool().stats()["pool/worker_restarts"]  # the pool's, not the requests' share
         time.sleep(0.5)
-        assert svc.stats()["verifier/worker_restarts"] <= restarts + 1  # backing off, not spinning
+        assert svc.sandbox.pool().stats()["pool/worker_restarts"] <= restarts + 1  # backing off, not spinning
     finally:
         svc.close()
 
@@ -366,3 +366,35 @@ def test_the_pool_is_given_one_way_only_and_keeps_the_verifiers_memory_floor():
         VerifierConfig(pool=3)
     with pytest.raises(TypeError, match=r"^VerifierConfig.max_retrys is not an option \(did you mean 'max_retries'"):
         VerifierConfig(max_retrys=1)
+
+
+def test_an_envs_metrics_count_its_own_requests_not_another_envs_of_the_process():
+    """Two QEDMath-v0 envs share one verifier service and pool: a tower (refused unrun) and a slow answer (killed at
+    its budget) sent by env A leave env B's per-step metrics exactly as B's own requests make them."""
+    import gymnasium as gym
+
+    import gym_integrity  # noqa: F401  (registers the envs)
+
+    kwargs = {"problem_types": ["answer"], "verifier": {"deadline_s": DEADLINE, "num_workers": 1}}
+    a, b = gym.make("QEDMath-v0", **kwargs), gym.make("QEDMath-v0", **kwargs)
+    try:
+        assert a.unwrapped._verifier is b.unwrapped._verifier  # one shared service: only the counting differs
+
+        def step(env, text):
+            env.reset(options={"problem_id": "qed-ans-001"})
+            return env.step(text)[4]
+
+        first = step(b, r"\boxed{1170}")["metrics"]
+        hostile = [step(a, TOWER), step(a, SLOW)]
+        assert [info["verdict"] for info in hostile] == ["timeout", "timeout"]
+        assert hostile[1]["metrics"]["verifier/refused"] == 1.0 and hostile[1]["metrics"]["verifier/timeouts"] == 1.0
+        second = step(b, r"\boxed{1170}")["metrics"]
+        assert second["verifier/requests"] == second["verifier/completed"] == 2.0
+        timing = ("_s", "_s_max")  # seconds (latency_s, run_s_max, ...): each request's own
+        own = {k for k in second if k.startswith("verifier/") and not k.endswith(timing) and "cache" not in k}
+        assert {k: second[k] for k in own} == {**{k: first[k] for k in own}, "verifier/requests": 2.0,
+                                                "verifier/completed": 2.0}
+        assert all(isinstance(v, float) for v in second.values())
+        assert a.unwrapped._verifier.stats()["verifier/timeouts"] >= 1.0  # the service's own figures keep them
+    finally:
+        a.close(), b.close()

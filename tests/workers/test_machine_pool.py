@@ -18,8 +18,8 @@ import pytest
 
 from forking import in_child
 from gym_integrity.protocol import Verdict
-from gym_integrity.workers import (MachinePool, PoolConfig, PoolStatus, WorkerPool, auth_key, get_pool, pool_dir,
-                                   pool_scope, server_name)
+from gym_integrity.workers import (MachinePool, PoolConfig, PoolStatus, WorkerPool, auth_key, get_pool,
+                                   machine_stats, pool_dir, pool_scope, server_name)
 from gym_integrity.workers import _machine_client, _machine_paths
 from gym_integrity.services.verifier import VerifierConfig, VerifierService, grade_outcome
 
@@ -172,7 +172,8 @@ def test_the_verifier_grades_on_the_machine_pool_and_its_death_is_a_no_verdict(p
         svc.start()
         assert svc.wait_ready(60)
         assert svc.verify(r"\boxed{\frac{1}{2}}", "0.5", problem_id="m").grade.verdict is Verdict.CORRECT
-        assert svc.stats()["verifier/requests"] >= 1.0  # metrics come from the server
+        assert svc.stats()["verifier/requests"] == 1.0  # the service's own requests
+        assert svc.sandbox.pool().stats()["pool/requests"] >= 1.0  # the server's figures, every client's
         tower = svc.submit("9^{9^{9^{9}}}", "3", problem_id="m")
         end = time.monotonic() + 10
         while not svc.busy_worker_pids() and time.monotonic() < end:
@@ -359,9 +360,9 @@ def test_a_wedged_server_is_a_no_verdict_within_the_bound(pool_env, monkeypatch)
         assert pool.wait_ready(60)
         server = pool.server_pid()
         os.kill(server, signal.SIGSTOP)
-        start = time.monotonic()
         outcome = pool.run(("echo", 1))
-        assert time.monotonic() - start < 4  # silent for 1 s, noticed at the reader's next 1 s poll
+        # Only the silence rule gives this detail: the bound held (a hang would be the test's timeout). Its
+        # latency is not asserted: on a loaded machine a wall-clock bound measures the scheduler, not the rule.
         assert outcome.status is PoolStatus.INFRA_ERROR and "did not answer for 1 s" in outcome.detail
     finally:
         if server:
@@ -381,6 +382,10 @@ def test_stats_and_pids_come_from_the_server(pool_env):
         assert b.stats()["pool/requests"] == before + 6  # every client's requests
         assert sorted(a.worker_pids()) == sorted(b.worker_pids()) and a.server_pid() == b.server_pid()
         assert all(k.startswith("pool/") and type(v) is float for k, v in a.stats().items())
+        # The operator's call lists the pool once, with the server's figures, though no get_pool() made it.
+        listed = [p for p in machine_stats() if p["handler"] == HANDLER and p["scope"] == "machine"
+                  and p["stats"]["pool/requests"] == before + 6]
+        assert len(listed) == 1, machine_stats()
     finally:
         a.release()
         b.release()
@@ -460,3 +465,22 @@ def test_a_process_that_dies_leaves_no_queued_request_behind(pool_env):
     finally:
         dying.kill()
         other.exit()
+
+
+def test_one_process_backlog_does_not_delay_another_process_request_behind_it(pool_env):
+    # The server takes turns between connections (one per process): b's request runs right after the request of
+    # a's already on the worker, not behind a's queued backlog. Order of runs, read from the worker's clock.
+    config = {**CONFIG, "num_workers": 1, "spare_workers": 0}
+    a, b = _client(config).acquire(), _client(config).acquire()  # two connections, as two processes would hold
+    try:
+        assert a.wait_ready(60) and b.wait_ready(60)
+        backlog = [a.submit(("started_at", 0.3), run_timeout_s=5.0) for _ in range(4)]
+        a.stats()  # a reply on a's connection: the server has queued all four of a's requests
+        mine = b.run(("started_at", 0), run_timeout_s=5.0)
+        assert mine.status is PoolStatus.OK
+        started = [f.result(timeout=60).value for f in backlog]
+        assert started == sorted(started)  # a's own requests in a's order
+        assert started[0] < mine.value < started[1], "b's request waited behind a's queued backlog"
+    finally:
+        a.release()
+        b.release()

@@ -136,6 +136,31 @@ def test_a_burst_that_runs_to_its_budgets_delays_but_never_overloads_the_request
         pool.close()
 
 
+def test_clients_take_turns_at_a_free_worker_each_in_its_own_order():
+    pool = _started(PoolConfig(num_workers=1, spare_workers=0))
+    try:
+        futures = {f"{client}{n}": pool.submit(("started_at", 0.05), client=client)
+                   for client in ("a", "b") for n in range(3)}  # a's three queued before b's
+        started = {name: f.result(timeout=GENEROUS).value for name, f in futures.items()}
+        assert sorted(started, key=started.get) == ["a0", "b0", "a1", "b1", "a2", "b2"]
+    finally:
+        pool.close()
+
+
+def test_a_request_another_client_goes_ahead_of_is_given_the_time_not_overloaded():
+    # Taking turns, each request of b queued later may run before a's queued ones: a's queue allowances grow by
+    # a run each, so a's last request waits four runs (a0 b0 a1 b1 ahead, 6 s; first come, first served allowed it
+    # two, 4 s) and is still the input's TIMEOUT. The spare worker takes over from each killed one, so the
+    # slack is not spent on worker starts however loaded the machine is.
+    pool = _started(PoolConfig(num_workers=1, spare_workers=1, queue_timeout_s=1.0, run_timeout_s=1.5))
+    try:
+        mine = [pool.submit(("sleep", 30.0), client="a") for _ in range(3)]
+        theirs = [pool.submit(("sleep", 30.0), client="b") for _ in range(3)]
+        assert [f.result(timeout=GENEROUS).status for f in mine + theirs] == [PoolStatus.TIMEOUT] * 6
+    finally:
+        pool.close()
+
+
 @pytest.mark.parametrize("payload, how", [(("abort", None), "SIGABRT"), (("exit", 3), "exit status 3")],
                          ids=["abort", "exit"])
 def test_crash_that_repeats_on_a_fresh_worker_is_crashed(pool, payload, how):

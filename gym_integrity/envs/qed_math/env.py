@@ -16,7 +16,7 @@ from gym_integrity.envs.qed_math.problems import Problem, load_problems
 from gym_integrity.envs.qed_math.shaping import answer_reward, length_discount, shape_reward, strip_reasoning
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, Verdict, grade_info, split_trainer_action
 from gym_integrity.workers import WORKER_START_ALLOWANCE_S
-from gym_integrity.services.verifier import VerifierService, get_verifier
+from gym_integrity.services.verifier import VerifierService, VerifierTally, get_verifier
 
 __all__ = ["QEDMathEnv"]
 
@@ -100,7 +100,7 @@ class QEDMathEnv(TextEnv):
     ``cause`` (no-verdicts and failed extractions), ``attempt``,
     ``attempts_remaining``, ``success``, ``metrics`` (``reward/base``,
     ``reward/shaped``, ``reward/overlong_penalty``, ``reward/discount``, and the
-    grader's ``verifier/...`` or ``judge/...`` keys). The gold answer, reference
+    grader's ``verifier/...`` (this env's own requests only) or ``judge/...`` keys). The gold answer, reference
     solution and raw judge output are under ``info["privileged"]``, which the
     stack removes.
 
@@ -138,6 +138,7 @@ class QEDMathEnv(TextEnv):
         if "judge" in graders:
             _warn_once_without_judge(self.config.judge_config())
         self._verifier: VerifierService | None = None
+        self._verifier_tally = VerifierTally()  # this env's own requests: its metrics count no other env's
         if self._uses_verifier:
             self._verifier = get_verifier(self.config.verifier_config).acquire()
         self._problem: Problem | None = None
@@ -226,7 +227,7 @@ class QEDMathEnv(TextEnv):
             self._verifier = get_verifier(self.config.verifier_config).acquire()
         # One reading of percent (golds.without_percent): math_verify alone pays X\% as X and as X/100.
         outcome = self._verifier.verify(without_percent(text), without_percent(problem.gold_answer),
-                                        problem_id=problem.problem_id)
+                                        problem_id=problem.problem_id, tally=self._verifier_tally)
         grade = outcome.grade
         return GradedAttempt(grade, answer_reward(grade, self.config.reward_preset),
                              success=grade.verdict is Verdict.CORRECT, metrics=outcome.metrics)

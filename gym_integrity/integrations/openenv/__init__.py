@@ -25,7 +25,7 @@ from gym_integrity.integrations.openenv.app import (
 from gym_integrity.integrations.openenv.client import GymEnvClient, RemoteEnv, observation_info
 from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymOrToolCallAction, GymState
 from gym_integrity.integrations.openenv.served_envs import ServedEnv, ServedMCPEnv, mcp_toolset
-from gym_integrity.integrations.openenv.stats import machine_stats
+from gym_integrity.workers import machine_stats
 
 __all__ = [
     "build_app",

@@ -69,7 +69,7 @@ def build_app(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *,
     :class:`ServedMCPEnv`, any other by :class:`ServedEnv`; either way a
     session's resets, steps and tool calls run on a thread of its own, never
     on the event loop. ``GET /stats`` gives the grading pools' machine-wide
-    counters (:func:`~gym_integrity.integrations.openenv.stats.machine_stats`),
+    counters (:func:`~gym_integrity.workers.machine_stats`),
     which no session's observation carries.
 
     Example:

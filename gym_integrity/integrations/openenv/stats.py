@@ -11,22 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["machine_stats", "stats_payload"]
+from gym_integrity.workers import machine_stats
 
-
-def machine_stats() -> list[dict[str, Any]]:
-    """One entry per grading pool this process has used: its ``handler``, ``scope`` and ``stats`` (flat
-    ``pool/...`` floats; a machine pool's are its server's, every client's, fetched now when it is running)."""
-    from gym_integrity.workers._pools import _POOLS
-
-    out = []
-    for (handler, _config, scope), pool in _POOLS.items():
-        # A pool not started yet has nothing to ask its server (and asking would start one).
-        out.append({"handler": handler, "scope": scope, "stats": pool.stats(fresh=pool.running)})
-    return out
+__all__ = ["stats_payload"]
 
 
 def stats_payload(server: Any) -> dict[str, Any]:
-    """What ``GET /stats`` returns: the server's session counts and :func:`machine_stats`."""
+    """What ``GET /stats`` returns: the server's session counts and
+    :func:`~gym_integrity.workers.machine_stats` (every grading pool this process uses, with its server's counters)."""
     return {"active_sessions": int(server.active_sessions), "max_sessions": int(server.max_concurrent_envs),
             "grading_pools": machine_stats()}
