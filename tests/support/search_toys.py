@@ -175,12 +175,11 @@ class PremiseWeakening(PremiseEcho):
 
 
 class PremiseInferred(PremiseWeakening):
-    """The control: strict scoring's rule (not a truth function of the premises, no idle variable)."""
+    """The control: strict scoring's rule (``propositions.py``: not a truth function of the premises, no idle
+    variable, no disjunct that already follows)."""
 
     def _score(self, answer: str) -> float:
-        tables = self._tables()
-        read = tables.of(answer) if set(answer) <= set(self.LETTERS + "¬∧∨→↔() ") else None
-        return 1.0 if read is not None and tables.meets_rule(*read) else 0.0
+        return 1.0 if set(answer) <= set(self.LETTERS + "¬∧∨→↔() ") and self._tables().pays(answer) else 0.0
 
 
 # -- partial credit for a valid-but-wrong plan ------------------------------------------------------------------

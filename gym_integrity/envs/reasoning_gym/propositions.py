@@ -11,15 +11,19 @@ scoring pays a conclusion only if it meets :func:`concludes`:
    every premise the same value may give it different values (else it is
    true by the premises' values alone, with no inference);
 3. no variable in it is idle: for each, some model of the premises becomes a
-   counter-model of the conclusion when that variable is flipped.
+   counter-model of the conclusion when that variable is flipped;
+4. no disjunct of it already follows: written as a disjunction (``∨``, ``→``
+   as ``¬A ∨ B``, a negated ``∧`` by De Morgan, in each conjunct), no part
+   but the whole is entailed (``(P ∧ Q ∧ R) ∨ P``: the premises' conjunction
+   or-ed with a variable bound inside it is a weakening that rule 3 misses).
 
 Formulas are read by the task's own parser (``parse_expr``), so the rule sees
 exactly the formula the scorer paid. A truth table is a bit mask over every
 assignment of the item's variables (one bit a row).
 
 >>> item = {"metadata": {"variables": ["P", "Q", "R"], "premises": ["P", "(P → Q)"]}}
->>> [concludes(a, item) for a in ("Q", "P", "(P → Q) ∧ P", "Q ∨ ¬R", "P ∨ Q", "¬Q")]
-[True, False, False, False, False, False]
+>>> [concludes(a, item) for a in ("Q", "P", "(P → Q) ∧ P", "Q ∨ ¬R", "P ∨ Q", "¬Q", "¬(¬Q ∧ ¬(P ∧ R))")]
+[True, False, False, False, False, False, False]
 >>> solve(item)
 'Q'
 """
@@ -57,12 +61,47 @@ class Tables:
     def of(self, text: str) -> tuple[int, frozenset[str]] | None:
         """The formula's mask and the variables written in it, as the task's parser reads it; None if the task
         cannot read it over these variables."""
+        node = self.parse(text)
+        return None if node is None else self._mask(node)
+
+    def pays(self, text: str) -> bool:
+        """Whether the conclusion meets rules 1-4 (the module docstring)."""
+        node = self.parse(text)
+        return node is not None and self.meets_rule(*self._mask(node)) and not self.padded(node)
+
+    def parse(self, text: str) -> Any:
+        """The task's parse tree of the formula, or None if the task cannot read it over these variables."""
         from reasoning_gym.logic.propositional_logic import parse_expr
 
         try:
-            return self._mask(parse_expr(text))
+            node = parse_expr(text)
+            self._mask(node)
         except (ValueError, KeyError, AttributeError, RecursionError):
             return None
+        return node
+
+    def _flat(self, node: Any, positive: bool, joint: str) -> list[tuple[Any, bool]]:
+        """The formula as parts joined by ``joint`` ("∨" or "∧"), negations pushed inward (De Morgan, ``→``)."""
+        operator = node.operator.value if node.operator is not None else None
+        if operator == "¬":
+            return self._flat(node.left, not positive, joint)
+        splits = {("∨", True): "∨", ("∧", False): "∨", ("→", True): "∨", ("∧", True): "∧", ("∨", False): "∧",
+                  ("→", False): "∧"}
+        if splits.get((operator, positive)) == joint:
+            left_positive = positive if operator != "→" else not positive
+            return self._flat(node.left, left_positive, joint) + self._flat(node.right, positive, joint)
+        return [(node, positive)]
+
+    def padded(self, node: Any, positive: bool = True) -> bool:
+        """Whether some conjunct is a disjunction with an entailed part (rule 4)."""
+        for conjunct, sign in self._flat(node, positive, "∧"):
+            parts = self._flat(conjunct, sign, "∨")
+            if len(parts) > 1:
+                for part, part_sign in parts:
+                    mask = self._mask(part)[0]
+                    if not self.models & ~(mask if part_sign else ~mask & self.full):
+                        return True
+        return False
 
     def _mask(self, node: Any) -> tuple[int, frozenset[str]]:
         operator = node.operator.value if node.operator is not None else None
@@ -87,7 +126,7 @@ class Tables:
         return ((mask & column) >> shift) | ((mask & ~column & self.full) << shift)
 
     def meets_rule(self, mask: int, names: frozenset[str]) -> bool:
-        """Rules 1-3 of the module docstring for a conclusion's mask and the variables written in it."""
+        """Rules 1-3 of the module docstring (semantic: the truth table) for a conclusion's mask and the variables written in it."""
         if self.models & ~mask or mask == self.full:
             return False  # not entailed, or a tautology
         if all(c & mask in (0, c) for c in self.classes):
@@ -98,10 +137,8 @@ class Tables:
 
 def concludes(answer: str, item: Mapping[str, Any]) -> bool:
     """Whether ``answer`` is a conclusion strict scoring pays: entailed, not a tautology, not a truth function of
-    the premises, and no idle variable (module docstring)."""
-    tables = Tables(item)
-    read = tables.of(answer)
-    return read is not None and tables.meets_rule(*read)
+    the premises, no idle variable, no disjunct that already follows (module docstring)."""
+    return Tables(item).pays(answer)
 
 
 def _literals(variables: list[str]) -> list[str]:
@@ -126,11 +163,7 @@ def solve(item: Mapping[str, Any]) -> str | None:
     """A conclusion of the item that strict scoring pays (the first of a fixed, bounded order: literals, clauses of
     up to three literals, conjunctions of two), or None if none of those meets the rule."""
     tables = Tables(item)
-    for text in _candidates(tables.variables):
-        read = tables.of(text)
-        if read is not None and tables.meets_rule(*read):
-            return text
-    return None
+    return next((text for text in _candidates(tables.variables) if tables.pays(text)), None)
 
 
 def has_conclusion(item: Mapping[str, Any]) -> bool:
