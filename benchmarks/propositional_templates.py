@@ -97,7 +97,7 @@ def main() -> None:
         paid = sum(strict(ds, s, item) == 1.0 for item, s in zip(items, solved) if s)
         bare = sum(bool(re.fullmatch(r"[A-Z]", s)) for s in solved if s)
         print(f"solver: {paid}/{len(drawn)} paid 1.0 under strict ({bare} of them a bare variable, raw pays those 0.25)")
-        reasons = {"paid": 0, "truth function of the premises": 0, "idle variable": 0, "a disjunct already follows": 0}
+        reasons = {"paid": 0, "truth function of the premises": 0, "idle variable": 0, "a redundant disjunct": 0}
         for item in drawn:
             example = item["metadata"]["example_answer"]
             if strict(ds, example, item) == 1.0:
@@ -110,7 +110,7 @@ def main() -> None:
             elif not all(tables.models & tables.flipped(~mask & tables.full, n) for n in names):
                 reasons["idle variable"] += 1
             else:
-                reasons["a disjunct already follows"] += 1
+                reasons["a redundant disjunct"] += 1
         print(f"task's example_answer on drawn items: {reasons}")
         print(f"{'template':32} {'raw mean':>8} {'raw paid':>8} {'strict mean':>11}")
         for label, f in templates().items():

@@ -12,10 +12,11 @@ scoring pays a conclusion only if it meets :func:`concludes`:
    true by the premises' values alone, with no inference);
 3. no variable in it is idle: for each, some model of the premises becomes a
    counter-model of the conclusion when that variable is flipped;
-4. no disjunct of it already follows: written as a disjunction (``∨``, ``→``
-   as ``¬A ∨ B``, a negated ``∧`` by De Morgan, in each conjunct), no part
-   but the whole is entailed (``(P ∧ Q ∧ R) ∨ P``: the premises' conjunction
-   or-ed with a variable bound inside it is a weakening that rule 3 misses).
+4. no disjunct of it is redundant: written as a disjunction (``∨``, ``→``
+   as ``¬A ∨ B``, a negated ``∧`` by De Morgan, in each conjunct), the
+   premises entail no disjunction of all parts but one (``(P ∧ Q ∧ R) ∨ P``:
+   the premises' conjunction or-ed with a variable bound inside it is a
+   weakening that rule 3 misses).
 
 Formulas are read by the task's own parser (``parse_expr``), so the rule sees
 exactly the formula the scorer paid. A truth table is a bit mask over every
@@ -93,14 +94,16 @@ class Tables:
         return [(node, positive)]
 
     def padded(self, node: Any, positive: bool = True) -> bool:
-        """Whether some conjunct is a disjunction with an entailed part (rule 4)."""
+        """Whether some conjunct is a disjunction with a redundant part: the others already follow (rule 4)."""
         for conjunct, sign in self._flat(node, positive, "∧"):
-            parts = self._flat(conjunct, sign, "∨")
-            if len(parts) > 1:
-                for part, part_sign in parts:
-                    mask = self._mask(part)[0]
-                    if not self.models & ~(mask if part_sign else ~mask & self.full):
-                        return True
+            parts = [self._mask(part)[0] if part_sign else ~self._mask(part)[0] & self.full
+                     for part, part_sign in self._flat(conjunct, sign, "∨")]
+            for i in range(len(parts) if len(parts) > 1 else 0):
+                rest = 0
+                for j, mask in enumerate(parts):
+                    rest |= mask if j != i else 0
+                if not self.models & ~rest:
+                    return True
         return False
 
     def _mask(self, node: Any) -> tuple[int, frozenset[str]]:
