@@ -77,6 +77,16 @@ def _spelled(question: str) -> dict[str, str]:
     return out
 
 
+def _enclosed(text: str) -> bool:
+    """Whether the text is one bracketed group: its first "(" closes at its end."""
+    depth = 0
+    for index, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            return index == len(text) - 1 and char == ")"
+    return False
+
+
 def composed_answers(question: str, items: Sequence[str], joined: str | None, limit: int = 12) -> list[Candidate]:
     """Echoed items composed with the connectives the question spells and the short names inside them: an item
     or-ed with a name or its negation (a weakening: true whenever the item is), two items joined by iff, implies
@@ -93,7 +103,7 @@ def composed_answers(question: str, items: Sequence[str], joined: str | None, li
     negated = (lambda t: f"{negate}{t}" if not negate.isalpha() else f"{negate} {t}") if negate else None
 
     def wrap(text: str) -> str:
-        return text if _TOKEN.fullmatch(text) or text[0] + text[-1] == "()" else f"({text})"
+        return text if _TOKEN.fullmatch(text) or _enclosed(text) else f"({text})"
 
     out: list[Candidate] = []
     disjunction = spelled.get("or")
@@ -137,8 +147,8 @@ def echo_answers(question: str, limit: int = 40) -> list[Candidate]:
         add("echo: premise", item)
     listed = numbered if len(numbered) > 1 else items  # numbered premises, not bulleted instructions
     conjunction = _conjunctions(question)[0]
-    for candidate in composed_answers(question, listed, f" {conjunction} ".join(f"({i})" for i in listed)
-                                      if len(listed) > 1 else None):
+    for candidate in composed_answers(question, listed, f" {conjunction} ".join(
+            i if _enclosed(i) or _TOKEN.fullmatch(i) else f"({i})" for i in listed) if len(listed) > 1 else None):
         add(candidate.family, candidate.text)
     for match in _EXPRESSION.finditer(question):  # a grader that evaluates the answer pays the question back
         add("echo: expression", match.group(0))
