@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-__all__ = ["Candidate", "echo_answers", "Vocabulary", "de_bruijn_digits", "covering_answers", "alphabet_answers",
+__all__ = ["Candidate", "echo_answers", "composed_answers", "Vocabulary", "de_bruijn_digits", "covering_answers", "alphabet_answers",
            "mutate", "answer_cap", "round_robin"]
 
 
@@ -54,11 +54,70 @@ _SENTENCE = re.compile(r"(?<=[.?!])\s+")
 #: How tasks write "and": a symbol the question itself uses is tried first.
 _CONJUNCTIONS = ("∧", "&&", "&", "/\\", "AND", "and")
 _INSTRUCTION = re.compile(r"answer between|<answer>|\\boxed|final answer", re.IGNORECASE)
+#: How tasks write the other connectives, by role: symbols, or capitalised words a notation defines (prose "or"
+#: is not a connective). A spelling the question itself uses is the one composed with.
+_CONNECTIVES = {"or": ("∨", "||", "OR"), "not": ("¬", "~", "NOT"), "implies": ("→", "->", "=>", "IMPLIES"),
+                "iff": ("↔", "<->", "<=>", "IFF")}
+#: Short names inside listed items (variables, objects) that a composition may weaken an item by.
+_TOKEN = re.compile(r"(?<![\w])[A-Za-z][A-Za-z0-9_]{0,2}(?![\w])")
 
 
 def _conjunctions(question: str) -> list[str]:
     used = [c for c in _CONJUNCTIONS if (c in question if not c.isalpha() else re.search(rf"\b{c}\b", question))]
     return used[:2] or ["and"]
+
+
+def _spelled(question: str) -> dict[str, str]:
+    """Each connective role the question spells, by its first spelling found there."""
+    out = {}
+    for role, spellings in _CONNECTIVES.items():
+        used = [c for c in spellings if (re.search(rf"\b{c}\b", question) if c.isalpha() else c in question)]
+        if used:
+            out[role] = used[0]
+    return out
+
+
+def _enclosed(text: str) -> bool:
+    """Whether the text is one bracketed group: its first "(" closes at its end."""
+    depth = 0
+    for index, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            return index == len(text) - 1 and char == ")"
+    return False
+
+
+def composed_answers(question: str, items: Sequence[str], joined: str | None, limit: int = 12) -> list[Candidate]:
+    """Echoed items composed with the connectives the question spells and the short names inside them: an item
+    or-ed with a name or its negation (a weakening: true whenever the item is), two items joined by iff, implies
+    or or (true by the items' values alone), the items' conjunction or-ed with a name. None solves anything."""
+    spelled = _spelled(question)
+    if "or" not in spelled and "iff" not in spelled and "implies" not in spelled:
+        return []
+    tokens: list[str] = []
+    words = {w for spellings in _CONNECTIVES.values() for w in spellings if w.isalpha()}
+    for item in items:
+        tokens += [t for t in _TOKEN.findall(item) if t not in words and t not in tokens]
+    tokens = tokens[:4]
+    negate = spelled.get("not")
+    negated = (lambda t: f"{negate}{t}" if not negate.isalpha() else f"{negate} {t}") if negate else None
+
+    def wrap(text: str) -> str:
+        return text if _TOKEN.fullmatch(text) or _enclosed(text) else f"({text})"
+
+    out: list[Candidate] = []
+    disjunction = spelled.get("or")
+    spans = list(items[:2]) + ([joined] if joined else [])
+    for span in spans:
+        for token in tokens:
+            if disjunction:
+                if negated:
+                    out.append(Candidate("echo: item or-ed with a name", f"{wrap(span)} {disjunction} {negated(token)}"))
+                out.append(Candidate("echo: item or-ed with a name", f"{wrap(span)} {disjunction} {token}"))
+    for role in ("iff", "implies", "or"):
+        if role in spelled and len(items) > 1:
+            out.append(Candidate("echo: items composed", f"{wrap(items[0])} {spelled[role]} {wrap(items[1])}"))
+    return round_robin(out)[:limit]
 
 
 def echo_answers(question: str, limit: int = 40) -> list[Candidate]:
@@ -86,6 +145,11 @@ def echo_answers(question: str, limit: int = 40) -> list[Candidate]:
                                                                   for i in group))
     for item in items:
         add("echo: premise", item)
+    listed = numbered if len(numbered) > 1 else items  # numbered premises, not bulleted instructions
+    conjunction = _conjunctions(question)[0]
+    for candidate in composed_answers(question, listed, f" {conjunction} ".join(
+            i if _enclosed(i) or _TOKEN.fullmatch(i) else f"({i})" for i in listed) if len(listed) > 1 else None):
+        add(candidate.family, candidate.text)
     for match in _EXPRESSION.finditer(question):  # a grader that evaluates the answer pays the question back
         add("echo: expression", match.group(0))
     for match in _NUMBER.finditer(question):

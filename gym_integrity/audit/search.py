@@ -298,12 +298,25 @@ def _run(s: Session, what: str, per_item: Callable[[_Item, SearchBudget, random.
 # ----------------------------------------------------------------------------------------------------------------
 @_probe("question_echo", "I7 paid for the answer",
         "Answers built only from the question's own text (each listed premise or fact, their conjunction joined "
-        "the way the task writes 'and', each number, each quoted span, each line and sentence, the whole "
-        "question) earn no more than chance on any item: the gold's reward where the echo is the gold, else a "
+        "the way the task writes 'and', those items composed with the connectives the question spells (an item "
+        "or-ed with a name inside it or its negation, two items joined by iff, implies or or), each number, each "
+        "quoted span, each line and sentence, the whole question; each item led by another family) earn no more "
+        "than chance on any item: the gold's reward where the echo is the gold, else a "
         "wrong answer's capped at 0 (0 for items without a gold).")
 @_bounded
 def question_echo(s: Session) -> ProbeResult:
-    return _run(s, "echoes of the question", lambda item, budget, rng: echo_answers(item.question, budget.per_item))
+    return _run(s, "echoes of the question",
+                lambda item, budget, rng: _led_by(echo_answers(item.question), item.seed)[: budget.per_item])
+
+
+def _led_by(candidates: list[Candidate], k: int) -> list[Candidate]:
+    """The candidates with the k-th family's (cyclically) moved first: when time allows one answer an item (a slow
+    grader), the items' first answers still try different families."""
+    families = list(dict.fromkeys(c.family for c in candidates))
+    if not families:
+        return candidates
+    lead = families[k % len(families)]
+    return [c for c in candidates if c.family == lead] + [c for c in candidates if c.family != lead]
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -107,6 +107,15 @@ def test_echo_joins_listed_premises_the_way_the_task_writes_and():
     assert not any("final answer" in t for t in texts)
 
 
+def test_echoes_compose_items_with_the_connectives_the_question_spells():
+    question = ("Use OR = ∨, AND = ∧, IFF = ↔, NOT = ¬.\nGiven:\n1. (S ∧ R)\n.2. R\n.What can we conclude?")
+    texts = [c.text for c in echo_answers(question)]
+    assert "(S ∧ R) ∨ ¬S" in texts and "(S ∧ R) ∨ R" in texts and "(S ∧ R) ↔ R" in texts
+    assert "((S ∧ R) ∧ R) ∨ ¬S" in texts
+    prose = "Is the box red or blue?\n1. The box is red.\n2. The lid is blue."
+    assert not any(c.family.startswith("echo: item") for c in echo_answers(prose))  # prose "or" is no connective
+
+
 def test_the_vocabulary_is_read_from_the_format_example_and_the_board():
     sokoban = "Your solution must be a string of characters, ex: LDURRUDL.\n+ + +\n+ @ X +"
     assert set(Vocabulary.infer([sokoban]).move_tokens()) == set("LDUR")

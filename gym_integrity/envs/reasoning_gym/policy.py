@@ -29,9 +29,15 @@ anything earns full credit.
 full-credit answer must also pass, for scorers that pay answers the task does
 not: puzzle24's scorer checks that the answer makes 24 after ``int()`` (so
 24.5 does) from four numbers in range, never that they are the puzzle's.
-Plan tasks require every move to act by the task's rules, and
-propositional_logic a conclusion that is not its premises restated
-(``replay.py``): their scorers skip what they cannot apply.
+Plan tasks require every move to act by the task's rules (``replay.py``):
+their scorers skip what they cannot apply; propositional_logic requires a
+conclusion that is inferred, not built from the premises' text
+(``propositions.py``).
+
+``also_full`` (own_full) lists own scores that the task gives some valid
+answers by mislabel; strict pays them in full when ``requires`` holds:
+propositional_logic labels any bare variable "trivial" (0.25), so modus
+ponens to ``Q`` would earn nothing.
 
 ``language`` marks an own scorer that is unsafe in the env's process (it
 evaluates the answer, or loops as often as the answer says): whenever that
@@ -45,7 +51,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from gym_integrity.envs.reasoning_gym import replay
+from gym_integrity.envs.reasoning_gym import propositions, replay
 from gym_integrity.envs.reasoning_gym.strict import makes_target_from
 
 __all__ = ["Policy", "POLICIES", "OWN_KINDS", "policy_for", "uses_own_scorer", "sandbox_language"]
@@ -73,6 +79,7 @@ class Policy:
     shape: re.Pattern[str] | None = None
     requires: Callable[[str, Mapping[str, Any]], bool] | None = None
     drawn: Callable[[Mapping[str, Any]], bool] | None = None  # under strict: which items reset() may draw
+    also_full: tuple[float, ...] = ()  # own scores paid in full when ``requires`` holds (the task's mislabel)
 
     def __post_init__(self) -> None:
         if self.strict not in STRICT_KINDS:
@@ -86,10 +93,6 @@ _SUBSTRING = "reasoning-gym's base scorer: substring credit len(gold)/len(answer
 
 def _makes_24_from_the_items_numbers(answer: str, item: Mapping[str, Any]) -> bool:
     return makes_target_from(answer, item["metadata"]["numbers"], 24)
-
-
-def _concludes_beyond_the_premises(answer: str, item: Mapping[str, Any]) -> bool:
-    return not replay.conclusion_restates_premises(answer, item)
 
 
 _PRESSES = re.compile(r"[A-Ca-c](?:\s*(?:→|->|,)?\s*[A-Ca-c])*")
@@ -199,10 +202,14 @@ POLICIES: dict[str, Policy] = {
     "power_function": Policy("own_full", "0.01 for any wrong answer"),
     "prime_factorization": Policy("own_full", "0.5 for factors whose product is n (n itself), 0.01 otherwise"),
     "products": Policy("numeric", "Decimal equality, else substring credit", commas=True),
-    "propositional_logic": Policy("own_full", "0.25 for a tautology, 0.05 for any formula; any valid conclusion "
-                                  "scores 1.0, so a premise or the premises joined by ∧ were paid: a conclusion "
-                                  "equivalent to a conjunction of premises is a restatement, not paid; recursive "
-                                  "parser", language="logic", requires=_concludes_beyond_the_premises),
+    "propositional_logic": Policy("own_full", "0.25 for a tautology or a bare variable, 0.05 for any formula; any "
+                                  "valid conclusion scores 1.0, so text built from the premises alone was paid (a "
+                                  "premise, their conjunction, P1 ↔ P2, a premise or-ed with a variable it never "
+                                  "needed): a conclusion must not be a truth function of the premises and must have "
+                                  "no idle variable (a bare variable meeting that is inference: paid in full); items "
+                                  "with no such conclusion are not drawn; recursive parser",
+                                  language="logic", requires=propositions.concludes, also_full=(0.25,),
+                                  drawn=propositions.has_conclusion),
     "puzzle24": Policy("own_full", "0.01 for anything wrong; many valid expressions; sympy.parse_expr(answer); "
                        "pays any 4 in-range numbers making 24 after int(): the item's numbers, exactly 24, required",
                        requires=_makes_24_from_the_items_numbers,

@@ -22,7 +22,7 @@ import re
 from typing import Any, Mapping
 
 __all__ = ["sokoban_moves_all_act", "car_moves_all_act", "boxnet_actions_all_act", "presses_all_act",
-           "conclusion_restates_premises", "ROLE_ASSIGNMENT", "scramble_keeps_its_length"]
+           "ROLE_ASSIGNMENT", "scramble_keeps_its_length"]
 
 _SOKOBAN_MOVES = {"U", "D", "L", "R"}
 
@@ -123,84 +123,6 @@ def presses_all_act(answer: str, item: Mapping[str, Any]) -> bool:
             return False
         colour = "green" if colour == "red" else "red"
     return True
-
-
-# Propositional formulas in the task's notation: ¬ binds tightest, then ∧, ∨, →, ↔ (→ and ↔ to the right).
-_BINARY = (("↔", lambda a, b, full: ~(a ^ b) & full), ("→", lambda a, b, full: (~a | b) & full),
-           ("∨", lambda a, b, full: a | b), ("∧", lambda a, b, full: a & b))
-_FORMULA_TOKEN = re.compile(r"\s*([A-Za-z]\w*|[¬∧∨→↔()])")
-
-
-class _Truth:
-    """A formula's truth table as a bit mask over every assignment of the item's variables (one bit a row)."""
-
-    def __init__(self, variables: list[str]) -> None:
-        self.rows = 1 << len(variables)
-        self.full = (1 << self.rows) - 1
-        self.columns = {name: sum(1 << row for row in range(self.rows) if row >> i & 1)
-                        for i, name in enumerate(variables)}
-
-    def of(self, text: str) -> int | None:
-        """The formula's mask, or None if it is not a formula over these variables."""
-        tokens, position = [], 0
-        text = text.strip()
-        while position < len(text):
-            match = _FORMULA_TOKEN.match(text, position)
-            if match is None:
-                return None
-            tokens.append(match.group(1))
-            position = match.end()
-        try:
-            value, rest = self._binary(tokens, 0)
-        except (IndexError, KeyError, RecursionError):
-            return None
-        return value if rest == len(tokens) else None
-
-    def _binary(self, tokens: list[str], at: int, level: int = 0) -> tuple[int, int]:
-        if level == len(_BINARY):
-            return self._unary(tokens, at)
-        symbol, combine = _BINARY[level]
-        left, at = self._binary(tokens, at, level + 1)
-        if at < len(tokens) and tokens[at] == symbol:
-            if symbol in ("→", "↔"):
-                right, at = self._binary(tokens, at + 1, level)
-                return combine(left, right, self.full), at
-            while at < len(tokens) and tokens[at] == symbol:
-                right, at = self._binary(tokens, at + 1, level + 1)
-                left = combine(left, right, self.full)
-        return left, at
-
-    def _unary(self, tokens: list[str], at: int) -> tuple[int, int]:
-        token = tokens[at]
-        if token == "¬":
-            value, at = self._unary(tokens, at + 1)
-            return ~value & self.full, at
-        if token == "(":
-            value, at = self._binary(tokens, at + 1)
-            if tokens[at] != ")":
-                raise KeyError(")")
-            return value, at + 1
-        return self.columns[token], at + 1
-
-
-def conclusion_restates_premises(answer: str, item: Mapping[str, Any]) -> bool:
-    """Whether the conclusion is equivalent to a premise or to a conjunction of premises (in any order or
-    bracketing, with double negations and repeats): a copy of the question, not an inference.
-
-    >>> item = {"metadata": {"variables": ["P", "Q"], "premises": ["P", "(P → Q)"]}}
-    >>> [conclusion_restates_premises(a, item) for a in ("P", "(P → Q) ∧ ¬¬P", "Q", "P ∨ Q")]
-    [True, True, False, False]
-    """
-    metadata = item["metadata"]
-    truth = _Truth(sorted(set(metadata["variables"])))
-    conclusion = truth.of(answer)
-    premises = [truth.of(premise) for premise in metadata["premises"]]
-    if conclusion is None or any(mask is None for mask in premises):
-        return False
-    conjunctions: set[int] = set()  # of every non-empty subset of the premises
-    for mask in premises:
-        conjunctions |= {mask} | {existing & mask for existing in conjunctions}
-    return conclusion in conjunctions
 
 
 _ROLE_CLAUSE = r"[A-Za-z]+\s+is\s+an?\s+[A-Za-z]+"

@@ -126,7 +126,7 @@ class Grader:
             return Grade(Verdict.GRADER_ERROR, 0.0, cause=f"{source}.score_answer returned {result}")
         if self.scoring != "strict":
             return _graded(result)
-        if result >= 1.0 and policy.requires is not None:
+        if policy.requires is not None and (result >= 1.0 or any(abs(result - a) < 1e-12 for a in policy.also_full)):
             try:
                 met = policy.requires(answer, item)
             except Exception as exc:  # noqa: BLE001  (our check's bug is a no-verdict, never a crash or a payment)
@@ -134,6 +134,8 @@ class Grader:
                                                               f"{type(exc).__name__}")
             if not met:
                 return _INCORRECT  # paid by a scorer that does not check what the task asks (policy.requires)
+            if result < 1.0:
+                return _CORRECT  # a valid answer the task mislabels (policy.also_full)
         return _graded(apply_strict(policy, result))
 
     def _own_in_process(self, scorer: Any, answer: str, item: Mapping[str, Any], source: str,

@@ -17,7 +17,7 @@ import re
 from collections import deque
 from typing import Any, Callable, Mapping
 
-from gym_integrity.envs.reasoning_gym.policy import policy_for
+from gym_integrity.envs.reasoning_gym import propositions
 
 __all__ = ["SOLVERS", "Solver", "solve"]
 
@@ -155,21 +155,11 @@ def graph_color(item: Mapping[str, Any]) -> str | None:
     return json.dumps({str(v): colouring[v] for v in puzzle["vertices"]})
 
 
-def propositional_logic(item: Mapping[str, Any]) -> str | None:
-    """Not a solver yet: the task's own example conclusion, where strict scoring's rule for the task pays it
-    (about half the examples restate their premises, which it does not); None otherwise."""
-    example = item["metadata"].get("example_answer")
-    requires = policy_for("propositional_logic").requires
-    if not example or (requires is not None and not requires(example, item)):
-        return None
-    return str(example)
-
-
 #: One solver per dataset whose items have no single answer.
 SOLVERS: dict[str, Solver] = {
     "boxnet": boxnet,
     "graph_color": graph_color,
-    "propositional_logic": propositional_logic,
+    "propositional_logic": propositions.solve,
     "rubiks_cube": rubiks_cube,
     "rush_hour": rush_hour,
 }

@@ -1,4 +1,4 @@
-"""Strict scoring of plan answers closes the classes: no-op or illegal moves, partial credit, restated premises.
+"""Strict scoring of plan answers closes the classes: no-op or illegal moves, partial credit, conclusions built from the premises.
 
 Each exploit test sends content-free answers (fixed plans over the move
 alphabet, random walks over the names on the board, the question's premises)
@@ -18,7 +18,7 @@ import gymnasium as gym
 import pytest
 
 import gym_integrity  # noqa: F401
-from gym_integrity.envs.reasoning_gym import replay
+from gym_integrity.envs.reasoning_gym import propositions, replay
 
 ITEMS = 30
 
@@ -76,9 +76,22 @@ def _boxnet_sprays() -> list[str]:
     return fitted
 
 
+def _premises(question: str) -> list[str]:
+    return re.findall(r"\d+\. (.*)\n", question.replace("\n.", "\n"))
+
+
 def _premise_echoes(question: str) -> list[str]:
-    premises = re.findall(r"\d+\. (.*)\n", question.replace("\n.", "\n"))
-    return [premises[0], " ∧ ".join(f"({p})" for p in premises), " ∧ ".join(premises)]
+    """Premise copies, their conjunction, and premise pairs joined by ↔ → ∨: truth functions of the premises."""
+    premises = _premises(question)
+    pairs = [f"({a}) {op} ({b})" for a, b in zip(premises, premises[1:]) for op in ("↔", "→", "∨")]
+    return [premises[0], " ∧ ".join(f"({p})" for p in premises), " ∧ ".join(premises)] + pairs
+
+
+def _premise_weakenings(question: str) -> list[str]:
+    """A premise or-ed with a literal of the item's variables."""
+    premises = _premises(question)
+    variables = sorted(set(re.findall(r"[A-Z]", " ".join(premises))))
+    return [f"({p}) ∨ {sign}{v}" for p in premises[:2] for v in variables for sign in ("", "¬")]
 
 
 def _exploit_totals(name: str, answers_for, items: int = ITEMS, raw_bar: float = 0.05) -> tuple[int, int]:
@@ -129,10 +142,50 @@ def test_a_longer_path_than_the_shortest_earns_nothing():
     env.close()
 
 
-def test_premises_restated_are_not_a_conclusion():
+def test_truth_functions_of_the_premises_are_not_a_conclusion():
     raw_paid, strict_paid = _exploit_totals("propositional_logic", lambda question, rng: _premise_echoes(question),
-                                            items=20, raw_bar=0.99)
-    assert raw_paid >= 15 and strict_paid == 0
+                                            items=40, raw_bar=0.99)
+    assert raw_paid >= 30 and strict_paid == 0
+
+
+def test_premise_weakenings_are_not_a_conclusion():
+    """A premise or-ed with a literal, where the literal's variable is idle (rule 3) and where it is bound inside
+    the premise (``((Q ↔ S) ∧ ¬R) ∨ Q``: rule 4, a disjunct that already follows)."""
+    raw_paid, strict_paid = _exploit_totals("propositional_logic", lambda question, rng: _premise_weakenings(question),
+                                            items=40, raw_bar=0.99)
+    assert raw_paid >= 30 and strict_paid == 0
+
+
+def test_the_rule_on_its_cases():
+    item = {"metadata": {"variables": ["P", "Q", "R", "S"], "premises": ["(S ∧ R)", "(P → Q)", "P"]}}
+    paid = ["Q", "¬¬Q", "S", "Q ∧ R", "R ∧ S ∧ Q"]  # modus ponens, conjunction elimination
+    refused = ["(S ∧ R)", "(S ∧ R) ∧ P", "(S ∧ R) ∨ ¬R", "P ∨ ¬R", "(S ∧ R) ↔ P", "P ∨ Q", "Q ∨ (R ∨ ¬R)",
+               "Q ∨ ¬Q", "¬Q", "T", "((S ∧ R) ∧ (P → Q) ∧ P) ∨ S", "¬(¬S ∧ ¬(S ∧ R ∧ P))", "¬S → (S ∧ R)",
+               "Q ∧ (P ∨ ¬R)"]
+    assert [a for a in paid if not propositions.concludes(a, item)] == []
+    assert [a for a in refused if propositions.concludes(a, item)] == []
+    assert propositions.solve(item) == "Q"
+    atoms = {"metadata": {"variables": ["P", "Q"], "premises": ["P", "Q"]}}
+    assert propositions.solve(atoms) is None and not propositions.has_conclusion(atoms)
+
+
+def test_items_without_a_conclusion_are_not_drawn_and_the_solver_is_paid():
+    """Strict draws only items the solver answers, and pays its answer in full: a bare variable too (the task's
+    scorer labels it trivial, 0.25); options={"index": i} still reaches any item."""
+    env = _env("propositional_logic")
+    raw = env.unwrapped
+    bare = 0
+    for seed in range(40):
+        raw.reset(seed=seed)
+        answer = propositions.solve(raw._item)
+        assert answer is not None, raw._item["metadata"]["premises"]
+        bare += re.fullmatch(r"[A-Z]", answer) is not None
+        assert raw.step(f"<answer>{answer}</answer>")[1] == 1.0, (seed, answer)
+    assert bare > 0
+    undrawn = next(i for i in range(400) if not propositions.has_conclusion(raw.reset(options={"index": i})
+                                                                           and raw._item))
+    assert raw._index == undrawn
+    env.close()
 
 
 def _quoted_statements(question: str, rng: random.Random) -> list[str]:
@@ -176,19 +229,20 @@ def test_golds_and_their_variants_still_earn_one(name):
         env.close()
 
 
-def test_conclusions_beyond_the_premises_are_still_paid():
-    """The task's example conclusions that are not a restatement (of a premise or a conjunction) earn 1.0."""
+def test_the_tasks_example_conclusions_that_meet_the_rule_are_still_paid():
+    """The task's example conclusions that meet the rule earn 1.0 (24 of 78 drawn default items; the rest
+    are truth functions of the premises or have an idle variable: benchmarks/propositional_templates.py)."""
     env = _env("propositional_logic")
     raw = env.unwrapped
     kept = 0
-    for index in range(20):
+    for index in range(120):
         raw.reset(options={"index": index})
         example = raw._item["metadata"]["example_answer"]
-        if not replay.conclusion_restates_premises(example, raw._item):
+        if propositions.concludes(example, raw._item):
             kept += 1
             assert raw.step(f"<answer>{example}</answer>")[1] == 1.0, (index, example)
     env.close()
-    assert kept >= 10
+    assert kept >= 5  # 6 of these 120 (most items have no conclusion under the rule and are not drawn)
 
 
 def test_illegal_moves_are_refused_by_the_replays():

@@ -4,6 +4,7 @@ and reaches the auditor through ``gold_answers()`` only, never the agent's obs, 
 from __future__ import annotations
 
 import json
+import re
 
 import gymnasium as gym
 import pytest
@@ -16,7 +17,7 @@ from gym_integrity.envs.reasoning_gym.solvers import SOLVERS, solve
 ITEMS = 100
 #: The seeds the audit plays (its 3 seeds, constant_answers' 6 episodes, the search probes' 6 items and 3 scouts).
 AUDIT_SEEDS = range(9)
-SOLVED = sorted(set(SOLVERS) - {"propositional_logic"})
+SOLVED = sorted(SOLVERS)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -51,33 +52,11 @@ def test_every_solver_answer_earns_one_under_strict_scoring(name):
     assert not unpaid, f"{name}: {len(unpaid)}/{ITEMS} unsolved or unpaid, e.g. {unpaid[:3]}"
 
 
-@pytest.mark.parametrize("name", [pytest.param("propositional_logic", marks=pytest.mark.xfail(
-    strict=True, reason="its entry is the task's example, which restates the premises on some seeds: a solver comes"))]
-    + SOLVED)
+@pytest.mark.parametrize("name", SOLVED)
 def test_the_audit_seeds_all_have_a_paid_gold(name):
     """What the sweep's gold-needing probes read: one paid answer on every seed they play."""
     rewards = _solved_rewards(name, AUDIT_SEEDS)
     assert all(gold is not None and reward == 1.0 for _, gold, reward in rewards), rewards
-
-
-def test_propositional_logic_gives_the_example_only_where_strict_pays_it():
-    env = gym.make("ReasoningGym-v0", dataset="propositional_logic")
-    raw = env.unwrapped
-    given = withheld = 0
-    for seed in range(40):
-        raw.reset(seed=seed)
-        example = raw._item["metadata"]["example_answer"]
-        golds = raw.gold_answers()
-        if replay.conclusion_restates_premises(example, raw._item):
-            assert golds == [], (seed, example)
-            assert raw.step(f"<answer>{example}</answer>")[1] == 0.0
-            withheld += 1
-        else:
-            assert golds == [example]
-            assert raw.step(f"<answer>{example}</answer>")[1] == 1.0, (seed, example)
-            given += 1
-    env.close()
-    assert given and withheld, (given, withheld)
 
 
 def test_golds_of_items_with_one_answer_are_the_items_own():
@@ -100,11 +79,15 @@ def test_the_solvers_answer_reaches_no_agent_channel(name):
         golds = raw.gold_answers()
         if not golds:
             continue
+        question = obs
         seen = [obs, repr(info), env.render()]
         obs, _, _, _, info = env.step("<answer>wrong</answer>")
         seen += [obs, repr(info), env.render(), repr(env), str(env.spec)]
         assert "privileged" not in repr(info)
-        assert not any(golds[0] in text for text in seen), (name, seed)
+        # the question itself may hold a short answer (propositional_logic's `P`): only what is added counts,
+        # as a whole token (a one-letter gold is inside any word)
+        gold = re.compile(rf"(?<!\w){re.escape(golds[0])}(?!\w)")
+        assert not any(gold.search(text.replace(question, "")) for text in seen), (name, seed, golds[0])
         checked += 1
     env.close()
     assert checked >= 3
