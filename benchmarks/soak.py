@@ -197,31 +197,42 @@ def _pick(rng: random.Random) -> str:
 # ----------------------------------------------------------------------------- players
 
 
-def play_threaded(stop: threading.Event, tally: Tally, seed: int) -> None:
-    import gymnasium as gym
-
-    from gym_integrity.vector import make_threaded_vec
-
+def _play_vector(where: str, envs: Any, twin: Any, answers_for: dict[str, Any], stop: threading.Event,
+                 tally: Tally, seed: int) -> None:
+    """Round after round: every sub-env reset to its own seed, then one batch of gold, wrong or hostile answers."""
     rng = random.Random(seed)
-    envs = make_threaded_vec("QEDMath-v0", THREADED_ENVS, **QED_KWARGS)
-    twin = gym.make("QEDMath-v0", **QED_KWARGS)
     round_ = 0
     while not stop.is_set():
-        seeds = [seed + round_ * THREADED_ENVS + i for i in range(THREADED_ENVS)]
+        seeds = [seed + round_ * envs.num_envs + i for i in range(envs.num_envs)]
         envs.reset(seed=seeds)
         kinds, answers = [], []
         for s in seeds:
             twin.reset(seed=s)
             kind = _pick(rng)
             kinds.append(kind)
-            answers.append({"gold": f"The answer is \\boxed{{{twin.unwrapped.gold_answers()[0]}}}.",
-                            "wrong": QED_WRONG, "hostile": rng.choice(QED_HOSTILE)}[kind])
+            answers.append(answers_for[kind](twin.unwrapped.gold_answers()[0], rng))
         _, _, _, _, infos = envs.step(answers)
         for i, kind in enumerate(kinds):
-            tally.record("threaded", kind, {k: infos[k][i] for k in ("verdict", "no_verdict", "cause") if k in infos})
+            tally.record(where, kind, {k: infos[k][i] for k in ("verdict", "no_verdict", "cause") if k in infos})
         round_ += 1
     envs.close()
     twin.close()
+
+
+QED_ANSWERS = {"gold": lambda gold, rng: f"The answer is \\boxed{{{gold}}}.", "wrong": lambda gold, rng: QED_WRONG,
+               "hostile": lambda gold, rng: rng.choice(QED_HOSTILE)}
+RG_ANSWERS = {"gold": lambda gold, rng: f"<answer>{gold}</answer>",
+              "wrong": lambda gold, rng: f"<answer>{RG_WRONG}</answer>",
+              "hostile": lambda gold, rng: f"<answer>{rng.choice(RG_HOSTILE)}</answer>"}
+
+
+def play_threaded(stop: threading.Event, tally: Tally, seed: int) -> None:
+    import gymnasium as gym
+
+    from gym_integrity.vector import make_threaded_vec
+
+    _play_vector("threaded", make_threaded_vec("QEDMath-v0", THREADED_ENVS, **QED_KWARGS),
+                 gym.make("QEDMath-v0", **QED_KWARGS), QED_ANSWERS, stop, tally, seed)
 
 
 def play_async(stop: threading.Event, tally: Tally, seed: int) -> None:
@@ -229,28 +240,9 @@ def play_async(stop: threading.Event, tally: Tally, seed: int) -> None:
 
     import gym_integrity
 
-    rng = random.Random(seed)
     envs = gym.make_vec("ReasoningGym-v0", ASYNC_ENVS, vectorization_mode="async",
                         vector_kwargs=gym_integrity.ASYNC_VECTOR_KWARGS, **RG_KWARGS)
-    twin = gym.make("ReasoningGym-v0", **RG_KWARGS)
-    round_ = 0
-    while not stop.is_set():
-        seeds = [seed + round_ * ASYNC_ENVS + i for i in range(ASYNC_ENVS)]
-        envs.reset(seed=seeds)
-        kinds, answers = [], []
-        for s in seeds:
-            twin.reset(seed=s)
-            kind = _pick(rng)
-            kinds.append(kind)
-            answers.append({"gold": f"<answer>{twin.unwrapped.gold_answers()[0]}</answer>",
-                            "wrong": f"<answer>{RG_WRONG}</answer>",
-                            "hostile": f"<answer>{rng.choice(RG_HOSTILE)}</answer>"}[kind])
-        _, _, _, _, infos = envs.step(answers)
-        for i, kind in enumerate(kinds):
-            tally.record("async", kind, {k: infos[k][i] for k in ("verdict", "no_verdict", "cause") if k in infos})
-        round_ += 1
-    envs.close()
-    twin.close()
+    _play_vector("async", envs, gym.make("ReasoningGym-v0", **RG_KWARGS), RG_ANSWERS, stop, tally, seed)
 
 
 def play_served(stop: threading.Event, tally: Tally, seed: int, url: str) -> None:
@@ -267,9 +259,7 @@ def play_served(stop: threading.Event, tally: Tally, seed: int, url: str) -> Non
         env.reset(seed=s)
         twin.reset(seed=s)
         kind = _pick(rng)
-        answer = {"gold": f"The answer is \\boxed{{{twin.unwrapped.gold_answers()[0]}}}.", "wrong": QED_WRONG,
-                  "hostile": rng.choice(QED_HOSTILE)}[kind]
-        _, _, _, _, info = env.step(answer)
+        _, _, _, _, info = env.step(QED_ANSWERS[kind](twin.unwrapped.gold_answers()[0], rng))
         tally.record("served", kind, info)
         round_ += 1
     env.close()
@@ -353,7 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=None)
     parser.add_argument("--seconds", type=float, default=None)
-    parser.add_argument("--sample-every", type=float, default=None, help="seconds (default: 60, or a sixth of a shorter run)")
+    parser.add_argument("--sample-every", type=float, default=None,
+                        help="seconds (default: 60, or a sixth of a shorter run)")
     parser.add_argument("--kill-every", type=float, default=10.0, help="seconds between kills (0: none)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
