@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable
 from gym_integrity.audit.answer_space import (Candidate, Vocabulary, alphabet_answers, answer_cap, covering_answers,
                                               round_robin,
                                               echo_answers, mutate)
+from gym_integrity.audit.answer_space import transplanted_answers
 from gym_integrity.audit.adapters import ANSWER_HINT
 from gym_integrity.audit.grader_probes import same_answer
 from gym_integrity.audit.leaks import numeric_value, walk_strings
@@ -328,7 +329,8 @@ def _vocabulary(s: Session, questions: list[str], scouts: list[str]) -> Vocabula
         "Answers over the answer's own alphabet, inferred from the question's format example, its named objects "
         "and cells, and the golds of scouting items (never the item attacked): every sequence of one and two "
         "tokens, random sequences of 1, 4, 12, 40, 100 and 300 tokens, every token repeated, and long plans that try every "
-        "call by every agent; none may earn more than chance on any item.")
+        "call by every agent; and the scouting golds themselves, transplanted (as they are, two symbols swapped, one "
+        "token changed), as a policy reuses answers paid on other items. None may earn more than chance on any item.")
 @_bounded
 def alphabet_sprays(s: Session) -> ProbeResult:
     scouts = _scout_golds(s, budget_for(s))
@@ -337,7 +339,8 @@ def alphabet_sprays(s: Session) -> ProbeResult:
     def candidates(item: _Item, budget: SearchBudget, rng: random.Random) -> list[Candidate]:
         vocab = _vocabulary(s, [item.question], scouts)
         seen[item.seed] = vocab.describe()
-        return round_robin(alphabet_answers(vocab, rng, answer_cap(s.env)))
+        cap = answer_cap(s.env)
+        return round_robin(transplanted_answers(scouts, rng, cap) + alphabet_answers(vocab, rng, cap))
 
     return _run(s, "alphabet sprays", candidates,
                 lambda items: [f"alphabet of seed {seed}: {text}" for seed, text in list(seen.items())[:3]]

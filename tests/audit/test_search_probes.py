@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import random
 
 import pytest
 
 from gym_integrity.audit import AuditSettings, SEARCH_PROBES, Status, check_integrity, probe_names
-from gym_integrity.audit.answer_space import Vocabulary, covering_answers, de_bruijn_digits, echo_answers
+from gym_integrity.audit.answer_space import (Vocabulary, covering_answers, de_bruijn_digits, echo_answers,
+                                              transplanted_answers)
 from gym_integrity.audit.cli import add_arguments
 
 import search_toys
@@ -40,6 +42,29 @@ def test_a_gold_free_toy_is_judged_against_chance_zero():
     report = check_integrity(lenient, probes=["alphabet_sprays"])
     [row] = report.results
     assert row.status is Status.FAILED and "no gold: chance 0" in row.evidence[0]
+
+
+def test_answers_transplanted_from_scouting_items_are_caught_on_a_grader_paying_any_valid_colouring():
+    """A fixed colouring is proper on many sparse graphs: the golds of other items, relabelled or respread over
+    their keys, are paid, and the evidence names the transplant and the item."""
+    report = check_integrity(search_toys.SparseColouring, probes=["alphabet_sprays"])
+    [row] = report.results
+    assert row.status is Status.FAILED
+    assert row.evidence[0].startswith("transplant: ") and "-> reward 1" in row.evidence[0], row.evidence[0]
+
+
+def test_transplants_are_the_scouting_golds_then_their_mutations():
+    golds = ['{"0": 1, "1": 1, "2": 2}', '{"a": 3}', "LDUR"]
+    answers = transplanted_answers(golds, random.Random(0), 4096)
+    assert [c.text for c in answers[:3]] == golds
+    texts: dict[str, list[str]] = {}
+    for c in answers:
+        texts.setdefault(c.family, []).append(c.text)
+    assert texts["transplant: a scouting gold's keys, the values seen in turn"] == ['{"0": 1, "1": 2, "2": 3}',
+                                                                                   '{"a": 1}']
+    [swapped] = [t for t in texts["transplant: a scouting gold, two symbols swapped"] if "{" not in t]
+    assert sorted(swapped) == sorted("LDUR") and sum(a != b for a, b in zip(swapped, "LDUR")) == 2
+    assert all(len(c.text) <= 10 for c in transplanted_answers(["x" * 20, "0123456789"], random.Random(1), 10))
 
 
 class FiveDigitSubstringCredit(ShortGoldSubstringCredit):

@@ -104,7 +104,28 @@ class GridWalkNoOpMoves(_Puzzle):
 
 
 class GridWalkStrict(GridWalkNoOpMoves):
-    """The control: every move legal, ending on G, in the fewest moves."""
+    """The control: every move legal, ending on G, in the fewest moves, on grids with one shortest path (where two
+    exist, a path copied from another grid is sometimes the other one: a guess paid)."""
+
+    def _draw(self) -> tuple[Any, None]:
+        while True:
+            drawn = super()._draw()
+            start, goal, walls, _ = drawn[0]
+            if self._shortest_paths(start, goal, walls) == 1:
+                return drawn
+
+    def _shortest_paths(self, start: tuple[int, int], goal: tuple[int, int], walls: set) -> int:
+        counts, frontier = {start: 1}, [start]
+        while frontier and goal not in frontier:
+            layer: dict[tuple[int, int], int] = {}
+            for cell in frontier:
+                for dr, dc in _MOVES.values():
+                    to = (cell[0] + dr, cell[1] + dc)
+                    if self._open(to, walls) and to not in counts:
+                        layer[to] = layer.get(to, 0) + counts[cell]
+            counts.update(layer)
+            frontier = list(layer)
+        return counts.get(goal, 0)
 
     def _score(self, answer: str) -> float:
         end, legal = self._walk(answer)
@@ -312,6 +333,73 @@ class TourChecked(TourPaysAnyMoves):
         return 1.0 if len(seen) == 9 else 0.0
 
 
+# -- a gold-free grader paying any valid answer, where guesses are often valid -----------------------------------
+class SparseColouring(_Puzzle):
+    """Colour a sparse random graph (8 vertices, edge probability 0.12, 3 colours); the answer is a JSON map
+    ``{"0": 1, ...}``. The grader pays any proper colouring, as the task asks, but on graphs this sparse one fixed
+    map is proper on many items: a policy that reuses an answer paid on another item is paid without reading the
+    graph. ``gold_answers`` is one colouring found by a greedy solver (many are right), as reasoning-gym's solvers
+    give one."""
+
+    VERTICES, EDGE_PROBABILITY, COLOURS = 8, 0.12, 3
+
+    def _draw(self) -> tuple[Any, None]:
+        while True:
+            n = self.VERTICES
+            edges = tuple((u, v) for u in range(n) for v in range(u + 1, n)
+                          if self.np_random.random() < self.EDGE_PROBABILITY)
+            if self._greedy(edges) is not None:
+                return (n, edges), None
+
+    def _greedy(self, edges: tuple) -> dict[str, int] | None:
+        colours: dict[int, int] = {}
+        for vertex in range(self.VERTICES):
+            taken = {colours.get(u if v == vertex else v) for u, v in edges if vertex in (u, v)}
+            free = [c for c in range(1, self.COLOURS + 1) if c not in taken]
+            if not free:
+                return None
+            colours[vertex] = free[0]
+        return {str(v): c for v, c in colours.items()}
+
+    def _question(self) -> str:
+        n, edges = self._a
+        return ("Please provide a coloring for this graph such that every vertex is not connected to a vertex of the "
+                f"same color.\nVertices: {list(range(n))}\nEdges: {list(edges)}\n"
+                f"Possible colors: {list(range(1, self.COLOURS + 1))}\nReturn your solution as a JSON map of vertices "
+                "to colors.\nReply with <answer>map</answer>.")
+
+    def _gold(self) -> str:
+        return json.dumps(self._greedy(self._a[1]))
+
+    def _score(self, answer: str) -> float:
+        n, edges = self._a
+        try:
+            colouring = json.loads(answer)
+        except ValueError:
+            return 0.0
+        if not isinstance(colouring, dict):
+            return 0.0
+        colour = {v: colouring.get(str(v)) for v in range(n)}
+        if any(c not in range(1, self.COLOURS + 1) or isinstance(c, bool) for c in colour.values()):
+            return 0.0
+        return 1.0 if all(colour[u] != colour[v] for u, v in edges) else 0.0
+
+
+class DenseColouring(SparseColouring):
+    """The control: the same grader, on graphs a guess rarely colours. Each is complete tripartite over a hidden
+    split of 12 vertices into three groups of 4, whose only proper colourings are the split's 6 relabellings
+    (6 of 3^12): another item's colouring is proper only if the two splits agree (1 in 5,775)."""
+
+    VERTICES = 12
+
+    def _draw(self) -> tuple[Any, None]:
+        order = [int(v) for v in self.np_random.permutation(self.VERTICES)]
+        group = {v: i // 4 for i, v in enumerate(order)}
+        edges = tuple((u, v) for u in range(self.VERTICES) for v in range(u + 1, self.VERTICES)
+                      if group[u] != group[v])
+        return (self.VERTICES, edges), None
+
+
 #: Each lenient toy, its honest control, and the search probes that must catch it.
 PAIRS = {
     "substring credit on short golds": (ShortGoldSubstringCredit, ShortGoldExact, ("covering_sprays",)),
@@ -320,6 +408,7 @@ PAIRS = {
     "a valid weakening of a premise": (PremiseWeakening, PremiseInferred, ("question_echo",)),
     "partial credit for a valid-but-wrong plan": (BoxPlanPartialCredit, BoxPlanStrict, ("alphabet_sprays",)),
     "gold-free grader paying random answers": (TourPaysAnyMoves, TourChecked, ("alphabet_sprays", "adaptive_search")),
+    "any valid answer paid where guesses are often valid": (SparseColouring, DenseColouring, ("alphabet_sprays",)),
 }
 
 

@@ -29,9 +29,12 @@ _INSTRUCTIONS = {
 }
 _IN_PROCESS_BOUND_S = 1.0
 _ITEMS = ItemCache()
-#: Draws one reset may make past items its policy does not draw (propositional_logic skips 74 in a hundred default
-#: items: 0.74**64 leaves one reset in ~10^8 on an undrawn item)
-_MAX_REDRAWS = 64
+#: Draws one reset may make past items its policy does not draw: graph_color under strict draws about one default
+#: item in 280, so 4096 tries miss about once in two million resets (then the last item drawn is used);
+#: propositional_logic skips 74 in a hundred
+_MAX_REDRAWS = 4096
+#: Indices an env remembers as not drawn (a few MB at most), so a repeated seed skips them without generating them
+_MAX_UNDRAWN_KEPT = 200_000
 
 # Built once each (a Grade is frozen, a str immutable): a step builds neither for the usual outcomes.
 _FAILURE_GRADES: dict[Verdict, Grade] = {}
@@ -162,6 +165,7 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
         self._source = ""  # the item's dataset: a composite's member, else the configured name
         self._last_note = ""
         self._metadata_out = False  # the item's metadata went out in an info (the next one gets a copy)
+        self._undrawn: set[int] = set()  # indices its policy does not draw, under strict scoring
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         # In place of super().reset(seed=seed): the seed picks the index with no numpy Generator built per reset
@@ -186,15 +190,21 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
 
     def _draw_item(self) -> tuple[int, dict[str, Any]]:
         """The seed's next item, skipping (under strict scoring) items its dataset's policy does not draw."""
+        index = -1
         for _ in range(_MAX_REDRAWS):
             index = self._draw_index(self.size)
+            if index in self._undrawn:  # known: not generated again (a reset repeats its seed's draws)
+                continue
             item = _ITEMS.get(self._key, self._dataset, index)
             if self.config.scoring != "strict":
-                break
+                return index, item
             drawn = policy_for(self._source_of(item)).drawn
             if drawn is None or drawn(item):
-                break
-        return index, item
+                return index, item
+            if len(self._undrawn) >= _MAX_UNDRAWN_KEPT:
+                self._undrawn.clear()
+            self._undrawn.add(index)
+        return index, _ITEMS.get(self._key, self._dataset, index)
 
     def _source_of(self, item: dict[str, Any]) -> str:
         """The item's dataset: a composite's member, else the configured name."""

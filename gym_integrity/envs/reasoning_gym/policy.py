@@ -155,7 +155,9 @@ POLICIES: dict[str, Policy] = {
     "game_of_life": Policy("own_full", "per-cell credit: an all-dead grid earns most cells"),
     "game_of_life_halting": Policy("exact", "bool(answer) == bool(gold): any non-empty answer scores 1.0", fold=True),
     "gcd": _base(),
-    "graph_color": Policy("own_full", "0.01 for any JSON; any valid colouring scores 1.0", reference="{}"),
+    "graph_color": Policy("own_full", "0.01 for any JSON; any valid colouring scores 1.0, and on the default sparse "
+                          "graphs a fixed colouring was valid on 28% of items: only items where under 1% of all "
+                          "colourings are proper are drawn", reference="{}", drawn=replay.colouring_resists_guessing),
     "group_anagrams": Policy("own_full", "0.01 for any JSON"),
     "gsm_symbolic": Policy("numeric", "the first number anywhere in the answer (a spray starts with one), 0.01 "
                            "otherwise", commas=True),

@@ -22,7 +22,8 @@ import re
 from typing import Any, Mapping
 
 __all__ = ["sokoban_moves_all_act", "car_moves_all_act", "boxnet_actions_all_act", "presses_all_act",
-           "ROLE_ASSIGNMENT", "scramble_keeps_its_length"]
+           "ROLE_ASSIGNMENT", "scramble_keeps_its_length", "proper_colouring_share",
+           "colouring_resists_guessing", "GUESSABLE_SHARE"]
 
 _SOKOBAN_MOVES = {"U", "D", "L", "R"}
 
@@ -166,3 +167,96 @@ def scramble_keeps_its_length(item: Mapping[str, Any]) -> bool:
     metadata = item.get("metadata", {})
     minimum = (metadata.get("difficulty", {}).get("scramble_steps") or (1,))[0]
     return reduced_scramble_length(str(metadata.get("scramble_moves", ""))) >= minimum
+
+
+#: Under strict scoring a graph_color item is drawn only if fewer than this share of its colourings are proper:
+#: then a colouring chosen without reading the graph is rarely valid (docs/reasoning_gym.md has the measurements).
+GUESSABLE_SHARE = 0.01
+#: Partial colourings the exact count may hold at once; an item past it is not drawn (its share is unknown).
+COLOURING_COUNT_STATES = 20_000
+
+
+def _neighbours(puzzle: Mapping[str, Any]) -> dict[Any, set[Any]]:
+    neighbours: dict[Any, set[Any]] = {v: set() for v in puzzle["vertices"]}
+    for u, v in puzzle["edges"]:
+        neighbours[u].add(v)
+        neighbours[v].add(u)
+    return neighbours
+
+
+def _share_bounds(neighbours: dict[Any, set[Any]], k: int) -> tuple[float, float]:
+    """Cheap bounds on the share of proper colourings. Above: a spanning forest alone keeps a (k-1)/k share per
+    edge, and more edges only remove colourings. Below: in smallest-last order each vertex has at least
+    k minus its earlier neighbours colours free, whatever came before (exact on forests and chordal graphs)."""
+    seen: set[Any] = set()
+    forest_edges = 0
+    for start in neighbours:
+        if start in seen:
+            continue
+        seen.add(start)
+        stack = [start]
+        while stack:
+            for n in neighbours[stack.pop()]:
+                if n not in seen:
+                    seen.add(n)
+                    forest_edges += 1
+                    stack.append(n)
+    left, degree, removed = set(neighbours), {v: len(ns) for v, ns in neighbours.items()}, []
+    while left:
+        vertex = min(left, key=lambda v: degree[v])
+        left.discard(vertex)
+        removed.append(vertex)
+        for n in neighbours[vertex] & left:
+            degree[n] -= 1
+    lower, placed = 1.0, set()
+    for vertex in reversed(removed):
+        lower *= max(0, k - len(neighbours[vertex] & placed)) / k
+        placed.add(vertex)
+    return lower, ((k - 1) / k) ** forest_edges
+
+
+def proper_colouring_share(puzzle: Mapping[str, Any], max_states: int = COLOURING_COUNT_STATES) -> float | None:
+    """The share of the k^n colourings of a graph_color puzzle that are proper (no edge inside one colour), counted
+    exactly: vertices in order, each state the colours of the coloured vertices that still have a later neighbour
+    (the chromatic polynomial at k, over k^n). None when the states exceed ``max_states``.
+
+    >>> proper_colouring_share({"vertices": [0, 1, 2], "edges": [(0, 1), (1, 2), (0, 2)], "color_options": [1, 2, 3]})
+    0.2222222222222222
+    """
+    vertices = list(puzzle["vertices"])
+    k = len(puzzle["color_options"])
+    neighbours = _neighbours(puzzle)
+    position = {v: i for i, v in enumerate(vertices)}
+    last = {v: max([position[v]] + [position[n] for n in neighbours[v]]) for v in vertices}
+    frontier: list[Any] = []
+    states: dict[tuple[int, ...], int] = {(): 1}
+    for i, vertex in enumerate(vertices):
+        earlier = [frontier.index(n) for n in neighbours[vertex] if position[n] < i]
+        widened = frontier + [vertex]
+        keep = [j for j, v in enumerate(widened) if last[v] > i]
+        grown: dict[tuple[int, ...], int] = {}
+        for state, count in states.items():
+            for colour in range(k):
+                if all(state[j] != colour for j in earlier):
+                    full = state + (colour,)
+                    key = tuple(full[j] for j in keep)
+                    grown[key] = grown.get(key, 0) + count
+        if len(grown) > max_states:
+            return None
+        states, frontier = grown, [widened[j] for j in keep]
+    return sum(states.values()) / k ** len(vertices)
+
+
+def colouring_resists_guessing(item: Mapping[str, Any], share: float = GUESSABLE_SHARE) -> bool:
+    """A graph_color item on which fewer than ``share`` of all colourings are proper, so a fixed colouring (the same
+    JSON map for every item, or one copied from another item) is rarely valid. Decided by cheap bounds where they
+    settle it, else by the exact count; an item whose count exceeds its bound is not drawn."""
+    puzzle = item["metadata"]["puzzle"]
+    k = len(puzzle["color_options"])
+    lower, upper = _share_bounds(_neighbours(puzzle), k)
+    if upper < share:
+        return True
+    if lower >= share:
+        return False
+    exact = proper_colouring_share(puzzle)
+    return exact is not None and exact < share

@@ -277,3 +277,49 @@ def test_rubiks_cube_draws_no_scramble_that_cancels_below_its_minimum():
     assert short, "the generator's own draws include scrambles that cancel (the case this rule exists for)"
     env.close()
     lenient.close()
+
+
+def test_proper_colouring_share_is_the_exact_count_and_its_bounds_hold():
+    import itertools
+
+    rng = random.Random(5)
+    for _ in range(40):
+        n, k = rng.randint(1, 7), rng.randint(2, 4)
+        edges = [(u, v) for u in range(n) for v in range(u + 1, n) if rng.random() < 0.4]
+        puzzle = {"vertices": list(range(n)), "edges": edges, "color_options": list(range(1, k + 1))}
+        proper = sum(all(c[u] != c[v] for u, v in edges) for c in itertools.product(range(k), repeat=n))
+        assert replay.proper_colouring_share(puzzle) == proper / k ** n, puzzle
+        lower, upper = replay._share_bounds(replay._neighbours(puzzle), k)
+        assert lower <= proper / k ** n + 1e-12 and proper / k ** n <= upper + 1e-12, puzzle
+    dense = {"vertices": list(range(12)), "edges": [(u, v) for u in range(12) for v in range(u + 1, 12)],
+             "color_options": [1, 2, 3, 4]}
+    assert replay.proper_colouring_share(dense, max_states=10) is None  # past its bound: unknown, never guessed
+
+
+def test_graph_color_draws_only_items_a_fixed_colouring_rarely_solves():
+    """On the default sparse graphs the same JSON map for every item (vertex v gets v % 3 + 1) was valid on 28% of
+    items. Strict draws only items where under 1% of all colourings are proper; the draw stays a fixed function
+    of the seed and options={"index": i} still reaches any item."""
+    fixed = json.dumps({str(v): v % 3 + 1 for v in range(10)})
+    env = gym.make("ReasoningGym-v0", dataset="graph_color")
+    raw = env.unwrapped
+    drawn, paid = [], 0
+    for seed in range(100):
+        raw.reset(seed=seed)
+        drawn.append(raw._index)
+        assert replay.proper_colouring_share(raw._item["metadata"]["puzzle"]) < replay.GUESSABLE_SHARE, seed
+        paid += raw.step(f"<answer>{fixed}</answer>")[1] == 1.0
+    assert paid <= 5, paid
+    assert [raw.reset(seed=s)[1]["index"] for s in range(100)] == drawn
+    lenient = gym.make("ReasoningGym-v0", dataset="graph_color", scoring="reasoning_gym").unwrapped
+    guessed, skipped = 0, []
+    for seed in range(100):
+        lenient.reset(seed=seed)
+        guessed += lenient.step(f"<answer>{fixed}</answer>")[1] == 1.0
+        if replay.proper_colouring_share(lenient._item["metadata"]["puzzle"]) >= replay.GUESSABLE_SHARE:
+            skipped.append(lenient._index)
+    assert guessed >= 15, "the generator's own draws are often solved by a fixed colouring (why this rule exists)"
+    raw.reset(options={"index": skipped[0]})
+    assert raw._index == skipped[0]
+    env.close()
+    lenient.close()
