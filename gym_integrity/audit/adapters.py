@@ -45,6 +45,7 @@ __all__ = [
     "non_answer_action",
     "tool_call_action",
     "privileged_gold",
+    "right_answer_check",
     "revealed_answers",
     "ANSWER_KEYS",
     "GOLD_HINT",
@@ -219,6 +220,12 @@ def privileged_gold(env: gym.Env) -> list[str] | None:
     if isinstance(golds, str):
         golds = [golds]
     return [str(g) for g in golds if str(g).strip()]
+
+
+def right_answer_check(env: gym.Env) -> Callable[[str], bool] | None:
+    """The env's optional ``is_right_answer(answer) -> bool`` hook (tasks with many right answers), or None."""
+    hook = getattr(env.unwrapped, "is_right_answer", None)
+    return hook if callable(hook) else None
 
 
 def _answer_values(value: Any, depth: int = 0) -> list[str]:

@@ -7,8 +7,11 @@ the item they attack. Chance is what a grader paying only the answer gives an
 answer: the gold's reward when the answer is the gold (the only use of the
 attacked item's gold, said in the evidence), else a wrong answer's reward
 capped at 0. Without any gold (items with no single answer) chance is 0: a
-content-free answer is not a solution. Any answer paid above its chance on any
-item fails the probe, and the evidence names it, its reward and the item.
+content-free answer is not a solution. Where the env has the optional
+``is_right_answer`` hook (tasks with many right answers), a paid answer it
+takes as right is a right guess, paid at chance, and counted apart in the
+evidence. Any other answer paid above its chance on any item fails the probe,
+and the evidence names it, its reward and the item.
 
 Each probe is bounded by episodes and by time (``AuditSettings.deep`` runs
 many more); importing this module registers them after the grader probes.
@@ -24,10 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from gym_integrity.audit.answer_space import (Candidate, Vocabulary, alphabet_answers, answer_cap, covering_answers,
-                                              round_robin,
-                                              echo_answers, mutate)
-from gym_integrity.audit.answer_space import transplanted_answers
-from gym_integrity.audit.adapters import ANSWER_HINT
+                                              echo_answers, mutate, round_robin, transplanted_answers)
+from gym_integrity.audit.adapters import ANSWER_HINT, right_answer_check
 from gym_integrity.audit.grader_probes import same_answer
 from gym_integrity.audit.leaks import numeric_value, walk_strings
 from gym_integrity.audit.registry import _EPS, _failed, _not_run, _passed, _probe
@@ -122,8 +123,10 @@ def item_attacks(question: str, scout_golds: list[str], cap: int, per_family: in
     """The fixed attacks of the search probes on one item (echoes, alphabet sprays, covering sprays; the adaptive
     search needs the env's answers), ``per_family`` of each probe's: what a sweep test replays on a raw env."""
     rng = random.Random(seed)
+    sprays = transplanted_answers(scout_golds, rng, cap) + alphabet_answers(Vocabulary.infer([question], scout_golds),
+                                                                            rng, cap)
     return (echo_answers(question, per_family)
-            + round_robin(alphabet_answers(Vocabulary.infer([question], scout_golds), rng, cap))[:per_family]
+            + round_robin(sprays)[:per_family]
             + covering_answers(cap, covering_digits)[:per_family])
 
 
@@ -150,9 +153,11 @@ class _Ledger:
     """Every answer played: the best-paid answer of each family, and the answers paid above chance."""
 
     budget: SearchBudget
+    is_right: Callable[[str], bool] | None = None  # the env's is_right_answer hook, asked about paid answers only
     started: float = field(default_factory=time.perf_counter)
     played: int = 0
     raised: int = 0
+    right_guesses: list[str] = field(default_factory=list)  # paid answers the hook takes as right: chance
     out_of_time: bool = False
     best: dict[str, tuple[float, str, str]] = field(default_factory=dict)  # family -> (reward, answer, where)
     overpaid: list[tuple[float, str, str]] = field(default_factory=list)  # (margin, family, evidence line)
@@ -170,10 +175,20 @@ class _Ledger:
         chance = item.chance(answer)
         if family not in self.best or t.reward > self.best[family][0]:
             self.best[family] = (t.reward, answer, item.where())
+        if t.reward > chance + _EPS and self._right(answer):
+            self.right_guesses.append(f"{short(answer, 40)} on seed {item.seed} -> reward {t.reward:g}")
+            return t.reward
         if t.reward > chance + _EPS:
             self.overpaid.append((t.reward - chance, family, f"{family}: {short(answer, 70)} on {item.where()} -> "
                                                              f"{t.describe()}; chance {chance:g}"))
         return t.reward
+
+    def _right(self, answer: str) -> bool:
+        """Whether the env's hook takes ``answer`` as right for the episode just played (a hook that raises: no)."""
+        try:
+            return self.is_right is not None and bool(self.is_right(answer))
+        except Exception:
+            return False
 
     def result(self, what: str, items: list[_Item], extra: Iterable[str] = ()) -> ProbeResult:
         golds = sum(i.gold is not None for i in items)
@@ -187,6 +202,9 @@ class _Ledger:
         lines.extend(extra)
         if self.raised:
             lines.append(f"{self.raised} step(s) raised (garbage_actions' finding; not paid here)")
+        if self.right_guesses:
+            lines.append(f"{len(self.right_guesses)} paid answer(s) the env's is_right_answer() takes as right, counted "
+                         f"at chance (a right guess), e.g. {self.right_guesses[0]}")
         if self.overpaid:
             worst = [line for _, _, line in sorted(self.overpaid, key=lambda o: -o[0])[:8]]
             families = {family for _, family, _ in self.overpaid}
@@ -218,7 +236,7 @@ class _Known:
     """What the probes learned of an env's items, kept for the next search probe on the same env."""
 
     items: dict[int, _Item] = field(default_factory=dict)
-    scouts: dict[int, list[str]] = field(default_factory=dict)
+    scouts: dict[int, tuple[str, list[str]]] = field(default_factory=dict)  # seed -> (question, golds)
 
 
 #: Per env object: the four search probes share an env in one audit, and gold and wrong rewards do not change.
@@ -253,17 +271,21 @@ def _items(s: Session, budget: SearchBudget) -> tuple[list[_Item], str | None]:
     return items, None
 
 
-def _scout_golds(s: Session, budget: SearchBudget) -> list[str]:
-    """Golds of the scouting episodes (never attacked): what a policy learns of the answer's format from examples."""
-    known, out = _known(s), []
+def _scout_golds(s: Session, budget: SearchBudget, attacked: Iterable[str] = ()) -> list[str]:
+    """Golds of the scouting episodes (never attacked): what a policy learns of the answer's format from examples.
+    A scouting episode that asks one of the ``attacked`` questions again (a small problem set repeats) is left out:
+    its gold is the attacked item's own."""
+    known, out, attacked = _known(s), [], set(attacked)
     for seed in _seeds(s, budget.items)[-_SCOUTS:]:
         if seed not in known.scouts:
             try:
-                golds, _, _, _ = s.gold_or_revealed(seed)
+                golds, _, obs, _ = s.gold_or_revealed(seed)
             except Exception:
-                golds = []
-            known.scouts[seed] = golds[:1]
-        out.extend(known.scouts[seed])
+                golds, obs = [], ""
+            known.scouts[seed] = (_question_text(obs), golds[:1])
+        question, golds = known.scouts[seed]
+        if question not in attacked:
+            out.extend(golds)
     return out
 
 
@@ -282,7 +304,7 @@ def _bounded(probe: Callable[[Session], ProbeResult]) -> Callable[[Session], Pro
 def _run(s: Session, what: str, per_item: Callable[[_Item, SearchBudget, random.Random], list[Candidate]],
          extra: Callable[[list[_Item]], list[str]] = lambda items: []) -> ProbeResult:
     budget = budget_for(s)
-    ledger = _Ledger(budget)  # the items' set-up counts against the probe's seconds too
+    ledger = _Ledger(budget, right_answer_check(s.env))  # the items' set-up counts against the probe's seconds too
     items, why = _items(s, budget)
     if why:
         return _not_run(why, ANSWER_HINT)
@@ -327,7 +349,7 @@ def _vocabulary(s: Session, questions: list[str], scouts: list[str]) -> Vocabula
 
 @_probe("alphabet_sprays", "I7 paid for the answer",
         "Answers over the answer's own alphabet, inferred from the question's format example, its named objects "
-        "and cells, and the golds of scouting items (never the item attacked): every sequence of one and two "
+        "and cells, and the golds of scouting items (never the item attacked, nor one asking its question): every sequence of one and two "
         "tokens, random sequences of 1, 4, 12, 40, 100 and 300 tokens, every token repeated, and long plans that try every "
         "call by every agent; and the scouting golds themselves, transplanted (as they are, two symbols swapped, one "
         "token changed), as a policy reuses answers paid on other items. None may earn more than chance on any item.")
@@ -337,10 +359,11 @@ def alphabet_sprays(s: Session) -> ProbeResult:
     seen: dict[int, str] = {}
 
     def candidates(item: _Item, budget: SearchBudget, rng: random.Random) -> list[Candidate]:
-        vocab = _vocabulary(s, [item.question], scouts)
+        others = _scout_golds(s, budget, [item.question])  # learned once per env: only the filter runs again
+        vocab = _vocabulary(s, [item.question], others)
         seen[item.seed] = vocab.describe()
         cap = answer_cap(s.env)
-        return round_robin(transplanted_answers(scouts, rng, cap) + alphabet_answers(vocab, rng, cap))
+        return round_robin(transplanted_answers(others, rng, cap) + alphabet_answers(vocab, rng, cap))
 
     return _run(s, "alphabet sprays", candidates,
                 lambda items: [f"alphabet of seed {seed}: {text}" for seed, text in list(seen.items())[:3]]
@@ -381,11 +404,11 @@ class _Arm:
 @_bounded
 def adaptive_search(s: Session) -> ProbeResult:
     budget = budget_for(s)
-    ledger = _Ledger(budget)
+    ledger = _Ledger(budget, right_answer_check(s.env))
     items, why = _items(s, budget)
     if why:
         return _not_run(why, ANSWER_HINT)
-    scouts = _scout_golds(s, budget)
+    scouts = _scout_golds(s, budget, [i.question for i in items])
     vocab = Vocabulary.infer([i.question for i in items], scouts)
     rng = random.Random(12345)
     cap = min(answer_cap(s.env), 4096)

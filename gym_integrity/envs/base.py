@@ -182,6 +182,12 @@ class AuditHooks(Protocol):
     the end as gold. ``isinstance(env.unwrapped, AuditHooks)`` is true when all
     three are there.
 
+    A fourth, optional and outside the protocol, serves tasks with many right
+    answers (any proper colouring, any valid conclusion):
+    ``is_right_answer(answer) -> bool``, the task's own rule for the current
+    episode. The search probes count a paid answer it takes as right at
+    chance (a guess that is right), not as pay for nothing, and say so.
+
     >>> class Toy:
     ...     def gold_answers(self): return ["42"]
     ...     def audit_answer_action(self, answer): return {"tool": "submit", "arguments": {"answer": answer}}

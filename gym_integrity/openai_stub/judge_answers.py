@@ -34,15 +34,34 @@ _WORD_RE = re.compile(r"[A-Za-z]{5,}")
 _TOKEN_RE = re.compile(r"\\?[A-Za-z]+|[0-9]+")
 
 
+#: The share of the statement's distinct tokens a proof must use to be about the problem: the shipped references
+#: use 31-60% of their own statement's, and another problem's proofs that the keywords paid used at most 20%.
+_ON_TOPIC = 0.25
+_TAGGED = re.compile(r"<(problem|reference_solution|marking_scheme|proof)>.*?</\1>", re.DOTALL | re.IGNORECASE)
+
+
+def _runs(text: str, n: int = 3) -> set[tuple[str, ...]]:
+    tokens = [t.lower() for t in _TOKEN_RE.findall(text)]
+    return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
+
+
 def stub_points(prompt: str) -> tuple[int, str]:
     """The stub's deterministic grade of a prompt built from our templates, and its (content-free) note.
 
     With a reference solution in the prompt (``v0``): the share of the
-    reference's distinct tokens (words, numbers, LaTeX commands) that the proof
-    uses, scaled to 0-7, so the reference itself earns 7. Without one (``v1``,
+    reference's distinct runs of three tokens (words, numbers, LaTeX commands)
+    that the proof uses, leaving out runs the problem statement has, scaled to
+    0-7, so the reference itself earns 7. Runs, not single tokens: another
+    problem's proof shares a third to a half of the shipped references' words
+    but at most a ninth of their runs, and an echo of the statement shares
+    none, so neither is paid. Without one (``v1``,
     ``v2``): the share of the marking scheme's keywords (words of 5+ letters
-    not in the problem statement) that the proof uses. A proof under 5 words
-    earns 0. The note gives counts only, never words.
+    not in the problem statement nor in the prompt's own instructions) that
+    the proof uses. A proof under 5 words
+    earns 0, and so does one that uses under a quarter of the statement's
+    distinct tokens (``_ON_TOPIC``): it is not about this problem, though it
+    may share the scheme's keywords (another problem's pigeonhole proof). The
+    note gives counts only, never words.
 
     >>> stub_points("<reference_solution>a b c d e</reference_solution><proof>a b c d e</proof>")[0]
     7
@@ -55,16 +74,22 @@ def stub_points(prompt: str) -> tuple[int, str]:
         return 0, "the proof is under 5 words"
     reference = last_tag_body(prompt, "reference_solution", ignore_case=True)
     if reference and reference.strip():
-        wanted = {t.lower() for t in _TOKEN_RE.findall(reference)}
-        used = wanted & {t.lower() for t in _TOKEN_RE.findall(proof)}
-        kind = "reference-solution tokens"
+        wanted = _runs(reference) - _runs(last_tag_body(prompt, "problem", ignore_case=True) or "")
+        used = wanted & _runs(proof)
+        kind = "reference-solution token runs"
     else:
-        stated = {w.lower() for w in _WORD_RE.findall(last_tag_body(prompt, "problem", ignore_case=True) or "")}
+        # Words of the statement or of the grader's own instructions (outside the tags) are not the scheme's: an
+        # echo of the question and its instructions ("a complete, rigorous proof") has them.
+        stated = {w.lower() for w in _WORD_RE.findall((last_tag_body(prompt, "problem", ignore_case=True) or "")
+                                                      + " " + _TAGGED.sub(" ", prompt))}
         wanted = {w.lower() for w in _WORD_RE.findall(last_tag_body(prompt, "marking_scheme", ignore_case=True) or "")} - stated
         used = wanted & {w.lower() for w in _WORD_RE.findall(proof)}
         kind = "marking-scheme keywords"
     if not wanted:
         return min(7, len(proof.split()) // 40), "nothing to compare with; graded by length"
+    statement = {t.lower() for t in _TOKEN_RE.findall(last_tag_body(prompt, "problem", ignore_case=True) or "")}
+    if statement and len(statement & {t.lower() for t in _TOKEN_RE.findall(proof)}) < _ON_TOPIC * len(statement):
+        return 0, "the proof is not about this problem (it uses under a quarter of the statement's tokens)"
     points = min(7, 7 * len(used) // len(wanted))  # floor: only a full match earns 7
     return points, f"the proof uses {len(used)} of {len(wanted)} {kind}"
 

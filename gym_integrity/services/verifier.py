@@ -327,19 +327,19 @@ class VerifierService:
         answer, failure = check_boxed(text, self.config.max_answer_chars)
         if failure is not None:
             self._count(tallies, "extraction_failures")
-            return VerifyOutcome(failure, self._metrics(tallies[-1], 0.0, False))
+            return VerifyOutcome(failure, self.outcome_metrics(tallies[-1], 0.0, False))
         reason = refusal(answer)  # a tower, a huge factorial, deep nesting: graded unrun, no worker held
         if reason is not None:
             self._count(tallies, "refused")
             return VerifyOutcome(Grade(Verdict.TIMEOUT, 0.0, no_verdict=False,
                                        cause=f"the answer was refused unrun: {reason}"),
-                                 self._metrics(tallies[-1], 0.0, False))
+                                 self.outcome_metrics(tallies[-1], 0.0, False))
         budget = self._budget(deadline_s)
         start = time.monotonic()
         self._count(tallies, "requests")
         outcome = self._pool.run(self._payload(answer, gold, problem_id), run_timeout_s=budget)
         grade, hit = self._record(tallies, outcome, problem_id, budget, time.monotonic() - start)
-        return VerifyOutcome(grade, self._metrics(tallies[-1], time.monotonic() - start, hit))
+        return VerifyOutcome(grade, self.outcome_metrics(tallies[-1], time.monotonic() - start, hit))
 
     def submit(self, answer: str, gold: str, *, problem_id: str, deadline_s: float | None = None,
                tally: VerifierTally | None = None) -> concurrent.futures.Future:
@@ -403,11 +403,13 @@ class VerifierService:
         return self._tally.metrics()
 
     @staticmethod
-    def _metrics(tally: VerifierTally, latency: float, cache_hit: bool) -> dict[str, float]:
+    def outcome_metrics(tally: VerifierTally, latency: float, cache_hit: bool) -> dict[str, float]:
+        """A step's verifier metrics: the tally's counters, this request's latency and whether the cache served it."""
         out = tally.metrics()
         out["verifier/latency_s"] = float(latency)
         out["verifier/cache_hit"] = 1.0 if cache_hit else 0.0
         return out
+
 
 #: One service per config per process; a forked child starts without any (:class:`~gym_integrity.workers.ProcessCache`).
 _SERVICES: ProcessCache[tuple[VerifierConfig, str], VerifierService] = ProcessCache("verifier services")

@@ -53,6 +53,18 @@ def test_answers_transplanted_from_scouting_items_are_caught_on_a_grader_paying_
     assert row.evidence[0].startswith("transplant: ") and "-> reward 1" in row.evidence[0], row.evidence[0]
 
 
+def test_a_right_guess_the_env_names_is_chance_and_a_partial_credit_is_still_caught():
+    """With the optional is_right_answer hook a proper colouring found by transplanting is chance (counted apart in
+    the evidence); the hook never excuses an answer it does not take as right."""
+    named = check_integrity(search_toys.ColouringRightGuessesNamed, probes=["alphabet_sprays"])
+    [row] = named.results
+    assert row.status is Status.PASSED, row.evidence[:3]
+    assert any("is_right_answer() takes as right" in line for line in row.evidence), row.evidence
+    partial = check_integrity(search_toys.ColouringPartialCredit, probes=["alphabet_sprays"])
+    [row] = partial.results
+    assert row.status is Status.FAILED and "-> reward 0." in row.evidence[0], row.evidence[0]
+
+
 def test_transplants_are_the_scouting_golds_then_their_mutations():
     golds = ['{"0": 1, "1": 1, "2": 2}', '{"a": 3}', "LDUR"]
     answers = transplanted_answers(golds, random.Random(0), 4096)

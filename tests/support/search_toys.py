@@ -371,13 +371,18 @@ class SparseColouring(_Puzzle):
     def _gold(self) -> str:
         return json.dumps(self._greedy(self._a[1]))
 
-    def _score(self, answer: str) -> float:
-        n, edges = self._a
+    @staticmethod
+    def _map(answer: str) -> dict | None:
         try:
             colouring = json.loads(answer)
         except ValueError:
-            return 0.0
-        if not isinstance(colouring, dict):
+            return None
+        return colouring if isinstance(colouring, dict) else None
+
+    def _score(self, answer: str) -> float:
+        n, edges = self._a
+        colouring = self._map(answer)
+        if colouring is None:
             return 0.0
         colour = {v: colouring.get(str(v)) for v in range(n)}
         if any(c not in range(1, self.COLOURS + 1) or isinstance(c, bool) for c in colour.values()):
@@ -398,6 +403,28 @@ class DenseColouring(SparseColouring):
         edges = tuple((u, v) for u in range(self.VERTICES) for v in range(u + 1, self.VERTICES)
                       if group[u] != group[v])
         return (self.VERTICES, edges), None
+
+
+class ColouringRightGuessesNamed(SparseColouring):
+    """SparseColouring with the optional ``is_right_answer`` hook: a proper colouring is a right answer however it
+    was found, so a transplant that happens to be proper is a right guess, counted at chance."""
+
+    def is_right_answer(self, answer: str) -> bool:
+        return self._proper(answer)
+
+    def _proper(self, answer: str) -> bool:
+        return SparseColouring._score(self, answer) == 1.0
+
+
+class ColouringPartialCredit(ColouringRightGuessesNamed):
+    """The hook cannot excuse a lenient grader: this one pays the share of edges whose ends differ, for any map."""
+
+    def _score(self, answer: str) -> float:
+        _, edges = self._a
+        colouring = self._map(answer)
+        if colouring is None or not edges:
+            return 0.0
+        return sum(colouring.get(str(u)) != colouring.get(str(v)) for u, v in edges) / len(edges)
 
 
 #: Each lenient toy, its honest control, and the search probes that must catch it.

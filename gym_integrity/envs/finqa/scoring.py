@@ -12,7 +12,8 @@ Tolerant mode (``"tolerance"``), what a submitted answer may look like:
   correct for two different gold values (``"0.5"`` for ``"50%"`` and ``"0.5%"``);
 * ``(1,204)`` is negative, ``745/1251`` is a fraction, the unicode minus works;
 * a match needs relative error <= 1% **and** absolute difference <= 1.0
-  (a zero gold needs ``|pred| < 0.001``);
+  (a zero gold needs ``|pred| < 0.001``); a gold that is a year (``2023``)
+  needs the year itself, since 2024 is within both of 2023;
 * several values (gold with several ``\boxed{}``, or split on ``,``/``;``)
   must all match, in order; ``2023: 5.1%, 2024: 6%`` style values match by year;
 * non-numeric gold answers compare as normalised text.
@@ -83,6 +84,8 @@ _NUMBER = re.compile(
 )
 _YEAR_KEY = re.compile(r"^\s*(?:fy\s*|fiscal\s+(?:year\s+)?|in\s+)?((?:19|20)\d{2})\s*(?::|=|-|\u2013)\s*(.+)$",
                        re.IGNORECASE | re.DOTALL)
+#: A gold that is a year (which year had the highest margin?): matched exactly, never within the tolerance.
+_YEAR = re.compile(r"(?:fy\s*)?(?:19|20)\d{2}", re.IGNORECASE)
 # Split several values on ';' or on ',' unless the comma is a thousands separator
 # (followed by exactly three digits and then a non-digit or the end).
 _SPLIT = re.compile(r";|,(?!\d{3}(?:[^\d]|$))")
@@ -211,6 +214,8 @@ def values_match(pred: str, gold: str, rel_tol: float = 0.01, abs_tol: float = 1
     (True, False, False)
     >>> values_match("12.5%", "12.5"), values_match("0.125", "12.5%"), values_match("12.5%", "0.125")
     (False, True, True)
+    >>> values_match("2024", "2023"), values_match("2023", "2023"), values_match("2023.4", "2023")
+    (False, True, False)
     """
     gold_num, pred_num = _single_number(gold), _single_number(pred)
     if gold_num is None:
@@ -218,6 +223,8 @@ def values_match(pred: str, gold: str, rel_tol: float = 0.01, abs_tol: float = 1
     if pred_num is None:
         return False
     (g, g_pct), (p, p_pct) = gold_num, pred_num
+    if _YEAR.fullmatch(_clean(gold)):  # a year is a name, not a measure: 2024 within 1% of 2023 is another year
+        return not p_pct and p == g
     # '%' means per hundred on either side, and only that: a second reading (dropping it) paid "12480%" for
     # 12,480 and made "0.5" correct for both "50%" and "0.5%".
     return _numbers_match(p / 100.0 if p_pct else p, g / 100.0 if g_pct else g, rel_tol, abs_tol)

@@ -65,7 +65,7 @@ TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
                "query": {"type": "string", "description": "One SELECT statement over the table named in table_name."}},
               ["company_name", "table_name", "query"]),
     _function("submit_answer",
-              "Submit the final answer and end the episode. Give the number (e.g. '12.5%', '-1,204', '0.382'), "
+              "Submit the final answer and end the episode. Give the number (e.g. '12.5%', '-3,075', '0.125'), "
               "several values separated by ',' or ';', or year-keyed values like '2023: 5.1%, 2024: 6.0%'.",
               {"answer": {"type": "string", "description": "The final answer; \\boxed{...} is accepted."}},
               ["answer"]),

@@ -42,7 +42,7 @@ from typing import Iterable
 from gym_integrity.extract import braced_group
 from gym_integrity.workers import ProcessCache
 
-__all__ = ["without_percent", "GOLD_READ_BUDGET_S", "MAX_GOLD_CHARS", "MAX_PLAIN_DEPTH", "boxed_contents", "distinct_boxed",
+__all__ = ["without_percent", "not_an_answer", "GOLD_READ_BUDGET_S", "MAX_GOLD_CHARS", "MAX_PLAIN_DEPTH", "boxed_contents", "distinct_boxed",
            "is_plain_math", "plain_words", "check_golds", "read_gold", "warm"]
 
 #: A gold longer than this is not read (the verifier caps answers at 1024 characters too).
@@ -73,6 +73,53 @@ def without_percent(text: str) -> str:
     ('\\boxed{1170}', '25', '\\frac{1}{2}')
     """
     return _PERCENT.sub("", text)
+
+
+# ----------------------------------------------------------------------------- answers that restate the question
+
+#: Operators that pose a computation (math_verify evaluates them: ``\lim_{x\to 0}\frac{\sin 2x}{x}`` equals 2).
+_POSING = re.compile(r"\\(?:i+nt|oint|lim|sum|prod|partial)(?![A-Za-z])|\\frac\{d\}\{d|\\mathrm\{d\}")
+_MATH_SPAN = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
+_SPACING = re.compile(r"\s+|\\[,;:! ]|\\(?:left|right)(?![A-Za-z])|[.,;:]+$")
+#: Something to compute in a span of 4+ characters: an operator or a command (``-1``, ``x^2`` or ``\pi`` in the
+#: statement may well be, or be inside, the answer).
+_COMPUTES = re.compile(r"[-+*/^=]|\\[A-Za-z]+")
+#: Two numbers side by side: math_verify reads ``3 7`` as 10 (as if a mixed number) and ``1 000`` as 0.
+_JUXTAPOSED = re.compile(r"\d\s+\d")
+
+
+def _squeezed(text: str) -> str:
+    return _SPACING.sub("", text.strip())
+
+
+def not_an_answer(answer: str, gold: str, statement: str) -> str | None:
+    r"""Why a boxed ``answer`` is wrong whatever value math_verify gives it, or None. QEDMath pays a final value:
+
+    * an answer that holds an integral, limit, sum, product or derivative poses a computation (the gold holds
+      none): math_verify evaluates ``\int_0^{\pi} x \sin x \, dx`` to the gold ``\pi``, so the question itself,
+      echoed, was paid;
+    * an answer that contains an expression the statement writes (a math span with an operator, not in the gold)
+      restates the question (``2^{10} - 24`` for "Compute $2^{10} - 24$");
+    * numbers written side by side are not one number (``3 7`` was read as 10; ``3 rac{1}{2}`` stays 7/2).
+
+    >>> not_an_answer(r"\int_0^{\pi} x \sin x \, dx", r"\pi", r"Evaluate $\int_0^{\pi} x \sin x \, dx$.")
+    'it poses a computation (an integral, limit, sum, product or derivative) instead of its value'
+    >>> not_an_answer("2^{10}-24", "1000", "Compute $2^{10} - 24$."), not_an_answer("3 7", "10", "x")
+    ('it restates an expression of the question', 'it writes numbers side by side (3 7), which is not one number')
+    >>> not_an_answer(r"rac{7}{2}", r"rac{7}{2}", r"Solve $2x = 7$."), not_an_answer(r"3 rac{1}{2}", "3.5", "")
+    (None, None)
+    """
+    if _POSING.search(answer) and not _POSING.search(gold):
+        return "it poses a computation (an integral, limit, sum, product or derivative) instead of its value"
+    squeezed, gold_squeezed = _squeezed(answer), _squeezed(gold)
+    for match in _MATH_SPAN.finditer(statement):
+        span = _squeezed(next(group for group in match.groups() if group is not None))
+        if len(span) >= 4 and _COMPUTES.search(span) and span in squeezed and span not in gold_squeezed:
+            return "it restates an expression of the question"
+    juxtaposed = _JUXTAPOSED.search(answer)
+    if juxtaposed and not _JUXTAPOSED.search(gold):
+        return f"it writes numbers side by side ({juxtaposed.group()}), which is not one number"
+    return None
 
 
 # ----------------------------------------------------------------------------- boxed answers of a reference

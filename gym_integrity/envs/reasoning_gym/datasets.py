@@ -91,16 +91,35 @@ def load_dataset(key: str) -> Any:
     return _GENERATORS.get_or_create(key, lambda: _build_dataset(key))
 
 
+#: reasoning-gym modules whose scoring prints: tower_of_hanoi echoes an illegal move, the answer's own text (ANSI
+#: escapes and all), into the trainer's output. Their module-level ``print`` is a no-op (per module: thread-safe,
+#: unlike redirecting ``sys.stdout``).
+_PRINTING_SCORERS = ("reasoning_gym.games.tower_of_hanoi", "reasoning_gym.games.contrib.sokoban.src.game")
+
+
+def _discard(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
 def _build_dataset(key: str) -> Any:
+    import sys
+
     import reasoning_gym
     from reasoning_gym.composite import CompositeConfig, CompositeDataset, DatasetSpec
 
     spec = json.loads(key)
     if spec["composite"] is None:
-        return reasoning_gym.create_dataset(spec["dataset"], **{**spec["dataset_config"], "size": spec["size"],
-                                                                "seed": spec["seed"]})
-    datasets = [DatasetSpec(name=s["name"], weight=float(s["weight"]), config=s["config"]) for s in spec["composite"]]
-    return CompositeDataset(CompositeConfig(size=spec["size"], seed=spec["seed"], datasets=datasets))
+        dataset = reasoning_gym.create_dataset(spec["dataset"], **{**spec["dataset_config"], "size": spec["size"],
+                                                                   "seed": spec["seed"]})
+    else:
+        datasets = [DatasetSpec(name=s["name"], weight=float(s["weight"]), config=s["config"])
+                    for s in spec["composite"]]
+        dataset = CompositeDataset(CompositeConfig(size=spec["size"], seed=spec["seed"], datasets=datasets))
+    for name in _PRINTING_SCORERS:
+        module = sys.modules.get(name)
+        if module is not None:
+            module.print = _discard  # type: ignore[attr-defined]
+    return dataset
 
 
 def member(dataset: Any, source: str) -> Any:

@@ -12,7 +12,7 @@ from gym_integrity.envs.reasoning_gym.config import ReasoningGymConfig
 from gym_integrity.envs.reasoning_gym.datasets import ItemCache, dataset_key, load_dataset
 from gym_integrity.envs.reasoning_gym.policy import policy_for
 from gym_integrity.envs.reasoning_gym.scoring import Grader
-from gym_integrity.envs.reasoning_gym.solvers import solve
+from gym_integrity.envs.reasoning_gym.solvers import is_right_answer, solve
 from gym_integrity.extract import extract_answer
 from gym_integrity.infotree import copy_tree
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, Verdict, grade_info, split_trainer_action
@@ -284,6 +284,11 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
         if answer is None:
             answer = solve(self._source, self._item)
         return [] if answer is None else [str(answer)]
+
+    def is_right_answer(self, answer: str) -> bool:
+        """Whether the current item's dataset rule takes ``answer`` as right, for items with many right answers
+        (``solvers.RIGHT_ANSWER_CHECKS``): the privileged auditor's hook for chance, not an agent channel."""
+        return self._item is not None and is_right_answer(self._source, self._item, answer)
 
     def render_text(self) -> str:
         return "" if self._item is None else self._question() + ("\n\n" + self._last_note if self._last_note else "")

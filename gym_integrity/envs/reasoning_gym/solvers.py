@@ -8,6 +8,12 @@ asks ``SOLVERS[dataset](item)`` for one. A solver reads the item's metadata
 None when it finds nothing within its bound. Each answer is written in the
 notation the task's scorer reads and the strict policy pays
 (``tests/envs/reasoning_gym/test_solvers.py`` checks hundreds of items each).
+
+Where many answers are right, ``RIGHT_ANSWER_CHECKS[dataset](answer, item)``
+tells a right answer from a wrong one by the task's rule, for the audit's
+chance (``ReasoningGymEnv.is_right_answer``): a random colouring that happens
+to be proper, or a literal the premises entail, is a right answer found by
+guessing, not pay for nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from typing import Any, Callable, Mapping
 
 from gym_integrity.envs.reasoning_gym import propositions
 
-__all__ = ["SOLVERS", "Solver", "solve"]
+__all__ = ["SOLVERS", "Solver", "solve", "RIGHT_ANSWER_CHECKS", "is_right_answer"]
 
 Solver = Callable[[Mapping[str, Any]], "str | None"]
 
@@ -163,6 +169,35 @@ SOLVERS: dict[str, Solver] = {
     "rubiks_cube": rubiks_cube,
     "rush_hour": rush_hour,
 }
+
+
+def proper_colouring(answer: str, item: Mapping[str, Any]) -> bool:
+    """Whether ``answer`` is a JSON map giving every vertex (by its number, as a string) one of the offered colours,
+    no edge inside one colour, and nothing else: the task's rule, written apart from its scorer."""
+    puzzle = item["metadata"]["puzzle"]
+    try:
+        colouring = json.loads(answer)
+    except ValueError:
+        return False
+    if not isinstance(colouring, dict) or set(colouring) != {str(v) for v in puzzle["vertices"]}:
+        return False
+    colours = set(puzzle["color_options"])
+    if not all(type(c) is int and c in colours for c in colouring.values()):
+        return False
+    return all(colouring[str(u)] != colouring[str(v)] for u, v in puzzle["edges"])
+
+
+#: The task's rule per dataset whose items have many right answers: ``check(answer, item)``.
+RIGHT_ANSWER_CHECKS: dict[str, Callable[[str, Mapping[str, Any]], bool]] = {
+    "graph_color": proper_colouring,
+    "propositional_logic": propositions.concludes,
+}
+
+
+def is_right_answer(dataset: str, item: Mapping[str, Any], answer: str) -> bool:
+    """Whether the dataset's own rule (``RIGHT_ANSWER_CHECKS``) takes ``answer`` as right; False without one."""
+    check = RIGHT_ANSWER_CHECKS.get(dataset)
+    return check is not None and check(answer, item)
 
 
 def solve(dataset: str, item: Mapping[str, Any]) -> str | None:

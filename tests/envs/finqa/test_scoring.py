@@ -176,3 +176,29 @@ def test_a_percent_of_the_gold_number_is_not_the_gold():
     assert score(r"\boxed{12480\%}", "12,480") == 0.0
     assert score("12480%", "124.8") == 1.0                 # per hundred: the same value
     assert score("38.2%", "0.382") == 1.0 and score("0.382", "38.2%") == 1.0
+
+
+def test_a_year_gold_needs_that_year():
+    """2024 is within 1% and 1.0 of 2023, but it is another year: "which year" questions were paid for neighbours."""
+    assert score_answer("2023", "2023").score == 1.0
+    assert [score_answer(a, "2023").score for a in ("2022", "2024", "2023.4", "2023%")] == [0.0] * 4
+
+
+def test_no_example_in_the_tool_schemas_is_a_shipped_gold():
+    """The submit tool's format examples are shown to every agent: one was fq002's gold (0.382 for 38.2%) and one
+    fq029's (-1,204), so echoing the instructions was paid. Years aside (a "which year" gold is one of the table's
+    columns either way), no number they show may score on any shipped question."""
+    import json
+    import re
+
+    import gymnasium as gym
+
+    env = gym.make("FinQA-v0")
+    raw = env.unwrapped
+    shown = set(re.findall(r"-?\$?\(?\d[\d,]*(?:\.\d+)?%?\)?", json.dumps(raw.tools))) - {"2023", "2024"}
+    paid = []
+    for index in range(raw.num_items):
+        _, info = env.reset(options={"index": index})
+        paid += [(info["problem_id"], n) for n in shown if score_answer(n, raw.gold_answers()[0]).score > 0]
+    env.close()
+    assert shown and not paid, paid

@@ -437,3 +437,33 @@ def test_a_percent_gold_pays_its_number_not_a_hundredth_of_it(tmp_path):
         env.close()
     assert paid == {r"\boxed{25\%}": 1.0, r"\boxed{25}": 1.0, r"\boxed{25 \%}": 1.0, r"\boxed{0.25}": 0.0,
                     r"\boxed{2500\%}": 0.0}
+
+
+def test_the_question_restated_is_not_an_answer(tmp_path):
+    """math_verify evaluates what a question poses: the integral, limit or sum of the statement, boxed, equalled the
+    gold, and the deep audit's echo found it. Restated, posed or juxtaposed, it is incorrect; the gold is paid."""
+    rows = [("int", r"Evaluate $\int_0^{\pi} x \sin x \, dx$.", r"\pi", r"\int_0^{\pi} x \sin x \, dx"),
+            ("lim", r"Find $\lim_{x \to 0} \frac{\sin 2x}{x}$.", "2", r"\lim_{x\to 0}\frac{\sin 2x}{x}"),
+            ("sum", r"Compute $\sum_{k=1}^{10} k$.", "55", r"\sum_{k=1}^{10} k"),
+            ("arith", r"Compute $2^{10} - 24$.", "1000", "2^{10}-24"),
+            ("juxt", "What is 3 plus 7?", "10", "3 7")]
+    path = tmp_path / "posed.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "task": task, "answer": gold}) + "\n" for i, task, gold, _ in rows))
+    env = make(dataset=str(path))
+    for problem_id, _, gold, echo in rows:
+        env.reset(options={"problem_id": problem_id})
+        _, reward, _, _, info = env.step(rf"\boxed{{{echo}}}")
+        assert (reward, info["verdict"]) == (0.0, "incorrect"), (problem_id, info)
+        env.reset(options={"problem_id": problem_id})
+        assert env.step(rf"\boxed{{{gold}}}")[1] == 1.0, problem_id
+    env.close()
+
+
+def test_every_builtin_gold_is_a_final_answer():
+    """The rule that refuses restated questions leaves every shipped answer problem's gold alone."""
+    from gym_integrity.envs.qed_math.golds import not_an_answer
+    from gym_integrity.envs.qed_math.problems import load_problems
+
+    problems = [p for p in load_problems(None, None).problems if p.grader == "verifier"]
+    assert problems and not [(p.problem_id, not_an_answer(p.gold_answer, p.gold_answer, p.problem))
+                             for p in problems if not_an_answer(p.gold_answer, p.gold_answer, p.problem)]

@@ -382,3 +382,14 @@ def test_every_dataset_has_a_reviewed_policy():
         assert policy_for("leg_counting").strict == "exact"
     finally:
         POLICIES.update(saved)
+
+
+def test_an_answer_never_reaches_the_trainers_output(capfd):
+    """tower_of_hanoi's scorer prints an illegal move, the answer's own text: nothing of it may reach stdout."""
+    env = gym.make("ReasoningGym-v0", dataset="tower_of_hanoi")
+    env.reset(seed=0)
+    capfd.readouterr()
+    _, reward, *_ = env.step("<answer>Move disk 1 from Peg 9 to Peg 1\n\x1b[31mINJECTED</answer>")
+    env.close()
+    out, err = capfd.readouterr()
+    assert reward == 0.0 and "INJECTED" not in out + err and "Peg 9" not in out + err, (out, err)

@@ -13,6 +13,9 @@ the probes themselves, with the adaptive search too. Items with no single
 answer get their gold from the dataset's solver (``gold_answers()``), so chance
 is the solver's answer's reward there too, and every dataset has a gold the
 grader pays on the audit's seeds (its gold-needing probes run on all of them).
+Where many answers are right (graph_color, propositional_logic), an answer the
+dataset's own rule takes as right (``is_right_answer``) is a right guess, at
+chance.
 
 ``STILL_PAID`` lists the datasets whose scorers the search probes catch today,
 each with what pays; they are strict xfails, so each one fixed must leave the
@@ -62,7 +65,7 @@ def _paid_for_nothing(name: str) -> list[tuple[int, str, str, float, float]]:
         for attack in item_attacks(question, scouts, answer_cap(raw), per_family, seed=index):
             reward = raw.step(f"<answer>{attack.text}</answer>")[1]
             chance = chance_of(attack.text, gold, gold_reward, wrong_reward)
-            if reward > chance + 1e-9:
+            if reward > chance + 1e-9 and not raw.is_right_answer(attack.text):  # a right guess is chance
                 paid.append((index, attack.family, attack.text[:60], reward, chance))
     env.close()
     return paid
