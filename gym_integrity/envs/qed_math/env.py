@@ -164,7 +164,10 @@ class QEDMathEnv(TextEnv):
         if "problem_id" in options:
             problem_id = check_str("QEDMathEnv.reset options['problem_id']", options["problem_id"])
             if problem_id not in self._problems.by_id:
-                raise ValueError(f"QEDMathEnv.reset options['problem_id']: unknown problem id {problem_id!r} "
+                kind = self._problems.left_out.get(problem_id)
+                why = (f"{problem_id!r} is a {kind} problem, left out by problem_types="
+                       f"{list(self.config.problem_types or ())}" if kind else f"unknown problem id {problem_id!r}")
+                raise ValueError(f"QEDMathEnv.reset options['problem_id']: {why} "
                                  f"({len(self._problems)} problems loaded; see env.unwrapped.problem_ids)")
             index = self._problems.by_id[problem_id]
         else:

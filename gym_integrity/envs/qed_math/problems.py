@@ -51,7 +51,7 @@ import os
 import re
 import sys
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -460,6 +460,8 @@ class ProblemSet:
 
     problems: tuple[Problem, ...]
     by_id: Mapping[str, int]
+    #: Ids the ``problem_types`` filter left out, with their type (for a reset that asks for one by id).
+    left_out: Mapping[str, str] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.problems)
@@ -478,9 +480,11 @@ def load_problems(dataset: Any, problem_types: Sequence[str] | None = None) -> P
         raise ValueError("QEDMathConfig.dataset: an empty list has no problems")
     problems: list[Problem] = []
     by_id: dict[str, int] = {}
+    left_out: dict[str, str] = {}
     for source in sources:
         for problem in _load_one(source):
             if problem_types is not None and problem.problem_type not in problem_types:
+                left_out.setdefault(problem.problem_id, problem.problem_type)
                 continue
             if problem.problem_id in by_id:
                 warnings.warn(f"QEDMath: problem_id {problem.problem_id!r} from {problem.dataset_source} "
@@ -490,4 +494,4 @@ def load_problems(dataset: Any, problem_types: Sequence[str] | None = None) -> P
             problems.append(problem)
     if not problems:
         raise ValueError(f"QEDMathConfig: no problem of type(s) {list(problem_types or PROBLEM_TYPES)} in the dataset")
-    return ProblemSet(tuple(problems), by_id)
+    return ProblemSet(tuple(problems), by_id, {k: v for k, v in left_out.items() if k not in by_id})
