@@ -8,6 +8,7 @@ from typing import Any
 import gymnasium as gym
 
 from gym_integrity.checks import check_str
+from gym_integrity.datacheck import user_stacklevel
 from gym_integrity.envs.base import TextEnv
 from gym_integrity.envs.qed_math.config import QEDMathConfig
 from gym_integrity.envs.qed_math.golds import without_percent
@@ -369,4 +370,4 @@ def _warn_once_without_judge(judge: Any) -> None:
     _WARNED_CAUSES.add(cause)
     warnings.warn(f"QEDMath-v0 draws proof problems but {cause}. Every proof will be a no-verdict (reward 0.0). "
                   "To draw only what math_verify grades: problem_types=['answer'].",
-                  JudgeNotConfiguredWarning, stacklevel=3)
+                  JudgeNotConfiguredWarning, stacklevel=user_stacklevel())

@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from gym_integrity.checks import is_int
-from gym_integrity.datacheck import DataReport, DataWarning, RowProblem
+from gym_integrity.datacheck import DataReport, DataWarning, RowProblem, user_stacklevel
 from gym_integrity.envs.qed_math.golds import boxed_contents, check_golds, distinct_boxed
 from gym_integrity.extract import last_boxed
 from gym_integrity.workers import ProcessCache
@@ -447,7 +447,7 @@ def _load_one(source: Any) -> tuple[Problem, ...]:
     if cached is not None:
         return cached
     name, problems, report = _scan(source)
-    report.warn(stacklevel=3)  # points at load_problems' caller
+    report.warn(stacklevel=user_stacklevel())  # points at the user's line
     if not problems:
         raise ValueError(f"QEDMathConfig.dataset: {name} has no usable problem row ({report.summary()}); "
                          "`gym-integrity check-data qed SOURCE` lists every skipped row")
@@ -488,7 +488,7 @@ def load_problems(dataset: Any, problem_types: Sequence[str] | None = None) -> P
                 continue
             if problem.problem_id in by_id:
                 warnings.warn(f"QEDMath: problem_id {problem.problem_id!r} from {problem.dataset_source} "
-                              "repeats an earlier source's; skipped", DataWarning, stacklevel=3)
+                              "repeats an earlier source's; skipped", DataWarning, stacklevel=user_stacklevel())
                 continue
             by_id[problem.problem_id] = len(problems)
             problems.append(problem)

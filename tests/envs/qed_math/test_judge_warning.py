@@ -37,3 +37,11 @@ def test_no_judge_warns_once_per_cause_at_make(fresh):
 def test_a_configured_judge_or_no_proofs_is_silent(fresh):
     assert _made(problem_types=["answer"]) == []
     assert _made(judge={"base_url": "http://127.0.0.1:9/v1", "model": "m"}) == []
+
+
+def test_the_warning_points_at_the_users_line_not_gymnasiums(fresh):
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        gym.make("QEDMath-v0").close()
+    [warning] = [w for w in record if issubclass(w.category, qed_env.JudgeNotConfiguredWarning)]
+    assert warning.filename == __file__
