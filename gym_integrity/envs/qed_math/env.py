@@ -137,7 +137,8 @@ class QEDMathEnv(TextEnv):
         graders = {p.grader for p in self._problems.problems}  # a bad judge option already failed in validate()
         self._uses_verifier = "verifier" in graders
         if "judge" in graders:
-            _warn_once_without_judge(self.config.judge_config())
+            kinds = sorted({p.problem_type for p in self._problems.problems if p.grader == "judge"})
+            _warn_once_without_judge(self.config.judge_config(), kinds)
         self._verifier: VerifierService | None = None
         self._verifier_tally = VerifierTally()  # this env's own requests: its metrics count no other env's
         if self._uses_verifier:
@@ -352,9 +353,11 @@ class JudgeNotConfiguredWarning(UserWarning):
 
 
 _WARNED_CAUSES: set[str] = set()
+_JUDGED = {("multi_step",): "multi_step problems with grading guidelines",
+           ("multi_step", "proof"): "proofs, and multi_step problems with grading guidelines"}
 
 
-def _warn_once_without_judge(judge: Any) -> None:
+def _warn_once_without_judge(judge: Any, kinds: list[str]) -> None:
     """Warn once per process and cause when proofs can be drawn but nothing can grade them.
 
     Without it the first sign is at step time: every proof a zero-reward no-verdict.
@@ -368,6 +371,7 @@ def _warn_once_without_judge(judge: Any) -> None:
     if cause in _WARNED_CAUSES:
         return
     _WARNED_CAUSES.add(cause)
-    warnings.warn(f"QEDMath-v0 draws proof problems but {cause}. Every proof will be a no-verdict (reward 0.0). "
+    what = "proof problems" if kinds == ["proof"] else f"problems the judge grades ({_JUDGED[tuple(kinds)]})"
+    warnings.warn(f"QEDMath-v0 draws {what} but {cause}. Every one will be a no-verdict (reward 0.0). "
                   "To draw only what math_verify grades: problem_types=['answer'].",
                   JudgeNotConfiguredWarning, stacklevel=user_stacklevel())
