@@ -65,10 +65,10 @@ def _cmd_play(args: argparse.Namespace, stream: TextIO | None = None) -> int:
 
     stream = stream or sys.stdin
     console = Console()
-    env_kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
-    if not isinstance(env_kwargs, dict):
-        raise SystemExit("--env-kwargs must be a JSON object")
-    env = gym.make(args.id, **env_kwargs)
+    try:
+        env = gym.make(args.id, **(args.env_kwargs or {}))
+    except (gym.error.Error, TypeError, ValueError) as exc:  # an unknown id, a bad option: a usage error
+        args.parser.error(str(exc))  # exits 2
     try:
         obs, info = env.reset(seed=args.seed)
         console.print(Panel(obs, title=f"{args.id}  {info.get('problem_id', '')}", border_style="cyan"))
@@ -234,8 +234,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_play = sub.add_parser("play", help="play one episode of an env by hand in the terminal")
     p_play.add_argument("id", help="a registered id, e.g. ReasoningGym-v0")
     p_play.add_argument("--seed", type=int, default=None, help="reset seed (picks the problem)")
-    p_play.add_argument("--env-kwargs", default=None, help='JSON object passed to gym.make, e.g. \'{"dataset": "basic_arithmetic"}\'')
-    p_play.set_defaults(run=_cmd_play)
+    p_play.add_argument("--env-kwargs", type=json_object_arg, default=None,
+                        help='JSON object passed to gym.make, e.g. \'{"dataset": "basic_arithmetic"}\'')
+    p_play.set_defaults(run=_cmd_play, parser=p_play)
 
     from gym_integrity.audit import cli as audit_cli  # light: the audit imports what it needs when it runs
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from gym_integrity.exceptions import RowProblem  # re-exported: the loaders raise it from here
 
-__all__ = ["DataWarning", "RowProblem", "SkippedRow", "DataReport", "REASONS", "MAX_ROW_WARNINGS"]
+__all__ = ["DataWarning", "RowProblem", "SkippedRow", "DataReport", "REASONS", "MAX_ROW_WARNINGS", "user_stacklevel"]
 
 #: Skipped rows warned one by one per source; the rest get one summary warning.
 MAX_ROW_WARNINGS = 20
@@ -49,6 +49,21 @@ REASONS: dict[str, str] = {
     "bad_field": "a field has the wrong type or value",
     "duplicate_id": "the id repeats an earlier row's",
 }
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning raised by this function's caller at the first line outside
+    gym_integrity and gymnasium: the user's ``gym.make(...)``, not gymnasium's env creator or a loader inside."""
+    import os
+    import sys
+
+    inside = tuple(os.path.dirname(module.__file__) + os.sep
+                   for module in (sys.modules.get("gym_integrity"), sys.modules.get("gymnasium"))
+                   if module is not None and getattr(module, "__file__", None))
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(inside):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class DataWarning(UserWarning):

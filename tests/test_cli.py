@@ -56,7 +56,16 @@ def test_play_the_right_answer_over_several_lines():
 def test_play_end_of_input_and_bad_id():
     assert "left unfinished" in run_cli("play", "ReasoningGym-v0", stdin="").stdout
     bad = run_cli("play", "NoSuchEnv-v0")
-    assert bad.returncode != 0 and "NoSuchEnv" in bad.stderr
+    assert bad.returncode == 2 and "NoSuchEnv" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_play_usage_errors_exit_2_with_the_reason():
+    bad_json = run_cli("play", "ReasoningGym-v0", "--env-kwargs", "dataset=gcd")
+    assert bad_json.returncode == 2 and "--env-kwargs: not JSON" in bad_json.stderr
+    assert "Traceback" not in bad_json.stderr
+    bad_option = run_cli("play", "ReasoningGym-v0", "--env-kwargs", '{"datset": "gcd"}')
+    assert bad_option.returncode == 2 and "did you mean 'dataset'" in bad_option.stderr
+    assert "Traceback" not in bad_option.stderr
 
 
 def test_serve_usage_errors_exit_2_with_the_reason():

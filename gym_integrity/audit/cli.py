@@ -290,9 +290,9 @@ def run(args: argparse.Namespace) -> int:
     console = Console()
     if not console.is_terminal:  # logs, files: evidence lines (and a sweep's 155-column table) stay whole
         console = Console(width=160 if args.all_datasets else 140)
-    served_error = _served_usage_error(args)
-    if served_error:
-        console.print(f"[red]{escape(served_error)}[/]")
+    usage_error = _served_usage_error(args) or _json_path_error(args.json)
+    if usage_error:
+        console.print(f"[red]{escape(usage_error)}[/]")
         return 2
     swept = {entry.id: entry for entry in swept_entries()}
     ids = list(args.ids) or (list(swept) if args.all_datasets else [entry.id for entry in _all_entries()])
@@ -425,6 +425,26 @@ def _run_served(args: argparse.Namespace, console: Any, env_id: str, probes: lis
             fh.write(reports_to_json([report], total_s=total))
         console.print(f"JSON report written to {args.json}")
     return exit_status([report])
+
+
+def _json_path_error(path: str | None) -> str | None:
+    """Why ``--json PATH`` cannot be written (its folder made as eval's --out makes it), checked before the audit runs
+    rather than after, when a failed write would lose the report."""
+    if not path:
+        return None
+    import os
+    import pathlib
+
+    target = pathlib.Path(path)
+    if target.parent.exists() and not target.parent.is_dir():
+        return f"--json {path}: {target.parent} is not a folder"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"--json {path}: cannot make its folder ({exc.strerror or exc})"
+    if target.is_dir() or not os.access(target if target.exists() else target.parent, os.W_OK):
+        return f"--json {path}: not a file this process can write"
+    return None
 
 
 def _mode(reports: list, *, raw: bool, compare: bool) -> str:

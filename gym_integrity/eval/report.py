@@ -50,6 +50,9 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+_CI_METHOD = {"wilson": "Wilson", "normal": "normal approx."}  # docs/eval.md: rewards outside [0, 1]
+
+
 def summary_table(summary: EvalSummary) -> Any:
     """The final table as a rich ``Table``."""
     from rich.table import Table
@@ -57,10 +60,10 @@ def summary_table(summary: EvalSummary) -> Any:
     table = Table(title=f"gym-integrity eval: {summary.env_id}", show_header=False)
     table.add_column("metric", style="bold")
     table.add_column("value")
-    ci = summary.accuracy_ci95
+    ci, method = summary.accuracy_ci95, _CI_METHOD.get(summary.accuracy_ci_method or "wilson", "Wilson")
     table.add_row("episodes", f"{summary.episodes} ({summary.graded} graded)")
     table.add_row("accuracy (mean reward)",
-                  f"{_fmt(summary.accuracy)}" + (f"  95% CI [{ci[0]:.3f}, {ci[1]:.3f}] (Wilson)" if ci else ""))
+                  f"{_fmt(summary.accuracy)}" + (f"  95% CI [{ci[0]:.3f}, {ci[1]:.3f}] ({method})" if ci else ""))
     table.add_row("success rate", _fmt(summary.success_rate))
     for k, value in summary.pass_at_k.items():
         table.add_row(f"pass@{k}", _fmt(value))

@@ -41,11 +41,15 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.prod((n - c - i) / (n - i) for i in range(k))
 
 
+def _wilson_applies(rewards: list[float]) -> bool:
+    return all(0.0 <= r <= 1.0 for r in rewards)
+
+
 def _interval(rewards: list[float]) -> tuple[float, float]:
     """Wilson for rewards in [0, 1]; outside it (a ``base`` preset's -0.5 and -1), mean +- 1.96 standard errors."""
     n = len(rewards)
     mean = sum(rewards) / n
-    if all(0.0 <= r <= 1.0 for r in rewards):
+    if _wilson_applies(rewards):
         return wilson_interval(mean, n)
     sd = math.sqrt(sum((r - mean) ** 2 for r in rewards) / (n - 1)) if n > 1 else 0.0
     half = _Z95 * sd / math.sqrt(n)
@@ -84,6 +88,8 @@ class EvalSummary:
     latency_p99_s: float | None
     wall_time_s: float
     per_dataset: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: How ``accuracy_ci95`` was computed: ``"wilson"`` (rewards in [0, 1]) or ``"normal"`` (mean +- 1.96 SE).
+    accuracy_ci_method: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -122,6 +128,7 @@ def summarize(env_id: str, records: Iterable[Mapping[str, Any]], wall_time_s: fl
         graded=len(graded),
         accuracy=accuracy,
         accuracy_ci95=_interval(rewards) if accuracy is not None else None,
+        accuracy_ci_method=("wilson" if _wilson_applies(rewards) else "normal") if accuracy is not None else None,
         success_rate=len(successes) / len(graded) if graded else None,
         pass_at_k=pass_k,
         no_verdict=no_verdict,

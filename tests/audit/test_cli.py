@@ -69,6 +69,19 @@ def test_unknown_id_or_probe_exits_two(capsys):
     assert "unknown" in capsys.readouterr().out
 
 
+def test_an_unwritable_json_path_exits_two_before_the_audit_runs(tmp_path, capsys):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    assert main(["audit", "ReasoningGym-v0", "--json", str(blocker / "report.json"), "--no-progress"]) == 2
+    assert "is not a folder" in capsys.readouterr().out
+    assert main(["audit", "ReasoningGym-v0", "--json", str(tmp_path), "--no-progress"]) == 2
+    out = capsys.readouterr().out
+    assert "not a file this process can write" in out and "audited" not in out
+    nested = tmp_path / "new" / "dir" / "report.json"   # a missing folder is made, as eval's --out makes it
+    assert main(["audit", "ReasoningGym-v0", "--json", str(nested), "--no-progress", "--probe", "rescore_after_end"]) == 0
+    assert json.loads(nested.read_text())["passed"] is True
+
+
 def test_the_console_script_runs_the_audit():
     proc = subprocess.run([sys.executable, "-m", "gym_integrity.cli", "audit", "FinQA-v0", "--no-progress",
                            "--probe", "inert_after_end"], capture_output=True, text=True, timeout=120)

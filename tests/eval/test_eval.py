@@ -372,3 +372,23 @@ def test_unreachable_servers_and_no_verdicts_say_what_to_fix(capsys):
     with pytest.raises(SystemExit):
         main(["eval", "ReasoningGym-v0", "--base-url", "http://x/v1", "--model", "m", "-n", "0"])
     assert "must be an int >= 1, got 0" in capsys.readouterr().err
+
+
+def test_the_table_names_the_interval_it_shows():
+    from rich.console import Console
+
+    from gym_integrity.eval.report import summary_table
+    from gym_integrity.eval.summary import summarize
+
+    def shown(rewards):
+        records = [{"reward": r, "verdict": "correct" if r == 1 else "incorrect", "seed": i}
+                   for i, r in enumerate(rewards)]
+        summary = summarize("QEDMath-v0", records, 1.0, 1)
+        console = Console(width=200, record=True)
+        console.print(summary_table(summary))
+        return summary, console.export_text()
+
+    summary, text = shown([1.0, 0.0, 0.0, 1.0])
+    assert summary.accuracy_ci_method == "wilson" and "(Wilson)" in text
+    summary, text = shown([-0.5, -1.0, 1.0, -0.5])   # the base preset's rewards: not a proportion
+    assert summary.accuracy_ci_method == "normal" and "Wilson" not in text and "(normal approx.)" in text

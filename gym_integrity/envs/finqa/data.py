@@ -31,7 +31,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from gym_integrity.datacheck import DataReport
+from gym_integrity.datacheck import DataReport, user_stacklevel
 from gym_integrity.envs.finqa.records import FinQADataset, Question, Table
 from gym_integrity.envs.finqa.sources import (detect_layout, load_benchmark_layout, load_finqa_json, load_finqa_records,
                                               load_hub, load_tables_dir)
@@ -113,7 +113,7 @@ def _load_checked(key: tuple[Any, ...]) -> FinQADataset:
         raise ValueError(f"{_field_of(key)}: {str(where)!r}: {exc}") from exc
     report = dataset.report
     if report is not None:
-        report.warn(stacklevel=6)  # points at the env's caller (past ProcessCache.get_or_create and its factory)
+        report.warn(stacklevel=user_stacklevel())  # points at the user's line
     if not dataset.questions:
         summary = report.summary() if report is not None else "no question rows"
         where = report.source if report is not None else dataset.source

@@ -273,8 +273,9 @@ class FinQAEnv(TextEnv):
             self.render()
         return self._last_obs, info
 
-    def _tool_list_text(self) -> str:
-        return f"Tools: {list(self.tool_names)}. {FORMAT_HELP}"
+    def _tool_list_text(self, message: str = "") -> str:
+        """The tool names and the call format, the format left out when ``message`` already states it."""
+        return f"Tools: {list(self.tool_names)}." + ("" if FORMAT_HELP in message else f" {FORMAT_HELP}")
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._question is None:
@@ -297,7 +298,7 @@ class FinQAEnv(TextEnv):
         reward, terminated = 0.0, False
         grade = Grade(Verdict.PENDING, 0.0)
         if isinstance(parsed, ActionError):
-            obs, tool, ok = parsed.message + "\n" + self._tool_list_text(), "", False
+            obs, tool, ok = parsed.message + "\n" + self._tool_list_text(parsed.message), "", False
         elif parsed.name == LIST_TOOLS:
             obs, tool, ok = json.dumps(self._tools.schemas), LIST_TOOLS, True
         elif parsed.name == "submit_answer":

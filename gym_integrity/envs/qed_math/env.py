@@ -8,6 +8,7 @@ from typing import Any
 import gymnasium as gym
 
 from gym_integrity.checks import check_str
+from gym_integrity.datacheck import user_stacklevel
 from gym_integrity.envs.base import TextEnv
 from gym_integrity.envs.qed_math.config import QEDMathConfig
 from gym_integrity.envs.qed_math.golds import boxed_contents, not_an_answer, without_percent
@@ -136,7 +137,8 @@ class QEDMathEnv(TextEnv):
         graders = {p.grader for p in self._problems.problems}  # a bad judge option already failed in validate()
         self._uses_verifier = "verifier" in graders
         if "judge" in graders:
-            _warn_once_without_judge(self.config.judge_config())
+            kinds = sorted({p.problem_type for p in self._problems.problems if p.grader == "judge"})
+            _warn_once_without_judge(self.config.judge_config(), kinds)
         self._verifier: VerifierService | None = None
         self._verifier_tally = VerifierTally()  # this env's own requests: its metrics count no other env's
         if self._uses_verifier:
@@ -164,7 +166,10 @@ class QEDMathEnv(TextEnv):
         if "problem_id" in options:
             problem_id = check_str("QEDMathEnv.reset options['problem_id']", options["problem_id"])
             if problem_id not in self._problems.by_id:
-                raise ValueError(f"QEDMathEnv.reset options['problem_id']: unknown problem id {problem_id!r} "
+                kind = self._problems.left_out.get(problem_id)
+                why = (f"{problem_id!r} is a {kind} problem, left out by problem_types="
+                       f"{list(self.config.problem_types or ())}" if kind else f"unknown problem id {problem_id!r}")
+                raise ValueError(f"QEDMathEnv.reset options['problem_id']: {why} "
                                  f"({len(self._problems)} problems loaded; see env.unwrapped.problem_ids)")
             index = self._problems.by_id[problem_id]
         else:
@@ -354,9 +359,11 @@ class JudgeNotConfiguredWarning(UserWarning):
 
 
 _WARNED_CAUSES: set[str] = set()
+_JUDGED = {("multi_step",): "multi_step problems with grading guidelines",
+           ("multi_step", "proof"): "proofs, and multi_step problems with grading guidelines"}
 
 
-def _warn_once_without_judge(judge: Any) -> None:
+def _warn_once_without_judge(judge: Any, kinds: list[str]) -> None:
     """Warn once per process and cause when proofs can be drawn but nothing can grade them.
 
     Without it the first sign is at step time: every proof a zero-reward no-verdict.
@@ -370,6 +377,7 @@ def _warn_once_without_judge(judge: Any) -> None:
     if cause in _WARNED_CAUSES:
         return
     _WARNED_CAUSES.add(cause)
-    warnings.warn(f"QEDMath-v0 draws proof problems but {cause}. Every proof will be a no-verdict (reward 0.0). "
+    what = "proof problems" if kinds == ["proof"] else f"problems the judge grades ({_JUDGED[tuple(kinds)]})"
+    warnings.warn(f"QEDMath-v0 draws {what} but {cause}. Every one will be a no-verdict (reward 0.0). "
                   "To draw only what math_verify grades: problem_types=['answer'].",
-                  JudgeNotConfiguredWarning, stacklevel=3)
+                  JudgeNotConfiguredWarning, stacklevel=user_stacklevel())

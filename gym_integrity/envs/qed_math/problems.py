@@ -51,13 +51,13 @@ import os
 import re
 import sys
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from gym_integrity.checks import is_int
-from gym_integrity.datacheck import DataReport, DataWarning, RowProblem
+from gym_integrity.datacheck import DataReport, DataWarning, RowProblem, user_stacklevel
 from gym_integrity.envs.qed_math.golds import boxed_contents, check_golds, distinct_boxed
 from gym_integrity.extract import last_boxed
 from gym_integrity.workers import ProcessCache
@@ -447,7 +447,7 @@ def _load_one(source: Any) -> tuple[Problem, ...]:
     if cached is not None:
         return cached
     name, problems, report = _scan(source)
-    report.warn(stacklevel=3)  # points at load_problems' caller
+    report.warn(stacklevel=user_stacklevel())  # points at the user's line
     if not problems:
         raise ValueError(f"QEDMathConfig.dataset: {name} has no usable problem row ({report.summary()}); "
                          "`gym-integrity check-data qed SOURCE` lists every skipped row")
@@ -460,6 +460,8 @@ class ProblemSet:
 
     problems: tuple[Problem, ...]
     by_id: Mapping[str, int]
+    #: Ids the ``problem_types`` filter left out, with their type (for a reset that asks for one by id).
+    left_out: Mapping[str, str] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.problems)
@@ -478,16 +480,18 @@ def load_problems(dataset: Any, problem_types: Sequence[str] | None = None) -> P
         raise ValueError("QEDMathConfig.dataset: an empty list has no problems")
     problems: list[Problem] = []
     by_id: dict[str, int] = {}
+    left_out: dict[str, str] = {}
     for source in sources:
         for problem in _load_one(source):
             if problem_types is not None and problem.problem_type not in problem_types:
+                left_out.setdefault(problem.problem_id, problem.problem_type)
                 continue
             if problem.problem_id in by_id:
                 warnings.warn(f"QEDMath: problem_id {problem.problem_id!r} from {problem.dataset_source} "
-                              "repeats an earlier source's; skipped", DataWarning, stacklevel=3)
+                              "repeats an earlier source's; skipped", DataWarning, stacklevel=user_stacklevel())
                 continue
             by_id[problem.problem_id] = len(problems)
             problems.append(problem)
     if not problems:
         raise ValueError(f"QEDMathConfig: no problem of type(s) {list(problem_types or PROBLEM_TYPES)} in the dataset")
-    return ProblemSet(tuple(problems), by_id)
+    return ProblemSet(tuple(problems), by_id, {k: v for k, v in left_out.items() if k not in by_id})

@@ -10,6 +10,7 @@ import pytest
 
 import gym_integrity
 from gym_integrity.envs.finqa import TOOL_SCHEMAS, FinQAEnv, format_tool_call
+from gym_integrity.envs.finqa.actions import FORMAT_HELP
 from gym_integrity.envs.finqa.data import load_dataset_cached
 
 QID = "fq002"   # Northwind gross margin 2024: 38.2%
@@ -160,6 +161,7 @@ def test_malformed_actions_are_error_steps_not_crashes(action):
     assert env.observation_space.contains(obs)
     if not (isinstance(action, dict) and action.get("tool") in ("submit_answer", "sql_query")):
         assert "submit_answer" in obs   # the tool names and the expected format are listed
+        assert obs.count(FORMAT_HELP) <= 1   # the format once, not once from the parser and again from the env
     else:
         assert "takes arguments" in obs or "must be strings" in obs   # a known tool: its arguments are listed
     _, reward, terminated, _, _ = env.step(submit(RIGHT))   # the episode goes on

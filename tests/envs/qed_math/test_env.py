@@ -93,6 +93,10 @@ def test_reset_seed_is_reproducible_and_problem_id_picks():
     assert info["problem_id"] == "qed-prf-002" and "irrational" in obs
     with pytest.raises(ValueError, match="unknown problem id 'nope'"):
         a.reset(options={"problem_id": "nope"})
+    answers_only = QEDMathEnv(verifier=VERIFIER, problem_types=["answer"])
+    with pytest.raises(ValueError, match=r"'qed-prf-002' is a proof problem, left out by problem_types=\['answer'\]"):
+        answers_only.reset(options={"problem_id": "qed-prf-002"})
+    answers_only.close()
     with pytest.raises(TypeError, match=r"^QEDMathEnv.reset options\['index'\] is not an option.*'problem_id'"):
         a.reset(options={"index": 3})
     a.close(), b.close()

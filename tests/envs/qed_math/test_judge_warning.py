@@ -34,6 +34,22 @@ def test_no_judge_warns_once_per_cause_at_make(fresh):
     assert len(no_model) == 1 and "no judge model configured" in no_model[0]
 
 
+def test_the_warning_names_what_the_judge_would_grade(fresh):
+    [proofs] = _made(problem_types=["proof"])
+    assert proofs.startswith("QEDMath-v0 draws proof problems but ")
+    qed_env._WARNED_CAUSES.clear()
+    [multi_step] = _made(problem_types=["multi_step"])   # no proof drawn: those with grading guidelines go to the judge
+    assert "multi_step problems with grading guidelines" in multi_step and "proof" not in multi_step.split(" but ")[0]
+
+
 def test_a_configured_judge_or_no_proofs_is_silent(fresh):
     assert _made(problem_types=["answer"]) == []
     assert _made(judge={"base_url": "http://127.0.0.1:9/v1", "model": "m"}) == []
+
+
+def test_the_warning_points_at_the_users_line_not_gymnasiums(fresh):
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        gym.make("QEDMath-v0").close()
+    [warning] = [w for w in record if issubclass(w.category, qed_env.JudgeNotConfiguredWarning)]
+    assert warning.filename == __file__

@@ -138,6 +138,7 @@ def test_bad_rows_are_skipped_with_a_warning_naming_file_and_row(tmp_path):
     for row, reason in expected.items():
         assert any(f"{path} row {row}:" in m and f"[{reason}]" in m for m in messages), (row, messages)
     assert any("problem_type" in m for m in messages) and any("max_attempts" in m for m in messages)
+    assert {w.filename for w in record} == {__file__}   # each points at the line that loaded, not a loader inside
 
 
 def _loaded_ids(path):
