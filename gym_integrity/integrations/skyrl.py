@@ -26,7 +26,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-import skyrl_gym
+try:
+    import skyrl_gym
+except ImportError as exc:  # pragma: no cover - the message is the point
+    raise ImportError("gym_integrity.integrations.skyrl needs skyrl-gym: pip install 'gym-integrity[skyrl]'") from exc
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
 from gym_integrity.checks import check_int, check_str

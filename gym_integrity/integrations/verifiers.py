@@ -47,7 +47,11 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-import verifiers.v1 as vf
+try:
+    import verifiers.v1 as vf
+except ImportError as exc:  # pragma: no cover - the message is the point
+    raise ImportError("gym_integrity.integrations.verifiers needs verifiers: pip install 'gym-integrity[verifiers]'") \
+        from exc
 from pydantic import Field
 from verifiers.v1.harnesses.null import NullHarness
 from verifiers.v1.harnesses.utils.launch import CHAT_PROGRAM_SOURCE

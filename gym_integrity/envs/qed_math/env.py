@@ -310,7 +310,9 @@ class QEDMathEnv(TextEnv):
 
     def _feedback(self, grade: Grade, terminated: bool, remaining: int, judge_feedback: str) -> str:
         lines = [f"Attempt {self._attempt} of {self._attempts}: {grade.verdict.value} (score {grade.score:.2f})."]
-        if grade.cause and grade.verdict is not Verdict.INCORRECT:
+        if grade.cause and grade.verdict is not Verdict.INCORRECT and not grade.no_verdict:
+            # the answer's own fault (too long, unparsable, refused); a no-verdict's cause is for the operator
+            # (info["cause"]): a policy has no use for how the judge is configured
             lines.append(f"Note: {grade.cause}.")
         if judge_feedback:
             lines.append(judge_feedback)

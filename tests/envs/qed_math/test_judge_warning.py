@@ -53,3 +53,15 @@ def test_the_warning_points_at_the_users_line_not_gymnasiums(fresh):
         gym.make("QEDMath-v0").close()
     [warning] = [w for w in record if issubclass(w.category, qed_env.JudgeNotConfiguredWarning)]
     assert warning.filename == __file__
+
+
+def test_how_the_judge_is_configured_stays_out_of_the_agents_observation(fresh):
+    """A no-verdict's cause is for the operator (info["cause"]); the agent is told only that it was not scored."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env = gym.make("QEDMath-v0", problem_types=["proof"])
+    env.reset(seed=0)
+    obs, reward, _, _, info = env.step("Proof: by induction on n; the base case holds and each step follows.")
+    env.close()
+    assert info["verdict"] == "grader_error" and "JUDGE_BASE_URL" in info["cause"]
+    assert "JUDGE_BASE_URL" not in obs and "judge=" not in obs and "was not scored" in obs, obs
