@@ -10,7 +10,8 @@ other child.) A child silent for longer than a probe's bound plus a grace
 period is killed, and so is one stuck in a single ``reset``/``step`` for longer
 than the step bound plus grace (the call has failed its bound either way; the
 first probe gets ``STARTUP_S`` more, its first calls start shared services);
-its report says which probe hung, in which call. Children fork from a
+its report says which probe hung, in which call, and a fresh child runs the
+probes it never reached (up to ``RESUMES`` times). Children fork from a
 forkserver that has imported the package once, so they start fast and inherit
 no threads.
 """
@@ -22,17 +23,20 @@ import multiprocessing.connection
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from gym_integrity.checks import is_int
 from gym_integrity.audit.report import AuditReport, ProbeResult, Status
 from gym_integrity.audit.session import AuditSettings
 
-__all__ = ["IsolatedTarget", "run_isolated", "check_isolated", "import_env_modules", "GRACE_S"]
+__all__ = ["IsolatedTarget", "run_isolated", "check_isolated", "import_env_modules", "GRACE_S", "RESUMES"]
 
 #: Extra seconds past the probe's own bound before a silent child is killed.
 GRACE_S = 5.0
+#: Fresh children a target may get after one is killed or dies in a probe: each runs the probes not yet run, so
+#: one hang does not leave the rest of the audit "not run" (a bound, since each further hang costs a probe bound).
+RESUMES = 2
 #: Extra time before a child's first probe: spawning it and importing the env's libraries
 #: (a task library alone can take 2 s) can take several seconds on a loaded machine.
 STARTUP_S = 30.0
@@ -231,6 +235,7 @@ def run_isolated(
     pending = list(range(len(targets)))
     running: dict[int, _Running] = {}
     reports: dict[int, AuditReport] = {}
+    resumed: dict[int, tuple[IsolatedTarget, list[ProbeResult], float, int]] = {}  # target left, results, start, n
     deadline = settings.probe_timeout_s + grace_s
     call_deadline = min(deadline, settings.step_timeout_s + grace_s)
 
@@ -242,7 +247,7 @@ def run_isolated(
         if kind == "start":
             run.current, run.call = payload, None
             if on_probe_start:
-                on_probe_start(run.target, payload)
+                on_probe_start(targets[index], payload)
         elif kind == "call":
             run.call = payload
         elif kind == "stacked":
@@ -252,7 +257,7 @@ def run_isolated(
             run.results.append(result)
             run.current, run.call = None, None
             if on_probe_done:
-                on_probe_done(run.target, result)
+                on_probe_done(targets[index], result)
         elif kind == "report":
             reports[index] = AuditReport.from_dict(payload)
         elif kind == "crash":
@@ -262,12 +267,33 @@ def run_isolated(
     def finish(index: int, report: AuditReport) -> None:
         run = running.pop(index)
         run.conn.close()
-        reports[index] = report
         if on_probe_done:  # probes the child never reported still advance the caller's progress
             reported = {r.probe for r in run.results}
             for result in report.results:
                 if result.probe not in reported:
-                    on_probe_done(run.target, result)
+                    on_probe_done(targets[index], result)
+        if index in resumed:  # the earlier children's results first, in the run's probe order
+            _, earlier, started, _ = resumed.pop(index)
+            order = {name: i for i, name in enumerate(targets[index].probes or probes)}
+            report.results = sorted(earlier + report.results, key=lambda r: order.get(r.probe, len(order)))
+            report.duration_s = time.perf_counter() - started
+        reports[index] = report
+
+    def resume(index: int, partial: AuditReport) -> bool:
+        """Start a fresh child on the probes a killed or dead one never ran, if any are left and resumes remain."""
+        run = running[index]
+        left = [r.probe for r in partial.results if r.status is Status.NOT_RUN]
+        _, earlier, started, count = resumed.get(index, (run.target, [], run.started, 0))
+        if run.current is None or not left or count >= RESUMES:
+            return False
+        kept = [r for r in partial.results if r.status is not Status.NOT_RUN]
+        if on_probe_done:
+            for result in kept[len(run.results):]:  # the probe it hung or died in
+                on_probe_done(targets[index], result)
+        resumed[index] = (replace(run.target, probes=tuple(left)), earlier + kept, started, count + 1)
+        running.pop(index).conn.close()
+        pending.insert(0, index)
+        return True
 
     def drain(run: _Running, timeout: float) -> None:
         """Handle what this child has sent; closed pipe (the child exited or was killed): stop reading it."""
@@ -282,13 +308,14 @@ def run_isolated(
         while pending or running:
             while pending and len(running) < workers:
                 index = pending.pop(0)
+                target = resumed[index][0] if index in resumed else targets[index]
                 recv_end, send_end = ctx.Pipe(duplex=False)
-                process = ctx.Process(target=_child, args=(index, targets[index], list(probes), settings, send_end),
-                                      name=f"gym-integrity-audit:{targets[index].name}", daemon=True)
+                process = ctx.Process(target=_child, args=(index, target, list(probes), settings, send_end),
+                                      name=f"gym-integrity-audit:{target.name}", daemon=True)
                 process.start()
                 send_end.close()  # the child holds its own copy: EOF reaches us when it exits
                 now = time.perf_counter()
-                running[index] = _Running(process, recv_end, targets[index], now, now)
+                running[index] = _Running(process, recv_end, target, now, now)
             live = {run.conn: index for index, run in running.items() if not run.closed}
             for conn in multiprocessing.connection.wait(list(live), timeout=0.1):
                 drain(running[live[conn]], 0.0)
@@ -302,7 +329,9 @@ def run_isolated(
                     run.process.join(timeout=5)
                     if index not in reports:
                         cause = f"the audit process died (exit code {run.process.exitcode})"
-                        finish(index, _partial_report(run, run.target.probes or probes, cause, hang=False))
+                        partial = _partial_report(run, run.target.probes or probes, cause, hang=False)
+                        if not resume(index, partial):
+                            finish(index, partial)
                     else:
                         finish(index, reports.pop(index))
                 elif now - run.last_event > (call_deadline if run.call else deadline) + (
@@ -312,7 +341,9 @@ def run_isolated(
                     where = f"in probe {run.current}" if run.current else "while building the env or resetting it"
                     cause = (f"no progress for {now - run.last_event:.0f} s {where}; the process was killed "
                              "(a call that holds the GIL cannot be bounded in-process)")
-                    finish(index, _partial_report(run, run.target.probes or probes, cause, hang=True))
+                    partial = _partial_report(run, run.target.probes or probes, cause, hang=True)
+                    if not resume(index, partial):
+                        finish(index, partial)
     finally:
         for run in running.values():
             if run.process.is_alive():

@@ -32,7 +32,9 @@ def test_a_hang_holding_the_gil_is_killed_and_reported_while_other_targets_finis
     assert garbage.failed and garbage.summary.startswith("hang") and "killed" in garbage.summary
     assert "last call: step(control characters" in garbage.summary  # the parent names the call it hung in
     assert stuck.status_of("rescore_after_end") is Status.PASSED  # finished before the hang
-    assert stuck.status_of("reward_self_dealing") is Status.NOT_RUN
+    # a fresh child ran the probes the killed one never reached: one hang does not leave the rest "not run"
+    assert not [r.probe for r in stuck.results if r.status is Status.NOT_RUN]
+    assert [r.probe for r in stuck.results] == probe_names()
     assert stuck.verdict is AuditVerdict.FAIL
     assert correct.passed and correct.notes == ["a note"] and correct.env_id == "CorrectToy"
     assert {r.probe for r in raw.failures} == {"rescore_after_end", "inert_after_end", "reference_leakage",
