@@ -227,7 +227,7 @@ POLICIES: dict[str, Policy] = {
     "rotten_oranges": _base(),
     "rubiks_cube": Policy("own_full", "max(0.05, solved stickers): the scrambled cube alone earns it; repeats a "
                           "move as often as its count says; a scramble whose moves cancel below the configured "
-                          "minimum (D D' U is U) is solved by a fixed answer, so such items are not drawn",
+                          "minimum (D D' U is U, U D U' is D) is solved by a fixed answer, so such items are not drawn",
                           language="cube_moves", drawn=replay.scramble_keeps_its_length),
     "rush_hour": Policy("own_full", "0.01 for any moves; any solving sequence scores 1.0; steps a car as far as the "
                         "answer says, stopping silently where it is blocked, and reads moves out of any text, so a "

@@ -137,32 +137,41 @@ ROLE_ASSIGNMENT = re.compile(rf"\(?\s*{_ROLE_CLAUSE}(?:\s*(?:[,;.]|\band\b|\n)\s
 
 _QUARTER_TURNS = {"": 1, "'": 3, "2": 2}
 _CUBE_MOVE = re.compile(r"([A-Za-z]+?)(2|')?$")
+#: Opposite faces turn about one axis and commute: U D U' is D.
+_AXES = {"U": "UD", "D": "UD", "L": "LR", "R": "LR", "F": "FB", "B": "FB"}
 
 
 def reduced_scramble_length(moves: str) -> int:
-    """The scramble's length once adjacent turns of one face are merged (``D D' U`` is ``U``: one move).
+    """The scramble's length once turns that cancel are merged, each face's net turn counting one move: turns of one
+    face (``D D' U`` is ``U``) and of its opposite face in between, which commute with it (``U D U'`` is ``D``).
 
     >>> reduced_scramble_length("D D' U"), reduced_scramble_length("F' F U F R D' R'"), reduced_scramble_length("U U U")
     (1, 5, 1)
+    >>> [reduced_scramble_length(moves) for moves in ("U D U'", "D F' F U' D' U", "L B F B'")]
+    [1, 0, 2]
     """
-    stack: list[list] = []
+    blocks: list[tuple[str, dict[str, int]]] = []  # one per run of turns about one axis: the net turns of each face
     for token in moves.split():
         match = _CUBE_MOVE.match(token)
         face, turns = (match.group(1), _QUARTER_TURNS[match.group(2) or ""]) if match else (token, 1)
-        if stack and stack[-1][0] == face:
-            stack[-1][1] = (stack[-1][1] + turns) % 4
-            if stack[-1][1] == 0:
-                stack.pop()
-        else:
-            stack.append([face, turns])
-    return len(stack)
+        axis = _AXES.get(face, face)  # a wide or layer-numbered move (cubes over 3) is an axis of its own
+        if not blocks or blocks[-1][0] != axis:
+            blocks.append((axis, {}))
+        block = blocks[-1][1]
+        block[face] = (block.get(face, 0) + turns) % 4
+        if not block[face]:
+            del block[face]
+        if not block:
+            blocks.pop()  # the run cancelled: the turns before it meet the turns after it
+    return sum(len(block) for _, block in blocks)
 
 
 def scramble_keeps_its_length(item: Mapping[str, Any]) -> bool:
     """A rubiks_cube item whose scramble, merged, is at least the configured minimum number of moves.
 
     The generator draws min_scramble_steps random moves or more but lets them cancel: 8 of 300 default items
-    reduce to one move, which a fixed answer (``F``, ``U U U``) then solves without reading the cube.
+    reduce to one move, which a fixed answer (``F``, ``U U U``) then solves without reading the cube; turns of
+    opposite faces commute, so ``D F' F U' D' U`` is the solved cube and ``L B F B'`` is two moves.
     """
     metadata = item.get("metadata", {})
     minimum = (metadata.get("difficulty", {}).get("scramble_steps") or (1,))[0]
