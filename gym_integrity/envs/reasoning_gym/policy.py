@@ -188,7 +188,9 @@ POLICIES: dict[str, Policy] = {
     "needle_haystack": Policy("own", "exact match, case-insensitive"),
     "number_filtering": _base(),
     "number_format": Policy("own", "a number within 0.01"),
-    "number_sequence": _base(),
+    "number_sequence": Policy("exact", _SUBSTRING + "; sequences settle on a value or a two-cycle (3, 1, 0, 0, ?), so "
+                              "repeating a term shown was the answer on a third of items: items whose answer is one "
+                              "of the last two terms are not drawn", drawn=replay.sequence_has_not_settled),
     "number_sorting": Policy("ordered_number_list", "json.loads accepts NaN, and a list of NaN equals any list "
                              "(identity), so one NaN per number paid 1.0; and each number passed within an absolute "
                              "1: the sorted list in order, each number as written", rel_tol=1e-9, abs_tol=1e-9),

@@ -23,7 +23,7 @@ from typing import Any, Mapping
 
 __all__ = ["sokoban_moves_all_act", "car_moves_all_act", "boxnet_actions_all_act", "presses_all_act",
            "ROLE_ASSIGNMENT", "scramble_keeps_its_length", "proper_colouring_share",
-           "colouring_resists_guessing", "GUESSABLE_SHARE"]
+           "colouring_resists_guessing", "GUESSABLE_SHARE", "sequence_has_not_settled"]
 
 _SOKOBAN_MOVES = {"U", "D", "L", "R"}
 
@@ -176,6 +176,20 @@ def scramble_keeps_its_length(item: Mapping[str, Any]) -> bool:
     metadata = item.get("metadata", {})
     minimum = (metadata.get("difficulty", {}).get("scramble_steps") or (1,))[0]
     return reduced_scramble_length(str(metadata.get("scramble_moves", ""))) >= minimum
+
+
+def sequence_has_not_settled(item: Mapping[str, Any]) -> bool:
+    """A number_sequence item whose answer is neither of the last two terms shown.
+
+    The generator's halvings and products settle on a value or a two-cycle (``3, 1, 0, 0, ?``; ``-1, 1, -1, 1, ?``),
+    and its check refuses only sequences constant from the start: repeating the last term was the answer on 30% of
+    default items, the term before it on 29%, without inferring any rule.
+
+    >>> [sequence_has_not_settled({"metadata": {"sequence": s}}) for s in ([3, 1, 0, 0, 0], [4, -4, 4, -4], [1, 2, 4])]
+    [False, False, True]
+    """
+    sequence = item.get("metadata", {}).get("sequence") or []
+    return len(sequence) < 3 or sequence[-1] not in sequence[-3:-1]
 
 
 #: Under strict scoring a graph_color item is drawn only if fewer than this share of its colourings are proper:
