@@ -98,6 +98,9 @@ def _makes_24_from_the_items_numbers(answer: str, item: Mapping[str, Any]) -> bo
 _PRESSES = re.compile(r"[A-Ca-c](?:\s*(?:→|->|,)?\s*[A-Ca-c])*")
 
 
+_ECHO = "; where the {what} the answer is the input copied from the question: such items are not drawn"
+
+
 def _base(why: str = _SUBSTRING) -> Policy:
     return Policy("exact", why)
 
@@ -114,8 +117,9 @@ POLICIES: dict[str, Policy] = {
     "basic_arithmetic": _base(),
     "bf": _base(),
     "binary_alternation": _base(),
-    "binary_matrix": Policy("exact", "exact match, or 0.1 for the matrix as a Python list via eval(answer)",
-                            language="matrix"),
+    "binary_matrix": Policy("exact", "exact match, or 0.1 for the matrix as a Python list via eval(answer)"
+                            + _ECHO.format(what="every 1 has a 0 beside it,"), language="matrix",
+                            drawn=replay.AnswerIsNotItsInput("matrix", "solution")),
     "bitwise_arithmetic": Policy("own", "int(answer, 0) against eval of the generated problem; the answer is never "
                                  "evaluated"),
     "boxnet": Policy("own_full", "max(0.05, boxes lifted): 0.05 for any JSON, and the lifted fraction for a plan "
@@ -177,7 +181,8 @@ POLICIES: dict[str, Policy] = {
     "letter_counting": _base(),
     "letter_jumble": Policy("exact", "word-in-place credit: the question's unscrambled short words earn it, and "
                             "the gold followed by more words earns 1.0", fold=True, items=" "),
-    "list_functions": _base(),
+    "list_functions": Policy("exact", _SUBSTRING + _ECHO.format(what="function leaves the list as it is,"),
+                             drawn=replay.list_function_changes_its_input),
     "mahjong_puzzle": _base(),
     "manipulate_matrix": Policy("own_full", "substring credit"),
     "maze": _base(),
@@ -202,7 +207,8 @@ POLICIES: dict[str, Policy] = {
                                    "roots are asked to 4 decimals", abs_tol=1e-4, rel_tol=1e-6),
     "polynomial_multiplication": Policy("own", "structural equality of sympy expressions; sympy.parse_expr(answer)",
                                         language="algebra"),
-    "pool_matrix": Policy("own_full", "0.1 for any matrix of the right shape"),
+    "pool_matrix": Policy("own_full", "0.1 for any matrix of the right shape" + _ECHO.format(what="pool is 1x1,"),
+                          drawn=replay.AnswerIsNotItsInput("matrix", "solution")),
     "power_function": Policy("own_full", "0.01 for any wrong answer"),
     "prime_factorization": Policy("own_full", "0.5 for factors whose product is n (n itself), 0.01 otherwise"),
     "products": Policy("numeric", "Decimal equality, else substring credit", commas=True),
@@ -223,9 +229,11 @@ POLICIES: dict[str, Policy] = {
                            "reads A-C out of any text: buttons only, each press active", shape=_PRESSES,
                            requires=replay.presses_all_act),
     "ransom_note": _base(),
-    "rearc": Policy("own_full", "0.05 for any parseable board"),
+    "rearc": Policy("own_full", "0.05 for any parseable board" + _ECHO.format(what="rule leaves the grid as it is,"),
+                    drawn=replay.AnswerIsNotItsInput("input", "output")),
     "rectangle_count": Policy("numeric", "linear credit for any nearby count: '1' earns ~0.2"),
-    "rotate_matrix": _base(),
+    "rotate_matrix": Policy("exact", _SUBSTRING + _ECHO.format(what="angle is a multiple of 360 degrees,"),
+                            drawn=replay.AnswerIsNotItsInput("matrix", "solution")),
     "rotten_oranges": _base(),
     "rubiks_cube": Policy("own_full", "max(0.05, solved stickers): the scrambled cube alone earns it; repeats a "
                           "move as often as its count says; a scramble whose moves cancel below the configured "
@@ -250,9 +258,11 @@ POLICIES: dict[str, Policy] = {
     "spell_backward": Policy("exact", "per-letter prefix credit, whose float sum reaches 1.0 for the gold "
                              "followed by more letters", fold=True),
     "spiral_matrix": Policy("exact", "exact match, or 0.1 for the list via eval(answer)", language="matrix"),
-    "string_insertion": Policy("exact", "exact match, or 0.1 for a list of characters via eval(answer)",
-                               language="letters"),
-    "string_manipulation": _base(),
+    "string_insertion": Policy("exact", "exact match, or 0.1 for a list of characters via eval(answer)"
+                               + _ECHO.format(what="string holds no pattern (96% of items),"), language="letters",
+                               drawn=replay.AnswerIsNotItsInput("string", "solution")),
+    "string_manipulation": Policy("exact", _SUBSTRING + _ECHO.format(what="string meets no rule,"),
+                                  drawn=replay.AnswerIsNotItsInput("string", "solution")),
     "string_splitting": _base(),
     "string_synthesis": _base(),
     "sudoku": Policy("own_full", "per-cell credit: a constant grid earns about 1/n"),
@@ -269,7 +279,8 @@ POLICIES: dict[str, Policy] = {
                           "scores 1.0"),
     "word_sequence_reversal": _base(),
     "word_sorting": Policy("exact", "0.2 for the words in any order, per-position credit: the sorted words "
-                           "followed by more earn 1.0", items=","),
+                           "followed by more earn 1.0" + _ECHO.format(what="words are already in order,"), items=",",
+                           drawn=replay.AnswerIsNotItsInput("transformed_words", "sorted_words")),
     "zebra_puzzles": Policy("own", "exact match, case-insensitive"),
 }
 

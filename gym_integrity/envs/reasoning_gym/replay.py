@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 __all__ = ["sokoban_moves_all_act", "car_moves_all_act", "boxnet_actions_all_act", "presses_all_act",
            "ROLE_ASSIGNMENT", "scramble_keeps_its_length", "proper_colouring_share",
-           "colouring_resists_guessing", "GUESSABLE_SHARE", "sequence_has_not_settled"]
+           "colouring_resists_guessing", "GUESSABLE_SHARE", "sequence_has_not_settled", "AnswerIsNotItsInput",
+           "list_function_changes_its_input"]
 
 _SOKOBAN_MOVES = {"U", "D", "L", "R"}
 
@@ -190,6 +192,40 @@ def sequence_has_not_settled(item: Mapping[str, Any]) -> bool:
     """
     sequence = item.get("metadata", {}).get("sequence") or []
     return len(sequence) < 3 or sequence[-1] not in sequence[-3:-1]
+
+
+@dataclass(frozen=True)
+class AnswerIsNotItsInput:
+    """Draw rule for a task that transforms an input shown in the question: the item's answer (``metadata[answer]``)
+    differs from its input (``metadata[input]``), compared as the generator's values (``6 == 6.0``).
+
+    On items where the transformation leaves the input as it is (no pattern to insert after, no rule that
+    applies, a rotation by a multiple of 360 degrees, pooling over 1x1 windows), copying the input from the
+    question is the answer: it was paid on 96% of string_insertion items and 13-35% of five other tasks.
+    """
+
+    input: str
+    answer: str
+
+    def __call__(self, item: Mapping[str, Any]) -> bool:
+        metadata = item.get("metadata", {})
+        return metadata.get(self.input) != metadata.get(self.answer)
+
+
+_LAST_INPUT = re.compile(r"\nInput:\s*(\[[^\]]*\])\s*\nOutput:\s*$")
+
+
+def list_function_changes_its_input(item: Mapping[str, Any]) -> bool:
+    """list_functions' version of :class:`AnswerIsNotItsInput`: its metadata keeps neither, so the question's last
+    ``Input: [...]`` against the answer, spaces aside (the identity function paid 8% of items their input).
+
+    >>> list_function_changes_its_input({"question": "x\\nInput: [2, 1]\\nOutput:", "answer": "[1, 2]"})
+    True
+    >>> list_function_changes_its_input({"question": "x\\nInput: [1, 2]\\nOutput:\\n", "answer": "[1,2]"})
+    False
+    """
+    match = _LAST_INPUT.search(str(item.get("question", "")))
+    return match is None or "".join(match.group(1).split()) != "".join(str(item.get("answer", "")).split())
 
 
 #: Under strict scoring a graph_color item is drawn only if fewer than this share of its colourings are proper:

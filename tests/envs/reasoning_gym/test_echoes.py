@@ -1,13 +1,18 @@
-"""Answers echoed from the question: items whose answer is a term already shown are not drawn under strict scoring.
+"""Answers echoed from the question: items whose answer is already shown in the question are not drawn under strict.
 
 number_sequence's generator lets a sequence settle on a value or a two-cycle (``3, 1, 0, 0, ?``), so repeating
-a shown term was the answer on about a third of the items: no rule inferred. The tests show the echo paid on the
-items the lenient mode draws, and unpaid on what strict draws, where the gold is still paid.
+a shown term was the answer on about a third of the items: no rule inferred. Tasks that transform an input
+leave it as it is on some items (string_insertion on 96%: no pattern in the string), so copying the input is
+paid there. The tests show each echo paid on the items the lenient mode draws (the generator's own), and
+unpaid on what strict draws, where the gold is still paid.
 """
 
 from __future__ import annotations
 
+import re
+
 import gymnasium as gym
+import pytest
 
 import gym_integrity  # noqa: F401
 from gym_integrity.envs.reasoning_gym import replay
@@ -53,3 +58,61 @@ def test_settled_items_stay_reachable_by_index_and_the_draw_is_a_function_of_the
     echoes = _terms(raw._item["question"])[-2:]
     assert raw._item["answer"] in echoes  # reachable by index, and an echo is its answer
     env.close()
+
+
+def _after_colon(question: str) -> str:
+    return question.split("\n\n")[-2].rsplit(":", 1)[1].strip()
+
+
+def _last_line(question: str) -> str:
+    return question.split("\n\n")[-2].strip().splitlines()[-1].strip()
+
+
+def _last_grid(question: str) -> str:
+    """The question's last block of lines without words: the input grid or matrix."""
+    lines = question.split("\n\n")[-2].strip().splitlines()
+    grid: list[str] = []
+    for line in reversed(lines):
+        if not line.strip() or re.search(r"[A-Za-z]{2,}", line):
+            break
+        grid.insert(0, line.strip())
+    return "\n".join(grid)
+
+
+def _last_input_list(question: str) -> str:
+    return re.findall(r"Input:\s*(\[[^\]]*\])", question)[-1]
+
+
+# dataset -> (the input as the question shows it, full payments of its copy in 200 lenient draws: at least)
+INPUT_ECHOES = {
+    "string_insertion": (_after_colon, 150),
+    "string_manipulation": (_last_line, 40),
+    "rotate_matrix": (_last_grid, 30),
+    "pool_matrix": (_last_grid, 30),
+    "rearc": (_last_grid, 12),
+    "binary_matrix": (_last_grid, 6),
+    "word_sorting": (_after_colon, 3),
+    "list_functions": (_last_input_list, 6),
+}
+
+
+def _full_payments(name: str, scoring: str, answer_for) -> tuple[int, int]:
+    """(answers paid 1.0, draws whose answer is non-empty) over 200 seeds; an empty answer is not an answer."""
+    env = gym.make("ReasoningGym-v0", dataset=name, scoring=scoring)
+    paid = answerable = 0
+    for seed in range(200):
+        question, _ = env.reset(seed=seed)
+        answer = answer_for(question, env.unwrapped._item)
+        answerable += bool(answer.strip())
+        paid += env.step(f"<answer>{answer}</answer>")[1] == 1.0
+    env.close()
+    return paid, answerable
+
+
+@pytest.mark.parametrize("name", sorted(INPUT_ECHOES))
+def test_the_input_copied_is_paid_on_the_generators_items_and_not_on_strict_draws(name):
+    echo, at_least = INPUT_ECHOES[name]
+    assert _full_payments(name, "reasoning_gym", lambda question, item: echo(question))[0] >= at_least
+    assert _full_payments(name, "strict", lambda question, item: echo(question))[0] == 0
+    paid, answerable = _full_payments(name, "strict", lambda question, item: item["answer"])
+    assert paid == answerable >= 195
