@@ -83,6 +83,10 @@ def _last_input_list(question: str) -> str:
     return re.findall(r"Input:\s*(\[[^\]]*\])", question)[-1]
 
 
+def _first_matrix(question: str) -> str:
+    return question.split("For the following matrix:\n", 1)[1].split("\n\n", 1)[0]
+
+
 # dataset -> (the input as the question shows it, full payments of its copy in 200 lenient draws: at least)
 INPUT_ECHOES = {
     "string_insertion": (_after_colon, 150),
@@ -93,6 +97,7 @@ INPUT_ECHOES = {
     "binary_matrix": (_last_grid, 6),
     "word_sorting": (_after_colon, 3),
     "list_functions": (_last_input_list, 6),
+    "manipulate_matrix": (_first_matrix, 3),
 }
 
 
