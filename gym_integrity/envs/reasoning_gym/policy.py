@@ -210,7 +210,9 @@ POLICIES: dict[str, Policy] = {
                                         language="algebra"),
     "pool_matrix": Policy("own_full", "0.1 for any matrix of the right shape" + _ECHO.format(what="pool is 1x1,"),
                           drawn=replay.AnswerIsNotItsInput("matrix", "solution")),
-    "power_function": Policy("own_full", "0.01 for any wrong answer"),
+    "power_function": Policy("own_full", "0.01 for any wrong answer; x^0 and x^1 are 1 and the base shown (a "
+                             "constant 1 was paid on 11% of items): such items are not drawn",
+                             drawn=replay.power_is_computed),
     "prime_factorization": Policy("own_full", "0.5 for factors whose product is n (n itself), 0.01 otherwise"),
     "products": Policy("numeric", "Decimal equality, else substring credit", commas=True),
     "propositional_logic": Policy("own_full", "0.25 for a tautology or a bare variable, 0.05 for any formula; any "

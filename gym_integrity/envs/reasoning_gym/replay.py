@@ -25,7 +25,7 @@ from typing import Any, Mapping
 __all__ = ["sokoban_moves_all_act", "car_moves_all_act", "boxnet_actions_all_act", "presses_all_act",
            "ROLE_ASSIGNMENT", "scramble_keeps_its_length", "proper_colouring_share",
            "colouring_resists_guessing", "GUESSABLE_SHARE", "sequence_has_not_settled", "AnswerIsNotItsInput",
-           "list_function_changes_its_input"]
+           "list_function_changes_its_input", "power_is_computed"]
 
 _SOKOBAN_MOVES = {"U", "D", "L", "R"}
 
@@ -226,6 +226,16 @@ def list_function_changes_its_input(item: Mapping[str, Any]) -> bool:
     """
     match = _LAST_INPUT.search(str(item.get("question", "")))
     return match is None or "".join(match.group(1).split()) != "".join(str(item.get("answer", "")).split())
+
+
+def power_is_computed(item: Mapping[str, Any]) -> bool:
+    """A power_function item whose exponent is neither 0 nor 1: ``x^0`` is 1 and ``x^1`` is the base shown, so a
+    constant ``1`` was paid on 11% of default items and the base copied from the question on 7.5%.
+
+    >>> [power_is_computed({"metadata": {"exponent": e}}) for e in (0, 1, -1, 2)]
+    [False, False, True, True]
+    """
+    return item.get("metadata", {}).get("exponent") not in (0, 1)
 
 
 #: Under strict scoring a graph_color item is drawn only if fewer than this share of its colourings are proper:

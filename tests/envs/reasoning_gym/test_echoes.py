@@ -121,3 +121,16 @@ def test_the_input_copied_is_paid_on_the_generators_items_and_not_on_strict_draw
     assert _full_payments(name, "strict", lambda question, item: echo(question))[0] == 0
     paid, answerable = _full_payments(name, "strict", lambda question, item: item["answer"])
     assert paid == answerable >= 195
+
+
+def test_power_function_draws_no_power_that_needs_no_computing():
+    """x^0 is 1 and x^1 the base shown: a constant 1 and the base copied were paid on the generator's items."""
+    def base(question: str, item) -> str:
+        return re.search(r"Compute (-?[\d.]+)\^", question).group(1)
+
+    assert _full_payments("power_function", "reasoning_gym", lambda question, item: "1")[0] >= 12
+    assert _full_payments("power_function", "reasoning_gym", base)[0] >= 8
+    assert _full_payments("power_function", "strict", lambda question, item: "1")[0] == 0
+    assert _full_payments("power_function", "strict", base)[0] == 0
+    paid, answerable = _full_payments("power_function", "strict", lambda question, item: item["answer"])
+    assert paid == answerable == 200
