@@ -156,7 +156,9 @@ POLICIES: dict[str, Policy] = {
                                       shape=re.compile(r"\$*\s*(?:\\d?frac\s*\{\s*\d+\s*\}\s*\{\s*\d+\s*\}|"
                                                        r"\d+\s*/\s*\d+)\s*\$*", re.IGNORECASE)),
     "futoshiki": Policy("own_full", "per-cell credit: a constant grid earns about 1/n"),
-    "game_of_life": Policy("own_full", "per-cell credit: an all-dead grid earns most cells"),
+    "game_of_life": Policy("own_full", "per-cell credit: an all-dead grid earns most cells, and is the answer where "
+                           "every cell dies (12% of default items): such items are not drawn",
+                           drawn=replay.board_keeps_a_live_cell),
     "game_of_life_halting": Policy("exact", "bool(answer) == bool(gold): any non-empty answer scores 1.0", fold=True),
     "gcd": _base(),
     "graph_color": Policy("own_full", "0.01 for any JSON; any valid colouring scores 1.0, and on the default sparse "

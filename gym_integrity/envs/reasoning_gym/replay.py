@@ -25,7 +25,7 @@ from typing import Any, Mapping
 __all__ = ["sokoban_moves_all_act", "car_moves_all_act", "boxnet_actions_all_act", "presses_all_act",
            "ROLE_ASSIGNMENT", "scramble_keeps_its_length", "proper_colouring_share",
            "colouring_resists_guessing", "GUESSABLE_SHARE", "sequence_has_not_settled", "AnswerIsNotItsInput",
-           "list_function_changes_its_input", "power_is_computed"]
+           "list_function_changes_its_input", "power_is_computed", "board_keeps_a_live_cell"]
 
 _SOKOBAN_MOVES = {"U", "D", "L", "R"}
 
@@ -236,6 +236,20 @@ def power_is_computed(item: Mapping[str, Any]) -> bool:
     [False, False, True, True]
     """
     return item.get("metadata", {}).get("exponent") not in (0, 1)
+
+
+def board_keeps_a_live_cell(item: Mapping[str, Any]) -> bool:
+    """A game_of_life item whose answer has a live cell: on the default sparse boards (10 of 100 cells) every cell
+    died on 12% of items, where an empty board of the size shown was paid without simulating a step.
+
+    >>> [board_keeps_a_live_cell({"answer": a}) for a in ("[[0,0],[0,0]]", "[[0,1],[0,0]]")]
+    [False, True]
+    """
+    try:
+        board = json.loads(str(item.get("answer")))
+    except ValueError:
+        return True
+    return not isinstance(board, list) or any(any(row) if isinstance(row, list) else row for row in board)
 
 
 #: Under strict scoring a graph_color item is drawn only if fewer than this share of its colourings are proper:

@@ -134,3 +134,15 @@ def test_power_function_draws_no_power_that_needs_no_computing():
     assert _full_payments("power_function", "strict", base)[0] == 0
     paid, answerable = _full_payments("power_function", "strict", lambda question, item: item["answer"])
     assert paid == answerable == 200
+
+
+def test_game_of_life_draws_no_board_on_which_every_cell_dies():
+    """An empty board of the size shown needs no simulation: paid where every cell dies (12% of default items)."""
+    def empty(question: str, item) -> str:
+        board = re.findall(r"\[\[.*?\]\]", question, re.S)[-1]
+        return re.sub(r"\d", "0", board)
+
+    assert _full_payments("game_of_life", "reasoning_gym", empty)[0] >= 12
+    assert _full_payments("game_of_life", "strict", empty)[0] == 0
+    paid, answerable = _full_payments("game_of_life", "strict", lambda question, item: item["answer"])
+    assert paid == answerable == 200
