@@ -98,6 +98,9 @@ def _makes_24_from_the_items_numbers(answer: str, item: Mapping[str, Any]) -> bo
 _PRESSES = re.compile(r"[A-Ca-c](?:\s*(?:→|->|,)?\s*[A-Ca-c])*")
 
 
+_ECHO = "; where the {what} the answer is the input copied from the question: such items are not drawn"
+
+
 def _base(why: str = _SUBSTRING) -> Policy:
     return Policy("exact", why)
 
@@ -114,8 +117,9 @@ POLICIES: dict[str, Policy] = {
     "basic_arithmetic": _base(),
     "bf": _base(),
     "binary_alternation": _base(),
-    "binary_matrix": Policy("exact", "exact match, or 0.1 for the matrix as a Python list via eval(answer)",
-                            language="matrix"),
+    "binary_matrix": Policy("exact", "exact match, or 0.1 for the matrix as a Python list via eval(answer)"
+                            + _ECHO.format(what="every 1 has a 0 beside it,"), language="matrix",
+                            drawn=replay.AnswerIsNotItsInput("matrix", "solution")),
     "bitwise_arithmetic": Policy("own", "int(answer, 0) against eval of the generated problem; the answer is never "
                                  "evaluated"),
     "boxnet": Policy("own_full", "max(0.05, boxes lifted): 0.05 for any JSON, and the lifted fraction for a plan "
@@ -152,7 +156,9 @@ POLICIES: dict[str, Policy] = {
                                       shape=re.compile(r"\$*\s*(?:\\d?frac\s*\{\s*\d+\s*\}\s*\{\s*\d+\s*\}|"
                                                        r"\d+\s*/\s*\d+)\s*\$*", re.IGNORECASE)),
     "futoshiki": Policy("own_full", "per-cell credit: a constant grid earns about 1/n"),
-    "game_of_life": Policy("own_full", "per-cell credit: an all-dead grid earns most cells"),
+    "game_of_life": Policy("own_full", "per-cell credit: an all-dead grid earns most cells, and is the answer where "
+                           "every cell dies (12% of default items): such items are not drawn",
+                           drawn=replay.board_keeps_a_live_cell),
     "game_of_life_halting": Policy("exact", "bool(answer) == bool(gold): any non-empty answer scores 1.0", fold=True),
     "gcd": _base(),
     "graph_color": Policy("own_full", "0.01 for any JSON; any valid colouring scores 1.0, and on the default sparse "
@@ -177,9 +183,11 @@ POLICIES: dict[str, Policy] = {
     "letter_counting": _base(),
     "letter_jumble": Policy("exact", "word-in-place credit: the question's unscrambled short words earn it, and "
                             "the gold followed by more words earns 1.0", fold=True, items=" "),
-    "list_functions": _base(),
+    "list_functions": Policy("exact", _SUBSTRING + _ECHO.format(what="function leaves the list as it is,"),
+                             drawn=replay.list_function_changes_its_input),
     "mahjong_puzzle": _base(),
-    "manipulate_matrix": Policy("own_full", "substring credit"),
+    "manipulate_matrix": Policy("own_full", "substring credit" + _ECHO.format(what="operations undo each other,"),
+                                drawn=replay.AnswerIsNotItsInput("matrix", "solution")),
     "maze": _base(),
     "mini_sudoku": Policy("own_full", "per-cell credit: a constant grid earns about 1/n"),
     "modulo_grid": _base(),
@@ -188,7 +196,9 @@ POLICIES: dict[str, Policy] = {
     "needle_haystack": Policy("own", "exact match, case-insensitive"),
     "number_filtering": _base(),
     "number_format": Policy("own", "a number within 0.01"),
-    "number_sequence": _base(),
+    "number_sequence": Policy("exact", _SUBSTRING + "; sequences settle on a value or a two-cycle (3, 1, 0, 0, ?), so "
+                              "repeating a term shown was the answer on a third of items: items whose answer is one "
+                              "of the last two terms are not drawn", drawn=replay.sequence_has_not_settled),
     "number_sorting": Policy("ordered_number_list", "json.loads accepts NaN, and a list of NaN equals any list "
                              "(identity), so one NaN per number paid 1.0; and each number passed within an absolute "
                              "1: the sorted list in order, each number as written", rel_tol=1e-9, abs_tol=1e-9),
@@ -200,8 +210,11 @@ POLICIES: dict[str, Policy] = {
                                    "roots are asked to 4 decimals", abs_tol=1e-4, rel_tol=1e-6),
     "polynomial_multiplication": Policy("own", "structural equality of sympy expressions; sympy.parse_expr(answer)",
                                         language="algebra"),
-    "pool_matrix": Policy("own_full", "0.1 for any matrix of the right shape"),
-    "power_function": Policy("own_full", "0.01 for any wrong answer"),
+    "pool_matrix": Policy("own_full", "0.1 for any matrix of the right shape" + _ECHO.format(what="pool is 1x1,"),
+                          drawn=replay.AnswerIsNotItsInput("matrix", "solution")),
+    "power_function": Policy("own_full", "0.01 for any wrong answer; x^0 and x^1 are 1 and the base shown (a "
+                             "constant 1 was paid on 11% of items): such items are not drawn",
+                             drawn=replay.power_is_computed),
     "prime_factorization": Policy("own_full", "0.5 for factors whose product is n (n itself), 0.01 otherwise"),
     "products": Policy("numeric", "Decimal equality, else substring credit", commas=True),
     "propositional_logic": Policy("own_full", "0.25 for a tautology or a bare variable, 0.05 for any formula; any "
@@ -221,13 +234,15 @@ POLICIES: dict[str, Policy] = {
                            "reads A-C out of any text: buttons only, each press active", shape=_PRESSES,
                            requires=replay.presses_all_act),
     "ransom_note": _base(),
-    "rearc": Policy("own_full", "0.05 for any parseable board"),
+    "rearc": Policy("own_full", "0.05 for any parseable board" + _ECHO.format(what="rule leaves the grid as it is,"),
+                    drawn=replay.AnswerIsNotItsInput("input", "output")),
     "rectangle_count": Policy("numeric", "linear credit for any nearby count: '1' earns ~0.2"),
-    "rotate_matrix": _base(),
+    "rotate_matrix": Policy("exact", _SUBSTRING + _ECHO.format(what="angle is a multiple of 360 degrees,"),
+                            drawn=replay.AnswerIsNotItsInput("matrix", "solution")),
     "rotten_oranges": _base(),
     "rubiks_cube": Policy("own_full", "max(0.05, solved stickers): the scrambled cube alone earns it; repeats a "
                           "move as often as its count says; a scramble whose moves cancel below the configured "
-                          "minimum (D D' U is U) is solved by a fixed answer, so such items are not drawn",
+                          "minimum (D D' U is U, U D U' is D) is solved by a fixed answer, so such items are not drawn",
                           language="cube_moves", drawn=replay.scramble_keeps_its_length),
     "rush_hour": Policy("own_full", "0.01 for any moves; any solving sequence scores 1.0; steps a car as far as the "
                         "answer says, stopping silently where it is blocked, and reads moves out of any text, so a "
@@ -248,9 +263,11 @@ POLICIES: dict[str, Policy] = {
     "spell_backward": Policy("exact", "per-letter prefix credit, whose float sum reaches 1.0 for the gold "
                              "followed by more letters", fold=True),
     "spiral_matrix": Policy("exact", "exact match, or 0.1 for the list via eval(answer)", language="matrix"),
-    "string_insertion": Policy("exact", "exact match, or 0.1 for a list of characters via eval(answer)",
-                               language="letters"),
-    "string_manipulation": _base(),
+    "string_insertion": Policy("exact", "exact match, or 0.1 for a list of characters via eval(answer)"
+                               + _ECHO.format(what="string holds no pattern (96% of items),"), language="letters",
+                               drawn=replay.AnswerIsNotItsInput("string", "solution")),
+    "string_manipulation": Policy("exact", _SUBSTRING + _ECHO.format(what="string meets no rule,"),
+                                  drawn=replay.AnswerIsNotItsInput("string", "solution")),
     "string_splitting": _base(),
     "string_synthesis": _base(),
     "sudoku": Policy("own_full", "per-cell credit: a constant grid earns about 1/n"),
@@ -267,7 +284,8 @@ POLICIES: dict[str, Policy] = {
                           "scores 1.0"),
     "word_sequence_reversal": _base(),
     "word_sorting": Policy("exact", "0.2 for the words in any order, per-position credit: the sorted words "
-                           "followed by more earn 1.0", items=","),
+                           "followed by more earn 1.0" + _ECHO.format(what="words are already in order,"), items=",",
+                           drawn=replay.AnswerIsNotItsInput("transformed_words", "sorted_words")),
     "zebra_puzzles": Policy("own", "exact match, case-insensitive"),
 }
 

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 __all__ = ["sokoban_moves_all_act", "car_moves_all_act", "boxnet_actions_all_act", "presses_all_act",
            "ROLE_ASSIGNMENT", "scramble_keeps_its_length", "proper_colouring_share",
-           "colouring_resists_guessing", "GUESSABLE_SHARE"]
+           "colouring_resists_guessing", "GUESSABLE_SHARE", "sequence_has_not_settled", "AnswerIsNotItsInput",
+           "list_function_changes_its_input", "power_is_computed", "board_keeps_a_live_cell"]
 
 _SOKOBAN_MOVES = {"U", "D", "L", "R"}
 
@@ -137,36 +139,117 @@ ROLE_ASSIGNMENT = re.compile(rf"\(?\s*{_ROLE_CLAUSE}(?:\s*(?:[,;.]|\band\b|\n)\s
 
 _QUARTER_TURNS = {"": 1, "'": 3, "2": 2}
 _CUBE_MOVE = re.compile(r"([A-Za-z]+?)(2|')?$")
+#: Opposite faces turn about one axis and commute: U D U' is D.
+_AXES = {"U": "UD", "D": "UD", "L": "LR", "R": "LR", "F": "FB", "B": "FB"}
 
 
 def reduced_scramble_length(moves: str) -> int:
-    """The scramble's length once adjacent turns of one face are merged (``D D' U`` is ``U``: one move).
+    """The scramble's length once turns that cancel are merged, each face's net turn counting one move: turns of one
+    face (``D D' U`` is ``U``) and of its opposite face in between, which commute with it (``U D U'`` is ``D``).
 
     >>> reduced_scramble_length("D D' U"), reduced_scramble_length("F' F U F R D' R'"), reduced_scramble_length("U U U")
     (1, 5, 1)
+    >>> [reduced_scramble_length(moves) for moves in ("U D U'", "D F' F U' D' U", "L B F B'")]
+    [1, 0, 2]
     """
-    stack: list[list] = []
+    blocks: list[tuple[str, dict[str, int]]] = []  # one per run of turns about one axis: the net turns of each face
     for token in moves.split():
         match = _CUBE_MOVE.match(token)
         face, turns = (match.group(1), _QUARTER_TURNS[match.group(2) or ""]) if match else (token, 1)
-        if stack and stack[-1][0] == face:
-            stack[-1][1] = (stack[-1][1] + turns) % 4
-            if stack[-1][1] == 0:
-                stack.pop()
-        else:
-            stack.append([face, turns])
-    return len(stack)
+        axis = _AXES.get(face, face)  # a wide or layer-numbered move (cubes over 3) is an axis of its own
+        if not blocks or blocks[-1][0] != axis:
+            blocks.append((axis, {}))
+        block = blocks[-1][1]
+        block[face] = (block.get(face, 0) + turns) % 4
+        if not block[face]:
+            del block[face]
+        if not block:
+            blocks.pop()  # the run cancelled: the turns before it meet the turns after it
+    return sum(len(block) for _, block in blocks)
 
 
 def scramble_keeps_its_length(item: Mapping[str, Any]) -> bool:
     """A rubiks_cube item whose scramble, merged, is at least the configured minimum number of moves.
 
     The generator draws min_scramble_steps random moves or more but lets them cancel: 8 of 300 default items
-    reduce to one move, which a fixed answer (``F``, ``U U U``) then solves without reading the cube.
+    reduce to one move, which a fixed answer (``F``, ``U U U``) then solves without reading the cube; turns of
+    opposite faces commute, so ``D F' F U' D' U`` is the solved cube and ``L B F B'`` is two moves.
     """
     metadata = item.get("metadata", {})
     minimum = (metadata.get("difficulty", {}).get("scramble_steps") or (1,))[0]
     return reduced_scramble_length(str(metadata.get("scramble_moves", ""))) >= minimum
+
+
+def sequence_has_not_settled(item: Mapping[str, Any]) -> bool:
+    """A number_sequence item whose answer is neither of the last two terms shown.
+
+    The generator's halvings and products settle on a value or a two-cycle (``3, 1, 0, 0, ?``; ``-1, 1, -1, 1, ?``),
+    and its check refuses only sequences constant from the start: repeating the last term was the answer on 30% of
+    default items, the term before it on 29%, without inferring any rule.
+
+    >>> [sequence_has_not_settled({"metadata": {"sequence": s}}) for s in ([3, 1, 0, 0, 0], [4, -4, 4, -4], [1, 2, 4])]
+    [False, False, True]
+    """
+    sequence = item.get("metadata", {}).get("sequence") or []
+    return len(sequence) < 3 or sequence[-1] not in sequence[-3:-1]
+
+
+@dataclass(frozen=True)
+class AnswerIsNotItsInput:
+    """Draw rule for a task that transforms an input shown in the question: the item's answer (``metadata[answer]``)
+    differs from its input (``metadata[input]``), compared as the generator's values (``6 == 6.0``).
+
+    On items where the transformation leaves the input as it is (no pattern to insert after, no rule that
+    applies, a rotation by a multiple of 360 degrees, pooling over 1x1 windows), copying the input from the
+    question is the answer: it was paid on 96% of string_insertion items and 13-35% of five other tasks.
+    """
+
+    input: str
+    answer: str
+
+    def __call__(self, item: Mapping[str, Any]) -> bool:
+        metadata = item.get("metadata", {})
+        return metadata.get(self.input) != metadata.get(self.answer)
+
+
+_LAST_INPUT = re.compile(r"\nInput:\s*(\[[^\]]*\])\s*\nOutput:\s*$")
+
+
+def list_function_changes_its_input(item: Mapping[str, Any]) -> bool:
+    """list_functions' version of :class:`AnswerIsNotItsInput`: its metadata keeps neither, so the question's last
+    ``Input: [...]`` against the answer, spaces aside (the identity function paid 8% of items their input).
+
+    >>> list_function_changes_its_input({"question": "x\\nInput: [2, 1]\\nOutput:", "answer": "[1, 2]"})
+    True
+    >>> list_function_changes_its_input({"question": "x\\nInput: [1, 2]\\nOutput:\\n", "answer": "[1,2]"})
+    False
+    """
+    match = _LAST_INPUT.search(str(item.get("question", "")))
+    return match is None or "".join(match.group(1).split()) != "".join(str(item.get("answer", "")).split())
+
+
+def power_is_computed(item: Mapping[str, Any]) -> bool:
+    """A power_function item whose exponent is neither 0 nor 1: ``x^0`` is 1 and ``x^1`` is the base shown, so a
+    constant ``1`` was paid on 11% of default items and the base copied from the question on 7.5%.
+
+    >>> [power_is_computed({"metadata": {"exponent": e}}) for e in (0, 1, -1, 2)]
+    [False, False, True, True]
+    """
+    return item.get("metadata", {}).get("exponent") not in (0, 1)
+
+
+def board_keeps_a_live_cell(item: Mapping[str, Any]) -> bool:
+    """A game_of_life item whose answer has a live cell: on the default sparse boards (10 of 100 cells) every cell
+    died on 12% of items, where an empty board of the size shown was paid without simulating a step.
+
+    >>> [board_keeps_a_live_cell({"answer": a}) for a in ("[[0,0],[0,0]]", "[[0,1],[0,0]]")]
+    [False, True]
+    """
+    try:
+        board = json.loads(str(item.get("answer")))
+    except ValueError:
+        return True
+    return not isinstance(board, list) or any(any(row) if isinstance(row, list) else row for row in board)
 
 
 #: Under strict scoring a graph_color item is drawn only if fewer than this share of its colourings are proper:

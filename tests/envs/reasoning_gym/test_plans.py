@@ -279,6 +279,71 @@ def test_rubiks_cube_draws_no_scramble_that_cancels_below_its_minimum():
     lenient.close()
 
 
+_QUARTER_TURNS = [face + turn for face in "UDLRFB" for turn in ("", "'")]
+
+
+def _within_two_moves_of_solved() -> set[str]:
+    """The rendered 3x3 cubes that one or two quarter turns (or none) reach from solved: exactly the cubes that a
+    fixed answer of at most two moves solves."""
+    import magiccube
+
+    states = set()
+    for answer in [""] + _QUARTER_TURNS + [f"{a} {b}" for a in _QUARTER_TURNS for b in _QUARTER_TURNS]:
+        cube = magiccube.Cube(3)
+        if answer:
+            cube.rotate(answer)
+        states.add(str(cube))
+    return states
+
+
+def _scrambled(item) -> str:
+    import magiccube
+
+    cube = magiccube.Cube(3)
+    cube.rotate(item["metadata"]["scramble_moves"])
+    return str(cube)
+
+
+def test_rubiks_cube_draws_no_scramble_whose_commuting_turns_cancel():
+    """Opposite faces commute: D F' F U' D' U is the solved cube and L B F B' is two moves, though no two adjacent
+    turns of one face cancel. The old rule drew them (seed 100101 drew L B F B', seed 100119 the solved cube), and
+    the raw scorer pays a fixed answer there; strict draws no cube within two moves of solved."""
+    near = _within_two_moves_of_solved()
+    env = gym.make("ReasoningGym-v0", dataset="rubiks_cube")
+    raw = env.unwrapped
+    cases = ((100101, 69376, "L B F B'", "F' L'"), (100119, 27197, "D F' F U' D' U", "U U'"))
+    for seed, index, scramble, fixed in cases:
+        raw.reset(options={"index": index})
+        assert raw._item["metadata"]["scramble_moves"] == scramble
+        assert _raw_scores(raw, [fixed]) == [1.0]  # a fixed answer solves it
+        assert not replay.scramble_keeps_its_length(raw._item)
+        raw.reset(seed=seed)
+        assert raw._index != index and raw.step(f"<answer>{fixed}</answer>")[1] == 0.0
+    drawn = 0
+    for seed in range(300):
+        raw.reset(seed=seed)
+        assert _scrambled(raw._item) not in near, (seed, raw._item["metadata"]["scramble_moves"])
+        drawn += 1
+    lenient = gym.make("ReasoningGym-v0", dataset="rubiks_cube", scoring="reasoning_gym").unwrapped
+    close = sum(_scrambled(lenient._item) in near for seed in range(300) if lenient.reset(seed=seed))
+    assert close >= 3, "the generator's own draws include cubes a fixed short answer solves"
+    env.close()
+    lenient.close()
+
+
+def test_rubiks_cube_solver_answers_still_paid_on_the_items_strict_draws():
+    from gym_integrity.envs.reasoning_gym.solvers import solve
+
+    env = gym.make("ReasoningGym-v0", dataset="rubiks_cube")
+    raw = env.unwrapped
+    paid = 0
+    for seed in range(200):
+        raw.reset(seed=seed)
+        paid += raw.step(f"<answer>{solve('rubiks_cube', raw._item)}</answer>")[1] == 1.0
+    assert paid == 200
+    env.close()
+
+
 def test_proper_colouring_share_is_the_exact_count_and_its_bounds_hold():
     import itertools
 
