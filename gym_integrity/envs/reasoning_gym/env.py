@@ -196,15 +196,31 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
             if index in self._undrawn:  # known: not generated again (a reset repeats its seed's draws)
                 continue
             item = _ITEMS.get(self._key, self._dataset, index)
-            if self.config.scoring != "strict":
+            if self._drawn(index, item):
                 return index, item
-            drawn = policy_for(self._source_of(item)).drawn
-            if drawn is None or drawn(item):
-                return index, item
-            if len(self._undrawn) >= _MAX_UNDRAWN_KEPT:
-                self._undrawn.clear()
-            self._undrawn.add(index)
-        return index, _ITEMS.get(self._key, self._dataset, index)
+        # Unlucky, or too few items: the indices in turn from the last one drawn (still the seed's choice).
+        for offset in range(1, self.size + 1):
+            walked = (index + offset) % self.size
+            if walked not in self._undrawn:
+                item = _ITEMS.get(self._key, self._dataset, walked)
+                if self._drawn(walked, item):
+                    return walked, item
+        raise ValueError(f"ReasoningGymEnv size={self.size} leaves no item strict scoring draws for dataset "
+                         f"{self.config.dataset!r}: each is one a content-free answer would be paid on (the policy "
+                         "table, docs/reasoning_gym.md); raise size (the default, None, draws from 100,000)")
+
+    def _drawn(self, index: int, item: dict[str, Any]) -> bool:
+        """Whether reset may draw this item: always, unless strict scoring's policy refuses it (then remembered)."""
+        if self.config.scoring != "strict":
+            return True
+        drawn = policy_for(self._source_of(item)).drawn
+        # An empty gold no answer can win (an empty answer is no answer): string_manipulation makes some.
+        if item.get("answer") != "" and (drawn is None or drawn(item)):
+            return True
+        if len(self._undrawn) >= _MAX_UNDRAWN_KEPT:
+            self._undrawn.clear()
+        self._undrawn.add(index)
+        return False
 
     def _source_of(self, item: dict[str, Any]) -> str:
         """The item's dataset: a composite's member, else the configured name."""

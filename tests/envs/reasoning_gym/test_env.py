@@ -393,3 +393,24 @@ def test_an_answer_never_reaches_the_trainers_output(capfd):
     env.close()
     out, err = capfd.readouterr()
     assert reward == 0.0 and "INJECTED" not in out + err and "Peg 9" not in out + err, (out, err)
+
+
+def test_a_size_that_leaves_no_drawable_item_is_a_clear_error_not_an_undrawn_item():
+    """graph_color under strict draws about one default item in 280: 20 items hold none, and reset says so
+    instead of serving one its policy refuses."""
+    env = gym.make("ReasoningGym-v0", dataset="graph_color", size=20)
+    with pytest.raises(ValueError, match=r"size=20 leaves no item strict scoring draws for dataset 'graph_color'"):
+        env.reset(seed=0)
+    env.close()
+
+
+def test_with_few_drawable_items_every_reset_draws_one_of_them():
+    from gym_integrity.envs.reasoning_gym.policy import policy_for
+
+    env = gym.make("ReasoningGym-v0", dataset="string_insertion", size=200)
+    drawn = policy_for("string_insertion").drawn
+    raw = env.unwrapped
+    for seed in range(40):
+        env.reset(seed=seed)
+        assert drawn(raw._item) and raw._item["answer"] != ""
+    env.close()
