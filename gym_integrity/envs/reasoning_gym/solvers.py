@@ -187,10 +187,31 @@ def proper_colouring(answer: str, item: Mapping[str, Any]) -> bool:
     return all(colouring[str(u)] != colouring[str(v)] for u, v in puzzle["edges"])
 
 
+_OPERATIONS = {"add": lambda value, by: value + by, "subtract": lambda value, by: value - by,
+               "multiply": lambda value, by: value * by}
+
+
+def shortest_presses(answer: str, item: Mapping[str, Any]) -> bool:
+    """Whether ``answer`` (buttons, ``A → B → C``) reaches the target in as few presses as the item's solution,
+    each press active in the light's colour (which every press toggles): quantum_lock's rule, simulated here."""
+    metadata = item["metadata"]
+    buttons = {button["name"]: button for button in metadata["buttons"]}
+    presses = re.findall(r"[A-Za-z]", answer)
+    value, colour = metadata["initial_value"], metadata["initial_state"]
+    for name in presses:
+        button = buttons.get(name.upper())
+        if button is None or button["active_state"] not in (colour, "any") or button["type"] not in _OPERATIONS:
+            return False
+        value = _OPERATIONS[button["type"]](value, button["value"])
+        colour = "green" if colour == "red" else "red"
+    return value == metadata["target_value"] and len(presses) == len(metadata["solution_path"])
+
+
 #: The task's rule per dataset whose items have many right answers: ``check(answer, item)``.
 RIGHT_ANSWER_CHECKS: dict[str, Callable[[str, Mapping[str, Any]], bool]] = {
     "graph_color": proper_colouring,
     "propositional_logic": propositions.concludes,
+    "quantum_lock": shortest_presses,
 }
 
 

@@ -3,6 +3,7 @@ and reaches the auditor through ``gold_answers()`` only, never the agent's obs, 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 
@@ -145,3 +146,30 @@ def test_graph_color_colours_properly_or_gives_none(monkeypatch):
     assert solve("graph_color", item(complete, colours=4)) is not None
     monkeypatch.setattr(solvers, "GRAPH_COLOR_MAX_STEPS", 3)
     assert solve("graph_color", item(complete, colours=4)) is None
+
+
+@pytest.mark.parametrize("dataset, answers", [
+    ("quantum_lock", lambda gold: [" → ".join(c) for c in itertools.product("ABC", repeat=len(gold.split("→")))]),
+    ("graph_color", lambda gold: [json.dumps({k: (v % 3) + 1 for k, v in json.loads(gold).items()}),
+                                  json.dumps({k: 1 + (int(k) % 3) for k in json.loads(gold)}), gold]),
+    ("propositional_logic", lambda gold: ["P", "¬P", "Q", "¬Q", "R", "¬R", "S", "¬S", "P ∨ Q", gold]),
+])
+def test_is_right_answer_agrees_with_what_strict_pays(dataset, answers):
+    """The audit counts a paid answer the hook takes as right at chance: the hook must be the task's rule, no
+    wider and no narrower than what strict scoring pays (quantum_lock: every sequence of the shortest length)."""
+    env = gym.make("ReasoningGym-v0", dataset=dataset)
+    raw = env.unwrapped
+    disagree, right = [], 0
+    for seed in range(12):
+        env.reset(seed=seed)
+        gold = raw.gold_answers()[0]
+        if dataset == "quantum_lock" and len(gold.split("→")) > 5:
+            continue
+        for answer in answers(gold):
+            env.reset(seed=seed)
+            paid = env.step(f"<answer>{answer}</answer>")[1] == 1.0
+            right += paid
+            if paid != raw.is_right_answer(answer):
+                disagree.append((seed, answer, paid))
+    env.close()
+    assert right and not disagree, disagree[:5]
