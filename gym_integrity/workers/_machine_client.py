@@ -11,6 +11,7 @@ import concurrent.futures
 import itertools
 import json
 import os
+import struct
 import sys
 import threading
 import time
@@ -381,14 +382,11 @@ class MachinePool(RefCounted):
         cause = "the connection closed"
         try:
             while True:
-                if not link.conn.poll(1.0):
-                    if link.pending and time.monotonic() - link.last_heard > _SILENCE_S:
-                        cause = f"the machine grading pool did not answer for {_SILENCE_S:g} s"
-                        break
-                    continue
-                message = plain_loads(link.conn.recv_bytes(MAX_MESSAGE_BYTES))
-                link.last_heard = time.monotonic()
-                self._on_message(link, message)
+                data = _receive(link)
+                if data is None:
+                    cause = f"the machine grading pool did not answer for {_SILENCE_S:g} s"
+                    break
+                self._on_message(link, plain_loads(data))
         except EOFError:
             cause = "its server closed the connection"
         except OSError as exc:
@@ -419,6 +417,45 @@ class MachinePool(RefCounted):
                 call.set_result(value)
         else:
             raise ValueError("not a pool server's message")
+
+
+def _receive(link: Link) -> bytes | None:
+    """The next message on ``link`` (``multiprocessing.connection``'s framing), or None once the server has sent
+    nothing for ``_SILENCE_S`` while requests wait on it.
+
+    Read piece by piece, the silence rule checked at every wait, so it holds in the middle of a message as
+    between messages: a server stopped or wedged after the first bytes of a message (a message over 16 KB is
+    sent as its header, then its body) would leave ``recv_bytes`` waiting for the rest forever. Raises
+    EOFError when the connection closes, OSError on a length over ``MAX_MESSAGE_BYTES``.
+    """
+    header = _receive_exactly(link, 4)
+    if header is None:
+        return None
+    (size,) = struct.unpack("!i", header)
+    if size == -1:  # a message over 2 GB: an 8-byte length follows
+        header = _receive_exactly(link, 8)
+        if header is None:
+            return None
+        (size,) = struct.unpack("!Q", header)
+    if not 0 <= size <= MAX_MESSAGE_BYTES:
+        raise OSError(f"a message of {size} bytes (more than {MAX_MESSAGE_BYTES} refused unread)")
+    return _receive_exactly(link, size)
+
+
+def _receive_exactly(link: Link, size: int) -> bytes | None:
+    """``size`` bytes from ``link``, or None once it is silent for ``_SILENCE_S`` with requests waiting on it."""
+    received = bytearray()
+    while len(received) < size:
+        if not link.conn.poll(1.0):
+            if link.pending and time.monotonic() - link.last_heard > _SILENCE_S:
+                return None
+            continue
+        chunk = os.read(link.conn.fileno(), min(size - len(received), 1 << 20))
+        if not chunk:
+            raise EOFError
+        received += chunk
+        link.last_heard = time.monotonic()  # bytes arriving are the server's sign of life, a message's or part of one
+    return bytes(received)
 
 
 _NO_REPLY = object()
