@@ -11,7 +11,6 @@ import concurrent.futures
 import itertools
 import json
 import os
-import struct
 import sys
 import threading
 import time
@@ -28,7 +27,7 @@ from gym_integrity.workers._machine_paths import (DIR_ENV, EXIT_LOCK_HELD, HANDS
                                                   config_fields, flock, pool_dir, server_name, unlock)
 from gym_integrity.workers._outcomes import PoolStatus, TaskOutcome
 from gym_integrity.workers._wire import (MAX_MESSAGE_BYTES, PACKAGE_ROOT, STARTUP_TIMEOUT_S, STAT_KEYS, dumps,
-                                         plain_loads, read_outcome, stubbed_main_code)
+                                         frame_size, plain_loads, read_outcome, stubbed_main_code)
 
 __all__ = ["MachinePool", "live_clients", "shutdown_all"]
 
@@ -428,18 +427,13 @@ def _receive(link: Link) -> bytes | None:
     sent as its header, then its body) would leave ``recv_bytes`` waiting for the rest forever. Raises
     EOFError when the connection closes, OSError on a length over ``MAX_MESSAGE_BYTES``.
     """
-    header = _receive_exactly(link, 4)
-    if header is None:
-        return None
-    (size,) = struct.unpack("!i", header)
-    if size == -1:  # a message over 2 GB: an 8-byte length follows
-        header = _receive_exactly(link, 8)
-        if header is None:
+    head = bytearray()
+    while (frame := frame_size(head)) is None:
+        piece = _receive_exactly(link, 4 if len(head) < 4 else 12 - len(head))
+        if piece is None:
             return None
-        (size,) = struct.unpack("!Q", header)
-    if not 0 <= size <= MAX_MESSAGE_BYTES:
-        raise OSError(f"a message of {size} bytes (more than {MAX_MESSAGE_BYTES} refused unread)")
-    return _receive_exactly(link, size)
+        head += piece
+    return _receive_exactly(link, frame[1])
 
 
 def _receive_exactly(link: Link, size: int) -> bytes | None:
