@@ -102,7 +102,9 @@ the client, gives the interface of a ``WorkerPool`` (:class:`Pool`).
   started within its bound gives ``INFRA_ERROR`` too, naming why. The server
   tells every client it is alive every few seconds; a client with requests in
   flight that hears nothing for ``_SILENCE_S`` drops the connection (a wedged
-  or stopped server: ``INFRA_ERROR``), and the server rebuilds its pool when a
+  or stopped server: ``INFRA_ERROR``; between messages or in the middle of
+  one: the client reads a message a piece at a time, never waiting in
+  ``recv_bytes`` for the rest), and the server rebuilds its pool when a
   request passes its worst honest wait, as ``WorkerPool.run`` does.
 * **Clients take turns.** Each connection is a client of the server's pool:
   its requests run in its order, and a freed worker goes to the client that

@@ -28,7 +28,7 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from gym_integrity.workers._outcomes import PoolStatus
-from gym_integrity.workers._wire import MAX_MESSAGE_BYTES, READY, STARTUP_ERROR, STARTUP_TIMEOUT_S, parse_reply
+from gym_integrity.workers._wire import READY, STARTUP_ERROR, STARTUP_TIMEOUT_S, parse_reply
 from gym_integrity.workers._worker_process import Waker, WorkerProcess
 
 __all__ = ["Dispatcher", "Pickled", "Request"]
@@ -239,12 +239,14 @@ class Dispatcher:
 
     def read_reply(self, worker: WorkerProcess) -> None:
         try:
-            raw = worker.recv_conn.recv_bytes(MAX_MESSAGE_BYTES)
+            raw = worker.read_message()
         except EOFError:
             self.worker_died(worker)
             return
         except OSError:  # longer than MAX_MESSAGE_BYTES: left unread, so the stream is out of step
             raw = b""
+        if raw is None:
+            return  # part of a reply: the rest on a later pass, while its run budget still counts
         try:
             message = parse_reply(raw)
         except Exception as exc:  # noqa: BLE001  (a reply the parent refuses to read: the worker is done)

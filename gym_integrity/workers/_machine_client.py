@@ -27,7 +27,7 @@ from gym_integrity.workers._machine_paths import (DIR_ENV, EXIT_LOCK_HELD, HANDS
                                                   config_fields, flock, pool_dir, server_name, unlock)
 from gym_integrity.workers._outcomes import PoolStatus, TaskOutcome
 from gym_integrity.workers._wire import (MAX_MESSAGE_BYTES, PACKAGE_ROOT, STARTUP_TIMEOUT_S, STAT_KEYS, dumps,
-                                         plain_loads, read_outcome, stubbed_main_code)
+                                         frame_size, plain_loads, read_outcome, stubbed_main_code)
 
 __all__ = ["MachinePool", "live_clients", "shutdown_all"]
 
@@ -381,14 +381,11 @@ class MachinePool(RefCounted):
         cause = "the connection closed"
         try:
             while True:
-                if not link.conn.poll(1.0):
-                    if link.pending and time.monotonic() - link.last_heard > _SILENCE_S:
-                        cause = f"the machine grading pool did not answer for {_SILENCE_S:g} s"
-                        break
-                    continue
-                message = plain_loads(link.conn.recv_bytes(MAX_MESSAGE_BYTES))
-                link.last_heard = time.monotonic()
-                self._on_message(link, message)
+                data = _receive(link)
+                if data is None:
+                    cause = f"the machine grading pool did not answer for {_SILENCE_S:g} s"
+                    break
+                self._on_message(link, plain_loads(data))
         except EOFError:
             cause = "its server closed the connection"
         except OSError as exc:
@@ -419,6 +416,40 @@ class MachinePool(RefCounted):
                 call.set_result(value)
         else:
             raise ValueError("not a pool server's message")
+
+
+def _receive(link: Link) -> bytes | None:
+    """The next message on ``link`` (``multiprocessing.connection``'s framing), or None once the server has sent
+    nothing for ``_SILENCE_S`` while requests wait on it.
+
+    Read piece by piece, the silence rule checked at every wait, so it holds in the middle of a message as
+    between messages: a server stopped or wedged after the first bytes of a message (a message over 16 KB is
+    sent as its header, then its body) would leave ``recv_bytes`` waiting for the rest forever. Raises
+    EOFError when the connection closes, OSError on a length over ``MAX_MESSAGE_BYTES``.
+    """
+    head = bytearray()
+    while (frame := frame_size(head)) is None:
+        piece = _receive_exactly(link, 4 if len(head) < 4 else 12 - len(head))
+        if piece is None:
+            return None
+        head += piece
+    return _receive_exactly(link, frame[1])
+
+
+def _receive_exactly(link: Link, size: int) -> bytes | None:
+    """``size`` bytes from ``link``, or None once it is silent for ``_SILENCE_S`` with requests waiting on it."""
+    received = bytearray()
+    while len(received) < size:
+        if not link.conn.poll(1.0):
+            if link.pending and time.monotonic() - link.last_heard > _SILENCE_S:
+                return None
+            continue
+        chunk = os.read(link.conn.fileno(), min(size - len(received), 1 << 20))
+        if not chunk:
+            raise EOFError
+        received += chunk
+        link.last_heard = time.monotonic()  # bytes arriving are the server's sign of life, a message's or part of one
+    return bytes(received)
 
 
 _NO_REPLY = object()

@@ -29,13 +29,14 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import struct
 from typing import Any
 
 from gym_integrity.workers._outcomes import PoolStatus, TaskOutcome
 
 __all__ = ["CALLER_GRACE_S", "COUNTED_STATS", "MAX_MESSAGE_BYTES", "PACKAGE_ROOT", "READY", "STARTUP_ERROR",
-           "STARTUP_TIMEOUT_S", "STAT_KEYS", "dumps", "outcome_message", "parse_reply", "plain_loads", "read_outcome",
-           "stubbed_main_code", "worst_wait_s"]
+           "STARTUP_TIMEOUT_S", "STAT_KEYS", "dumps", "frame_size", "outcome_message", "parse_reply", "plain_loads",
+           "read_outcome", "stubbed_main_code", "worst_wait_s"]
 
 #: The directory holding the ``gym_integrity`` package: put on a worker's or server's ``PYTHONPATH``.
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -76,6 +77,23 @@ class PlainUnpickler(pickle.Unpickler):
 
 def plain_loads(data: bytes) -> Any:
     return PlainUnpickler(io.BytesIO(data)).load()
+
+
+def frame_size(head: bytes | bytearray) -> tuple[int, int] | None:
+    """``(header length, body length)`` of a ``multiprocessing.connection`` message that starts with ``head``
+    (a 4-byte length; -1 there means an 8-byte length follows), or None until its header is in. Raises OSError
+    for a length over ``MAX_MESSAGE_BYTES``: such a message is refused unread."""
+    if len(head) < 4:
+        return None
+    (size,) = struct.unpack_from("!i", head)
+    header = 4
+    if size == -1:
+        if len(head) < 12:
+            return None
+        (size,), header = struct.unpack_from("!Q", head, 4), 12
+    if not 0 <= size <= MAX_MESSAGE_BYTES:
+        raise OSError(f"a message of {size} bytes (more than {MAX_MESSAGE_BYTES} refused unread)")
+    return header, size
 
 
 def dumps(message: Any) -> bytes:

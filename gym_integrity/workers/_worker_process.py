@@ -17,7 +17,7 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
-from gym_integrity.workers._wire import PACKAGE_ROOT, stubbed_main_code
+from gym_integrity.workers._wire import PACKAGE_ROOT, frame_size, stubbed_main_code
 from gym_integrity.workers._worker import MEMORY_ENV
 
 __all__ = ["WorkerProcess", "Waker"]
@@ -41,11 +41,39 @@ class WorkerProcess:
         finally:
             os.close(req_r)
             os.close(rep_w)
+        os.set_blocking(rep_r, False)  # read_message() takes what has come and never waits for the rest
         self.send_conn = Connection(req_w, readable=False)
         self.recv_conn = Connection(rep_r, writable=False)
+        self._partial = bytearray()  # the start of a message whose rest has not come yet
         self.ready = False
         self.request: Any = None  # the request it runs (the dispatcher's), or None
         self.started_at = time.monotonic()
+
+    def read_message(self) -> bytes | None:
+        """The worker's next whole message, or None while only part of it has come (kept for the next call).
+
+        Never blocks: a worker that stops in the middle of a reply (a reply over 16 KB is written as its header,
+        then its body, and one over the pipe's 64 KB only as the dispatcher reads) must not hold the dispatcher,
+        and the pool's lock with it, until it finishes. Raises EOFError at the pipe's end, OSError for a length
+        over ``MAX_MESSAGE_BYTES``.
+        """
+        while True:
+            frame = frame_size(self._partial)
+            if frame is None:
+                wanted = (4 if len(self._partial) < 4 else 12) - len(self._partial)
+            else:
+                wanted = sum(frame) - len(self._partial)
+                if wanted == 0:
+                    message = bytes(self._partial[frame[0]:])
+                    self._partial = bytearray()
+                    return message
+            try:
+                piece = os.read(self.recv_conn.fileno(), min(wanted, 1 << 20))  # never past this message
+            except BlockingIOError:
+                return None
+            if not piece:
+                raise EOFError
+            self._partial += piece
 
     def kill(self, wait: bool = True) -> None:
         """SIGKILL; ``wait=False`` leaves the reaping to the caller (a process freeing GBs exits in tens of ms)."""

@@ -1,4 +1,4 @@
-"""Scripted worker-pool handlers: each request names what the worker does (echo, sleep, crash, allocate, raise); the tests and benchmarks of the pools use them.
+"""Scripted worker-pool handlers: each request names what the worker does (echo, sleep, crash, allocate, raise, a big reply on cue); the tests and benchmarks of the pools use them.
 
 The payload is ``(action, argument)``; the pool's workers run :func:`handle`.
 Crashes can be made to happen on a given worker only, to tell a crash that
@@ -55,6 +55,11 @@ def handle(payload: tuple[str, Any]) -> Any:
             return "survived"
         os.close(fd)
         os.abort()
+    if action == "bytes_when":  # a reply of ``size`` bytes, sent once the file ``path`` exists
+        path, size = argument
+        while not os.path.exists(path):
+            time.sleep(0.01)
+        return b"x" * int(size)
     if action == "allocate_mb":
         block = bytearray(int(argument) << 20)
         return len(block)

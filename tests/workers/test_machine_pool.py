@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pickle
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
+import threading
 import time
 from multiprocessing.connection import AuthenticationError, Client
 
@@ -369,6 +373,46 @@ def test_a_wedged_server_is_a_no_verdict_within_the_bound(pool_env, monkeypatch)
             os.kill(server, signal.SIGKILL)
             os.kill(server, signal.SIGCONT)
         pool.release()
+
+
+def test_a_server_wedged_in_the_middle_of_a_message_is_a_no_verdict_within_the_bound(pool_env, monkeypatch):
+    """The silence rule holds inside a message: a server stopped after the first bytes of an outcome (a message
+    over 16 KB goes as its header, then its body) is dropped, not waited on for the rest forever."""
+    pool = _client({**CONFIG, "num_workers": 1, "spare_workers": 0}).acquire()  # one worker: outcomes in order
+    server = None
+    release_reader = threading.Event()
+    try:
+        assert pool.wait_ready(60)
+        server = pool.server_pid()
+        link = pool._link
+        os.kill(server, signal.SIGSTOP)  # the first request is not answered before the hook is set
+        first = pool.submit(("echo", "first"))
+        # The reader runs this when the first outcome arrives and reads nothing more until it returns.
+        first.add_done_callback(lambda _: release_reader.wait())
+        os.kill(server, signal.SIGCONT)
+        big = pool.submit(("echo", b"x" * (8 << 20)))  # an 8 MB outcome: more than the socket buffer holds
+        # Bytes of the big outcome wait unread: the server has sent its header and part of its body, and it
+        # cannot send the rest (the socket's buffer is full) until the reader reads.
+        while _unread_bytes(link.sock) < 64 << 10:
+            assert not big.done(), big.result()
+            time.sleep(0.01)
+        os.kill(server, signal.SIGSTOP)  # wedged in the middle of the message
+        monkeypatch.setattr(_machine_client, "_SILENCE_S", 1.0)
+        release_reader.set()
+        outcome = big.result()  # a hang would be the test's timeout
+        assert first.result().status is PoolStatus.OK
+        assert outcome.status is PoolStatus.INFRA_ERROR and "did not answer for 1 s" in outcome.detail, outcome
+    finally:
+        release_reader.set()
+        if server:
+            os.kill(server, signal.SIGKILL)
+            os.kill(server, signal.SIGCONT)
+        pool.release()
+
+
+def _unread_bytes(sock: socket.socket) -> int:
+    """Bytes waiting in ``sock``'s receive queue (FIONREAD)."""
+    return struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0" * 4))[0]
 
 
 def test_stats_and_pids_come_from_the_server(pool_env):

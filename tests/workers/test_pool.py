@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
+import struct
 import sys
+import termios
 import time
 
 import pytest
@@ -423,3 +426,37 @@ def test_a_close_between_a_requests_restart_and_its_queueing_never_strands_it():
         assert (outcome.status, outcome.value) == (PoolStatus.OK, 1)
     finally:
         pool.close()
+
+
+def test_a_worker_stopped_in_the_middle_of_its_reply_holds_neither_the_dispatcher_nor_the_pool(tmp_path):
+    """A worker that stops after the first bytes of its reply (one over the pipe's 64 KB goes only as fast as the
+    dispatcher reads it) is held to its run budget like any other: TIMEOUT, and the pool serves the next request.
+    Waiting in the middle of the reply for the rest would hold the dispatcher and the pool's lock for good."""
+    pool = _started(PoolConfig(num_workers=1, spare_workers=1, run_timeout_s=5.0))
+    go = tmp_path / "go"
+    stopped = None
+    try:
+        big = pool.submit(("bytes_when", (str(go), 8 << 20)))
+        stopped = _busy_pid(pool)
+        worker = next(w for w in list(pool._workers) if w.proc.pid == stopped)
+        with pool._lock:  # the dispatcher reads nothing while this is held
+            go.touch()
+            while _unread_bytes(worker.recv_conn.fileno()) < 32 << 10:
+                time.sleep(0.01)
+            os.kill(stopped, signal.SIGSTOP)  # its pipe is full: the header and part of the body sent, not the rest
+        outcome = big.result()  # a hang would be the test's timeout
+        assert outcome.status is PoolStatus.TIMEOUT, outcome
+        assert pool.run(("echo", "next")).value == "next"
+    finally:
+        if stopped:
+            for sig in (signal.SIGKILL, signal.SIGCONT):
+                try:
+                    os.kill(stopped, sig)
+                except ProcessLookupError:
+                    pass
+        pool.close()
+
+
+def _unread_bytes(fd: int) -> int:
+    """Bytes waiting in the pipe or socket ``fd`` (FIONREAD)."""
+    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from typing import Any
 
@@ -14,7 +15,9 @@ import gym_integrity
 from gym_integrity.envs.qed_math import QEDMathEnv
 from gym_integrity.envs.qed_math.problems import load_problems
 from gym_integrity.protocol import TrainerAction
+from gym_integrity.services import verifier as verifier_service
 from gym_integrity.vector import make_threaded_vec
+from gym_integrity.workers import _machine_paths, pool_dir, server_name
 from gym_integrity.wrappers import integrity_stack
 
 DEADLINE = 1.5  # where a timeout is the point
@@ -120,6 +123,28 @@ def test_async_vector_env_grades_in_forked_workers():
         why = {key: list(info[key]) for key in ("verdict", "cause") if key in info}  # what to read if it fails
         assert list(reward) == [1.0, 0.0] and all(terminated), (list(reward), list(terminated), why)
         assert list(info["verdict"]) == ["correct", "incorrect"], why
+    finally:
+        envs.close()
+
+
+def test_async_vector_env_grades_when_it_forks_while_the_pool_start_lock_is_held():
+    """gym.make_vec builds one env in the parent first: its client starts the machine pool's server in the
+    background, holding the start lock, while AsyncVectorEnv forks. The sub-envs, which find no server yet and
+    need that lock, must still get it and grade (a copy of the locked fd kept in a child would hold it)."""
+    config = {"deadline_s": 10.0, "num_workers": 1, "spare_workers": 0, "queue_timeout_s": 29.0}  # its own server
+    name = server_name(verifier_service._HANDLER, verifier_service.VerifierConfig(**config).pool)
+    held = _machine_paths.flock(os.path.join(pool_dir(), name + ".lock"), time.monotonic() + 60)
+    assert held is not None
+    try:
+        envs = gym.make_vec("QEDMath-v0", num_envs=2, vectorization_mode="async",
+                            vector_kwargs={"shared_memory": False}, verifier=config)  # forked while held
+    finally:
+        _machine_paths.unlock(held)
+    try:
+        envs.reset(seed=[0, 0], options={"problem_id": "qed-ans-007"})
+        _, reward, _, _, info = envs.step([r"\boxed{49}", r"\boxed{48}"])
+        why = {key: list(info[key]) for key in ("verdict", "cause") if key in info}
+        assert list(reward) == [1.0, 0.0] and list(info["verdict"]) == ["correct", "incorrect"], why
     finally:
         envs.close()
 
