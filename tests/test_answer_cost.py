@@ -56,6 +56,56 @@ REFUSED = [
     ("range", r"\prod_{i=1}^{1000000} i", "latex", "sum or product"),
     ("range", r"\sum_{i=1}^{10^{9}} i!", "latex", "sum or product"),
     ("enormous literal", "7" * 50000, "latex", "a number of"),
+    # issue 26's hostile search (scratch grammar + hill-climbing on measured grading time): each ran a worker to its
+    # budget, or for seconds, before these classes were modelled.
+    # a \sum or \prod makes a number: its index is read at its largest value, its result's size carried on
+    ("big operator value", r"e^{\sum_{k=1}^{6530} 931852}", "latex", "a number of"),
+    ("big operator value", r"(\sum_{k=1}^{9999} 99999)!", "latex", "a number of"),
+    ("big operator value", r"2^{\sum_{k=1}^{9999} 99999}", "latex", "a number of"),
+    ("big operator value", r"\prod_{k=1}^{9999} k^{999}", "latex", "a number of"),
+    ("big operator value", r"\sum_{k=1}^{9999} k^{k}", "latex", "a number of"),
+    ("irregular range", r"\sum_{k=1}^{1000} k!", "latex", "a sum or product of"),
+    ("irregular range", r"\prod_{n=1}^{500} \sin(n)", "latex", "a sum or product of"),
+    ("operators", r"\sum_{k=1}^{100} k!\cdot\sum_{j=1}^{100} j!", "latex", "more than 1 sum or product"),
+    ("operators", r"\sqrt{\int_{0}^{x t \pi} |3-y| \, dx}+\sqrt{\int_{0}^{x t \pi} |3-y| \, dx}", "latex",
+     "more than 1 sum or product"),
+    ("integrand", r"\int_{0}^{x t \pi} |3-y| \, dx^{409}", "latex", "a function of a power"),
+    ("sum power", r"\sqrt{\sum_{k=1}^{3125} 32.5719597153\cdot n}^{9999}", "latex", "raised to a power"),
+    ("sum power", r"(\int_{0}^{1} x\,dx)^{999}", "latex", "raised to a power"),
+    ("function power", r"\sin(x)^{32}\cos(x)^{32}", "latex", "a function raised"),
+    # NaN (0 times an unbounded value) compared False with every bound
+    ("nan", r"3^{0\cdot10^{400}+10^{8}}", "latex", "a number of"),
+    ("nan", r"(10^{400}\cdot 0 + 10^{6})!", "latex", "a number of"),
+    # the infix binomial
+    ("choose", r"{10^6 \choose 5\cdot 10^5}", "latex", "a number of"),
+    # font and text commands hold math to math_verify
+    ("font", r"\mathbf{9}^{\mathbf{9}^{\mathbf{9}^{\mathbf{9}}}}", "latex", "a number of"),
+    ("font", r"\text{9}^{\text{9}^{\text{9}^{\text{9}}}}", "latex", "a number of"),
+    ("font", r"\mathrm{1000000}!", "latex", "a number of"),
+    # integrals and limits make numbers of any size: never an exponent, factorial or range
+    ("opaque", r"9^{\int_{0}^{9^{9}} 1\,dx}", "latex", "cannot bound"),
+    ("opaque", r"9^{\lim_{x\to 9^{9}} x}", "latex", "cannot bound"),
+    ("opaque", r"(\lim_{x\to 10^{6}} x)!", "latex", "cannot bound"),
+    # roots and functions of big numbers: sympy factors the radicand, evaluates to the argument's precision
+    ("function of a big number", r"\sqrt{10^{1000}+1}", "latex", "a root of a number"),
+    ("function of a big number", r"(10^{3000}+1)^{\frac{1}{2}}", "latex", "a root of a number"),
+    ("function of a big number", r"\log(10^{30000}+1)", "latex", "a function of a number"),
+    ("function of a big number", r"\sin(10^{3000}+1)", "latex", "a function of a number"),
+    ("function of a big number", "(3*sin((x)*(7**618)))*(x)", "sympy", "a function of a number"),
+    # powers of a function (one term to the expansion bound): simplify rewrites each power
+    ("function power", r"\sin(x)^{999}\cos(x)^{999}", "latex", "a function raised"),
+    ("function power", r"\sin^{999}(x)\cos^{999}(x)", "latex", "a function raised"),
+    ("function power", "sin(x)**999*cos(x)**999", "sympy", "a function raised"),
+    ("function power", "(x**196)/(cosh(x/x)**473)", "sympy", "a function raised"),
+    ("function power", "(1e-99+E)/(Abs(x*x)**926)", "sympy", "a function raised"),
+    ("function power", "(sec(x**426/x*11*x**855*exp(x)**444))*(x)", "sympy", "a function"),
+    # a function of a high power of a symbol: its assumptions expand (re + i im)^n (sympy's parse_expr alone)
+    ("function of a power", "x**440*x*(x*x)**544/acosh(sinh((x)**453))", "sympy", "a function of a power"),
+    ("function of a power", r"\cosh^{-1}(\sinh(x^{453}))", "latex", "a function of a power"),
+    # functions inside functions, in an integration scorer's answer: it differentiates and simplifies each
+    ("nested functions", "cosh(tan(tan(x)))*log(cosh(x))", "sympy", "inside another function"),
+    ("nested functions", "log(cosh(x))+tan(tan(x))", "sympy", "inside another function"),
+    ("nested functions", "tan(tan(tan(x)))", "sympy", "inside another function"),
 ]
 
 # Legitimate answers, some large: each must be left to the grader.
@@ -70,11 +120,22 @@ HONEST = [
     r"\dfrac{2023 \cdot 2024}{2}", r"n(n+1)/2", r"\infty", r"-\infty", r"1, 2, 3, 4, 5, 6, 7, 8, 9, 10",
     r"0.333333333333333333333333", r"\sqrt[3]{2}", r"2^{-10}", r"\log_2 1024", r"\frac{7!}{3!\,4!}",
     r"a_1 + a_2 + a_3", r"\text{even}", r"\mathbb{R}", r"f(x) = 2x + 1", r"x = \pm 2",
+    # near the classes the hostile search found: what a person writes stays under each bound
+    r"\sum_{k=1}^{10} k!", r"\prod_{k=1}^{10} k", r"\sum_{k=1}^{10000} k", r"\sum_{k=1}^{n} k^2",
+    r"\sum_{i=0}^{\infty} 2^{-i}", r"\sum_v d(v)^2 = \sum_{uv \in E} (d(u) + d(v)) \le n|E|",
+    r"\prod_{p \le 10} p", r"{n \choose 2}", r"{10 \choose 3}", r"\mathbf{v} = (1, 2)", r"\mathrm{e}^{2}",
+    r"12\,\text{cm}^2", r"\text{the answer is } 42", r"\operatorname{lcm}(4, 6)", r"\int_0^1 x^2\,dx",
+    r"\lim_{x\to 0} \frac{\sin x}{x}", r"\sqrt{12345678901234567890}", r"\sqrt{2^{100}}",
+    r"\log(2^{100})", r"\sin^2(x) + \cos^2(x)", r"\sin(x)^{2}", r"\cos^{4}(x)", r"e^{-x^2/2}", r"\sin(x^{2})",
+    r"0 \cdot 10^{5}", r"10^{-300}", r"\frac{(x+1)^{10}}{x}", r"x^{1000000}",
 ]
 
 # sympy.parse_expr strings, as reasoning-gym's sympy-based scorers read them.
 HONEST_SYMPY = ["94*4 - 61 - 6", "10*(8 - 5) - 6", "x**3/3 + 2*x + C", "-72*x**6 + 120*x**5 - 3*x + 1",
-                "exp(x)*sin(x)/2 + C", "(x+1)**10", "2**100", "sqrt(2)*x**2/2", "3*x**4/4 - 7*log(x) + C"]
+                "exp(x)*sin(x)/2 + C", "(x+1)**10", "2**100", "sqrt(2)*x**2/2", "3*x**4/4 - 7*log(x) + C",
+                "sin(x)**5/5 - 2*sin(x)**3/3 + sin(x) + C", "exp(-x**2)", "-cos(3*x)/3 + C", "sqrt(x**2 + 1)",
+                "2*(-10*x - 10)**(3/2)/3 + C", "log(Abs(x**3 + 1))/3 + C", "log(Abs(x + 1)) + log(Abs(x - 1)) + C",
+                "exp(sin(x)) + C", "log(cosh(x))"]
 
 
 @pytest.mark.parametrize("kind, text, syntax, reason", REFUSED, ids=[f"{r[0]}-{i}" for i, r in enumerate(REFUSED)])
@@ -177,7 +238,9 @@ def test_adversarial_nesting_gets_an_answer(opener, depth, core):
 # --------------------------------------------------------------------------- wiring
 
 TOWER = r"\boxed{9^{9^{9^{9}}}}"
-SLOW = r"\boxed{\sin(x)^{999}\cos(x)^{999}}"  # passes the static check; math_verify runs it for many seconds
+# math_verify runs it for many seconds; the static check refuses it (issue 26's search), so the test below switches
+# the check off to stand in for whatever it misses
+SLOW = r"\boxed{\sin(x)^{999}\cos(x)^{999}}"
 
 
 @pytest.fixture(scope="module")
@@ -205,8 +268,11 @@ def test_a_tower_is_graded_at_once_without_a_worker(verifier):
     assert verifier.worker_pids() == pids  # nobody was killed
 
 
-def test_the_run_budget_still_stops_what_the_check_misses(verifier):
-    assert refusal(SLOW[len("\\boxed{"):-1]) is None
+def test_the_run_budget_still_stops_what_the_check_misses(verifier, monkeypatch):
+    from gym_integrity.services import verifier as verifier_module
+
+    assert refusal(SLOW[len("\\boxed{"):-1]) is not None
+    monkeypatch.setattr(verifier_module, "refusal", lambda *args, **kwargs: None)
     before = verifier.stats()["verifier/requests"]
     outcome = verifier.verify(SLOW, "3", problem_id="p", deadline_s=1.0)
     assert (outcome.grade.verdict, outcome.grade.no_verdict) == (Verdict.TIMEOUT, False)
