@@ -401,10 +401,12 @@ class _Reader:
             return _root(self.argument())
         if token in _BIG_OPERATORS:
             return self.big_operator(token)
-        if token in _TEXT:  # \mathbf{9} is 9 to math_verify: read what it holds
+        if token in _TEXT:  # \mathbf{9} is 9 to math_verify: read what it holds, unless it is only words
             if self.peek() == "{":
-                self.i += 1
-                return self.group("}", paren=False)
+                if self.holds_math():
+                    self.i += 1
+                    return self.group("}", paren=False)
+                self.skip_braces()
             return _Cost(2.0, None, 1.0, False, degree=1.0)
         if token in _OPAQUE:  # its bounds (read, not powers) and then its body as factors
             self.operator()
@@ -427,6 +429,17 @@ class _Reader:
             return True
         before = self.tokens[self.i - 2][1]
         return before in _SEPARATORS or before in _MULTIPLY or before in _OPENERS or before in ("{", "|")
+
+    def holds_math(self) -> bool:
+        """Whether the braces at the cursor hold a number, a command or an operator (not only words)."""
+        depth = 0
+        for kind, token in self.tokens[self.i:]:
+            depth += {"{": 1, "}": -1}.get(token, 0)
+            if depth == 0:
+                return False
+            if kind in ("num", "float", "cmd") or token in ("^", "!", "*", "/", "(", "["):
+                return True
+        return False
 
     def skip_braces(self) -> None:
         depth = 0

@@ -128,6 +128,7 @@ HONEST = [
     r"\lim_{x\to 0} \frac{\sin x}{x}", r"\sqrt{12345678901234567890}", r"\sqrt{2^{100}}",
     r"\log(2^{100})", r"\sin^2(x) + \cos^2(x)", r"\sin(x)^{2}", r"\cos^{4}(x)", r"e^{-x^2/2}", r"\sin(x^{2})",
     r"0 \cdot 10^{5}", r"10^{-300}", r"\frac{(x+1)^{10}}{x}", r"x^{1000000}",
+    r"\text{" + " ".join(["there are infinitely many such pairs of integers"] * 6) + "}",  # words stay words
 ]
 
 # sympy.parse_expr strings, as reasoning-gym's sympy-based scorers read them.
