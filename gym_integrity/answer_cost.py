@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["refusal", "MAX_BITS", "MAX_TERMS", "MAX_PAREN_DEPTH", "MAX_DEPTH", "MAX_FUNCTION_DEPTH", "MAX_ATOMS",
            "MAX_ELEMENTS", "MAX_RANGE", "MAX_FUNCTION_SUM_POWER", "MAX_FUNCTION_ARGUMENT_BITS", "MAX_IRREGULAR_RANGE",
-           "MAX_FUNCTION_POWER", "MAX_FUNCTION_DEGREE", "MAX_SYMPY_NESTED_FUNCTIONS", "MAX_OPERATORS"]
+           "MAX_FUNCTION_POWER", "MAX_FUNCTION_DEGREE", "MAX_SYMPY_NESTED_FUNCTIONS", "MAX_OPERATORS",
+           "MAX_SYMPY_DEGREE"]
 
 #: Bits of the largest exact number an answer may make (about 39,000 decimal digits; ``2^{65536}`` fits).
 MAX_BITS = 2.0 ** 17
@@ -78,6 +79,9 @@ MAX_FUNCTION_POWER = 16.0
 #: Highest power of a symbol inside a function's argument: sympy's assumptions on ``\sinh(x^{n})`` expand
 #: ``(re x + i im x)^n``, and ``\cosh^{-1}(\sinh(x^{453}))`` ran a worker to its budget while parsing.
 MAX_FUNCTION_DEGREE = 32.0
+#: Highest power of a symbol in a sympy answer (the integration and polynomial scorers' golds stay under 20):
+#: ``x**980`` costs intermediate_integration's scorer a second of CPU, ``x**549*2**x`` two.
+MAX_SYMPY_DEGREE = 64.0
 
 _LOG2_10 = math.log2(10)
 _NUMBER = r"(?P<num>\d+(?:\.\d*)?|\.\d+)|(?P<cmd>\\[A-Za-z]+|\\.)"
@@ -133,7 +137,7 @@ class _Cost:
     terms: float = 1.0
     exact: bool = True
     functional: bool = False  # holds a function (sin, log, ...): its powers do not stay polynomial
-    opaque: bool = False  # holds an integral or a limit: a number of a size the reader cannot bound
+    opaque: bool = False  # holds an integral, a limit or a matrix: a value of a size the reader cannot bound
     irregular: bool = False  # holds a factorial, binomial, function or a symbolic exponent: not a polynomial
     whole: bool = False  # an integer for sure (no division, root or decimal): a power by it stays exact
     degree: float = 0.0  # the highest power of a free symbol in it (x^{453}: 453)
@@ -312,7 +316,10 @@ class _Reader:
         exponent = self.power_operand()
         if not braced:
             self.depth -= 1
-        return self.postfix(_raise(base, exponent))
+        raised = _raise(base, exponent)
+        if self.sympy and not raised.degree <= MAX_SYMPY_DEGREE:
+            _refuse(f"a power over {int(MAX_SYMPY_DEGREE)} of a symbol")
+        return self.postfix(raised)
 
     def power_operand(self) -> _Cost:
         """The exponent: a group, or one signed atom with its own exponent (a^b^c is a^(b^c))."""
@@ -408,6 +415,18 @@ class _Reader:
                     return self.group("}", paren=False)
                 self.skip_braces()
             return _Cost(2.0, None, 1.0, False, degree=1.0)
+        if token == "\\begin":  # a matrix (or another environment): what it makes has no size the reader bounds
+            if self.peek() == "{":
+                self.skip_braces()
+            self.enter()
+            content = self.expression("\\end")
+            self.depth -= 1
+            if self.peek() == "\\end":
+                self.i += 1
+                if self.peek() == "{":
+                    self.skip_braces()
+            return _Cost(content.bits, None, content.terms, False, **{**_flags(content), "functional": True,
+                                                                     "opaque": True, "irregular": True})
         if token in _OPAQUE:  # its bounds (read, not powers) and then its body as factors
             self.operator()
             while self.peek() in ("_", "^"):
@@ -485,7 +504,7 @@ class _Reader:
         if name in ("sqrt",):
             return _root(argument)
         if name == "exp":
-            return _raise(_Cost(2.0, math.e, 1.0, False, True), argument)
+            return replace(_raise(_Cost(2.0, math.e, 1.0, False), argument), functional=True)
         if name in ("Gamma", "gamma"):
             return _factorial(argument)
         value = None if argument.value is None else (1.0 if name[:3] in ("sin", "cos", "tan", "arc", "asi", "aco",
@@ -599,10 +618,12 @@ def _multiply(a: _Cost, b: _Cost, divide: bool) -> _Cost:
 def _raise(base: _Cost, exponent: _Cost) -> _Cost:
     flags = _flags(base, exponent)
     if exponent.opaque:  # 9^{\int_0^{9^9} 1\,dx}: an integral or limit may be any number
-        return _refuse("an exponent the check cannot bound (an integral or a limit)")
-    if exponent.value is None:  # a symbolic exponent stays unevaluated: 2^x
+        return _refuse("an exponent the check cannot bound (an integral, a limit or a matrix)")
+    if exponent.value is None:  # a symbolic exponent stays unevaluated: 2^x, an exponential (a function) to sympy
+        if base.functional:  # sin(6)**x, acosh(cot(4*x))**x: seconds in the integration scorers
+            return _refuse("a function raised to a symbolic power")
         return _check(_Cost(base.bits + exponent.bits, None, base.terms, False,
-                            **{**flags, "irregular": True, "degree": flags["degree"] + 1}))
+                            **{**flags, "irregular": True, "functional": True, "degree": flags["degree"] + 1}))
     n = exponent.value
     if base.functional and base.terms > 1 and n > MAX_FUNCTION_SUM_POWER:
         return _refuse(f"a sum holding a function raised to a power over {int(MAX_FUNCTION_SUM_POWER)}")
@@ -626,7 +647,7 @@ def _raise(base: _Cost, exponent: _Cost) -> _Cost:
 
 def _factorial(n: _Cost) -> _Cost:
     if n.opaque:
-        return _refuse("a factorial of a number the check cannot bound (an integral or a limit)")
+        return _refuse("a factorial of a number the check cannot bound (an integral, limit or matrix)")
     flags = {**_flags(n), "irregular": True}
     if n.value is None:
         return _Cost(n.bits, None, n.terms, False, **flags)
@@ -637,7 +658,7 @@ def _factorial(n: _Cost) -> _Cost:
 
 def _binomial(n: _Cost, k: _Cost | None = None) -> _Cost:
     if n.opaque or (k is not None and k.opaque):
-        return _refuse("a binomial of a number the check cannot bound (an integral or a limit)")
+        return _refuse("a binomial of a number the check cannot bound (an integral, limit or matrix)")
     flags = {**_flags(n, *(k,) if k is not None else ()), "irregular": True}
     if n.value is None:
         return _Cost(n.bits, None, n.terms, False, **flags)

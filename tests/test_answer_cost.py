@@ -96,12 +96,22 @@ REFUSED = [
     ("function power", r"\sin(x)^{999}\cos(x)^{999}", "latex", "a function raised"),
     ("function power", r"\sin^{999}(x)\cos^{999}(x)", "latex", "a function raised"),
     ("function power", "sin(x)**999*cos(x)**999", "sympy", "a function raised"),
-    ("function power", "(x**196)/(cosh(x/x)**473)", "sympy", "a function raised"),
+    ("function power", "(x**196)/(cosh(x/x)**473)", "sympy", "a power over 64"),
+    ("function power", "(x**19)/(cosh(x/x)**473)", "sympy", "a function raised"),
     ("function power", "(1e-99+E)/(Abs(x*x)**926)", "sympy", "a function raised"),
-    ("function power", "(sec(x**426/x*11*x**855*exp(x)**444))*(x)", "sympy", "a function"),
+    ("function power", "(sec(x**426/x*11*x**855*exp(x)**444))*(x)", "sympy", "a power over 64"),
+    ("function power", "(sec(x**4/x*11*x**8*exp(x)**444))*(x)", "sympy", "a function raised"),
     # a function of a high power of a symbol: its assumptions expand (re + i im)^n (sympy's parse_expr alone)
-    ("function of a power", "x**440*x*(x*x)**544/acosh(sinh((x)**453))", "sympy", "a function of a power"),
+    ("function of a power", "x**440*x*(x*x)**544/acosh(sinh((x)**453))", "sympy", "a power over 64"),
+    ("function of a power", "acosh(sinh((x)**40))", "sympy", "a function of a power"),
     ("function of a power", r"\cosh^{-1}(\sinh(x^{453}))", "latex", "a function of a power"),
+    # the second round of the search, after the fixes above
+    ("matrix", r"e^{(\begin{pmatrix}1&2\\3&4\end{pmatrix})^{4}}", "latex", "cannot bound"),
+    ("matrix", r"(\begin{pmatrix}9&9\\9&9\end{pmatrix})!", "latex", "cannot bound"),
+    ("symbolic power of a function", "(sin(6))**(X)", "sympy", "a function raised to a symbolic power"),
+    ("symbolic power of a function", "acosh(cot((4)*X))**X", "sympy", "a function raised to a symbolic power"),
+    ("sympy degree", "x**980", "sympy", "a power over 64"),
+    ("sympy degree", "(x**549)*((4211)*((2)**(x)))", "sympy", "a power over 64"),
     # functions inside functions, in an integration scorer's answer: it differentiates and simplifies each
     ("nested functions", "cosh(tan(tan(x)))*log(cosh(x))", "sympy", "inside another function"),
     ("nested functions", "log(cosh(x))+tan(tan(x))", "sympy", "inside another function"),
@@ -129,6 +139,9 @@ HONEST = [
     r"\log(2^{100})", r"\sin^2(x) + \cos^2(x)", r"\sin(x)^{2}", r"\cos^{4}(x)", r"e^{-x^2/2}", r"\sin(x^{2})",
     r"0 \cdot 10^{5}", r"10^{-300}", r"\frac{(x+1)^{10}}{x}", r"x^{1000000}",
     r"\text{" + " ".join(["there are infinitely many such pairs of integers"] * 6) + "}",  # words stay words
+    r"\begin{pmatrix}1&2\\3&4\end{pmatrix}", r"\begin{pmatrix}1&2\\3&4\end{pmatrix}^{2}",
+    r"\begin{bmatrix}x\\y\end{bmatrix}",
+    r"\begin{cases} x & x > 0 \\ -x & x \le 0 \end{cases}", r"2^{x}", r"x^{x}",
 ]
 
 # sympy.parse_expr strings, as reasoning-gym's sympy-based scorers read them.
@@ -136,7 +149,7 @@ HONEST_SYMPY = ["94*4 - 61 - 6", "10*(8 - 5) - 6", "x**3/3 + 2*x + C", "-72*x**6
                 "exp(x)*sin(x)/2 + C", "(x+1)**10", "2**100", "sqrt(2)*x**2/2", "3*x**4/4 - 7*log(x) + C",
                 "sin(x)**5/5 - 2*sin(x)**3/3 + sin(x) + C", "exp(-x**2)", "-cos(3*x)/3 + C", "sqrt(x**2 + 1)",
                 "2*(-10*x - 10)**(3/2)/3 + C", "log(Abs(x**3 + 1))/3 + C", "log(Abs(x + 1)) + log(Abs(x - 1)) + C",
-                "exp(sin(x)) + C", "log(cosh(x))"]
+                "exp(sin(x)) + C", "log(cosh(x))", "2**x/log(2) + C", "x**x", "E**(2*x)/2 + C", "x**60 + 1"]
 
 
 @pytest.mark.parametrize("kind, text, syntax, reason", REFUSED, ids=[f"{r[0]}-{i}" for i, r in enumerate(REFUSED)])
