@@ -70,7 +70,8 @@ REFUSED = [
     ("operators", r"\sqrt{\int_{0}^{x t \pi} |3-y| \, dx}+\sqrt{\int_{0}^{x t \pi} |3-y| \, dx}", "latex",
      "more than 1 sum or product"),
     ("integrand", r"\int_{0}^{x t \pi} |3-y| \, dx^{409}", "latex", "a function of a power"),
-    ("sum power", r"\sqrt{\sum_{k=1}^{3125} 32.5719597153\cdot n}^{9999}", "latex", "raised to a power"),
+    ("sum power", r"\sqrt{\sum_{k=1}^{3125} 32.5719597153\cdot n}^{9999}", "latex", "a sum or product of"),
+    ("sum power", r"\sqrt{\sum_{k=1}^{3125} 32\cdot n}^{9999}", "latex", "raised to a power"),
     ("sum power", r"(\int_{0}^{1} x\,dx)^{999}", "latex", "raised to a power"),
     ("function power", r"\sin(x)^{32}\cos(x)^{32}", "latex", "a function raised"),
     # NaN (0 times an unbounded value) compared False with every bound
@@ -112,6 +113,8 @@ REFUSED = [
     ("symbolic power of a function", "acosh(cot((4)*X))**X", "sympy", "a function raised to a symbolic power"),
     ("sympy degree", "x**980", "sympy", "a power over 64"),
     ("sympy degree", "(x**549)*((4211)*((2)**(x)))", "sympy", "a power over 64"),
+    ("binomial of a symbol", r"4\cdot \binom{x}{" + "5923596077" * 12 + "}", "latex", "a binomial of a symbol"),
+    ("irregular range", r"\sum_{k=1}^{2546} \frac{6}{k}", "latex", "a sum or product of"),
     # functions inside functions, in an integration scorer's answer: it differentiates and simplifies each
     ("nested functions", "cosh(tan(tan(x)))*log(cosh(x))", "sympy", "inside another function"),
     ("nested functions", "log(cosh(x))+tan(tan(x))", "sympy", "inside another function"),
@@ -141,7 +144,8 @@ HONEST = [
     r"\text{" + " ".join(["there are infinitely many such pairs of integers"] * 6) + "}",  # words stay words
     r"\begin{pmatrix}1&2\\3&4\end{pmatrix}", r"\begin{pmatrix}1&2\\3&4\end{pmatrix}^{2}",
     r"\begin{bmatrix}x\\y\end{bmatrix}",
-    r"\begin{cases} x & x > 0 \\ -x & x \le 0 \end{cases}", r"2^{x}", r"x^{x}",
+    r"\begin{cases} x & x > 0 \\ -x & x \le 0 \end{cases}", r"2^{x}", r"x^{x}", r"\binom{x}{5}",
+    r"\sum_{k=1}^{100} \frac{1}{k^2}",
 ]
 
 # sympy.parse_expr strings, as reasoning-gym's sympy-based scorers read them.
