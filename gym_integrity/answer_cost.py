@@ -84,6 +84,7 @@ MAX_FUNCTION_DEGREE = 32.0
 MAX_SYMPY_DEGREE = 64.0
 
 _LOG2_10 = math.log2(10)
+_LOG2_E = math.log2(math.e)
 _NUMBER = r"(?P<num>\d+(?:\.\d*)?|\.\d+)|(?P<cmd>\\[A-Za-z]+|\\.)"
 #: LaTeX: each letter is a symbol (juxtaposed: ``xy`` is x times y); sympy: a name is a Python identifier.
 _TOKENS = {"latex": re.compile(_NUMBER + r"|\s+|(?P<name>[A-Za-z])|(?P<sym>.)", re.S),
@@ -509,6 +510,8 @@ class _Reader:
             return _factorial(argument)
         value = None if argument.value is None else (1.0 if name[:3] in ("sin", "cos", "tan", "arc", "asi", "aco",
                                                                           "ata") else argument.value)
+        if name in ("sinh", "cosh") and argument.value is not None:  # e^x / 2: cosh(93972830) is no small number
+            value = _power_value(argument.value * _LOG2_E)
         if name in ("log", "ln", "lg") and argument.value is not None:
             value = argument.bits + 1.0
         return _Cost(argument.bits, value, argument.terms, False, **{**_flags(argument), "functional": True,
@@ -607,6 +610,8 @@ def _multiply(a: _Cost, b: _Cost, divide: bool) -> _Cost:
     else:
         value = a.value * b.value
     exact = a.exact and b.exact
+    if divide and b.terms > 1 and not b.degree <= MAX_FUNCTION_DEGREE:  # 1/(5/a + (5/a)^{977}): cancel for seconds
+        _refuse(f"a sum over a power over {int(MAX_FUNCTION_DEGREE)} of a symbol in a denominator")
     if a.opaque or b.opaque:  # an integrand (or what a limit is taken of) is bounded like a function's argument
         _check_argument(_Cost(a.bits + b.bits, None, degree=a.degree + b.degree))
     terms = 1.0 if exact else a.terms * b.terms * (2.0 if divide and b.terms > 1 else 1.0)
@@ -663,8 +668,14 @@ def _binomial(n: _Cost, k: _Cost | None = None) -> _Cost:
         if k is not None and k.value is not None and not k.value <= MAX_FUNCTION_DEGREE:
             return _refuse(f"a binomial of a symbol over more than {int(MAX_FUNCTION_DEGREE)}")
         return _Cost(n.bits, None, n.terms, False, **flags)
-    # sympy builds C(n, k) from min(k, n - k) factors (all n when k is unknown): 8 bits a factor (16384 at the bound)
-    factors = n.value if k is None or k.value is None or not k.exact else max(min(k.value, n.value - k.value), 1.0)
+    # sympy builds C(n, k) from min(k, n - k) factors (all n when k is unknown): 8 bits a factor (16384 at the bound);
+    # when n is not a whole number (338.3377, i) it multiplies k factors, however small n is
+    if k is None or k.value is None or not k.exact:
+        factors = n.value
+    elif not n.whole:
+        factors = max(k.value, 1.0)
+    else:
+        factors = max(min(k.value, n.value - k.value), 1.0)
     return _check(_Cost(8.0 * factors, _power_value(8.0 * factors), 1.0, n.exact, whole=n.whole, **flags))
 
 

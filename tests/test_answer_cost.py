@@ -115,6 +115,13 @@ REFUSED = [
     ("sympy degree", "(x**549)*((4211)*((2)**(x)))", "sympy", "a power over 64"),
     ("binomial of a symbol", r"4\cdot \binom{x}{" + "5923596077" * 12 + "}", "latex", "a binomial of a symbol"),
     ("irregular range", r"\sum_{k=1}^{2546} \frac{6}{k}", "latex", "a sum or product of"),
+    # the fourth round: a binomial of a number that is not whole multiplies k factors; cosh grows like e^x
+    ("binomial of a fraction", r"{i \choose 2474309}", "latex", "a number of"),
+    ("binomial of a fraction", r"x\,(a)!\,{338.3377 \choose 85209219}", "latex", "a number of"),
+    ("hyperbolic", r"(7\cdot \cosh(93972830))!", "latex", "a number of"),
+    ("high-degree denominator", r"\frac{1}{\frac{{1 \choose 12}-71582}{a}+\frac{{1 \choose 12}-71582}{a}^{977}}",
+     "latex", "in a denominator"),
+    ("high-degree denominator", r"\frac{1}{\frac{5}{a}+\frac{5}{a}^{977}}", "latex", "in a denominator"),
     # functions inside functions, in an integration scorer's answer: it differentiates and simplifies each
     ("nested functions", "cosh(tan(tan(x)))*log(cosh(x))", "sympy", "inside another function"),
     ("nested functions", "log(cosh(x))+tan(tan(x))", "sympy", "inside another function"),
@@ -145,7 +152,8 @@ HONEST = [
     r"\begin{pmatrix}1&2\\3&4\end{pmatrix}", r"\begin{pmatrix}1&2\\3&4\end{pmatrix}^{2}",
     r"\begin{bmatrix}x\\y\end{bmatrix}",
     r"\begin{cases} x & x > 0 \\ -x & x \le 0 \end{cases}", r"2^{x}", r"x^{x}", r"\binom{x}{5}",
-    r"\sum_{k=1}^{100} \frac{1}{k^2}",
+    r"\sum_{k=1}^{100} \frac{1}{k^2}", r"\binom{3}{5}", r"\binom{1/2}{3}", r"\cosh(2)",
+    r"(\cosh 1)^{2} - (\sinh 1)^{2}", r"\frac{1}{\frac{5}{a}+\frac{5}{a}^{30}}", r"\frac{x^{100}-1}{x-1}",
 ]
 
 # sympy.parse_expr strings, as reasoning-gym's sympy-based scorers read them.
