@@ -317,6 +317,9 @@ class _Reader:
         exponent = self.power_operand()
         if not braced:
             self.depth -= 1
+        if self.sympy and exponent.value is None and base.value is not None and base.value != math.e \
+                and not base.functional:
+            _refuse("an exponential of a number other than E")  # 220614**(x+1): seconds in the integration scorers
         raised = _raise(base, exponent)
         if self.sympy and not raised.degree <= MAX_SYMPY_DEGREE:
             _refuse(f"a power over {int(MAX_SYMPY_DEGREE)} of a symbol")
@@ -626,7 +629,9 @@ def _raise(base: _Cost, exponent: _Cost) -> _Cost:
     if exponent.value is None:  # a symbolic exponent stays unevaluated: 2^x, an exponential (a function) to sympy
         if base.functional:  # sin(6)**x, acosh(cot(4*x))**x: seconds in the integration scorers
             return _refuse("a function raised to a symbolic power")
-        return _check(_Cost(base.bits + exponent.bits, None, base.terms, False,
+        # 2^{x+1000000} is 2^x times a number sympy computes: the exponent's numbers are below 2^(its bits)
+        bits = base.bits * 2.0 ** min(exponent.bits, 1000.0) if base.value is not None else base.bits + exponent.bits
+        return _check(_Cost(bits, None, base.terms, False,
                             **{**flags, "irregular": True, "functional": True, "degree": flags["degree"] + 1}))
     n = exponent.value
     if base.functional and base.terms > 1 and n > MAX_FUNCTION_SUM_POWER:

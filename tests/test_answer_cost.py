@@ -122,6 +122,12 @@ REFUSED = [
     ("high-degree denominator", r"\frac{1}{\frac{{1 \choose 12}-71582}{a}+\frac{{1 \choose 12}-71582}{a}^{977}}",
      "latex", "in a denominator"),
     ("high-degree denominator", r"\frac{1}{\frac{5}{a}+\frac{5}{a}^{977}}", "latex", "in a denominator"),
+    # the fifth round: exponentials. sympy splits 6**(x-359703) into 6**x times a number it computes; the
+    # integration scorers' answers write exponentials as exp(...) or E**(...), and 220614**(x+1) alone ran past 4 s
+    ("exponential", "220614**(x+1)", "sympy", "an exponential of a number other than E"),
+    ("exponential", "6**(x-359703)/(3)**539", "sympy", "an exponential of a number other than E"),
+    ("exponential", "2**x/log(2) + C", "sympy", "an exponential of a number other than E"),
+    ("exponential", r"2^{x+1000000}", "latex", "a number of"),
     # functions inside functions, in an integration scorer's answer: it differentiates and simplifies each
     ("nested functions", "cosh(tan(tan(x)))*log(cosh(x))", "sympy", "inside another function"),
     ("nested functions", "log(cosh(x))+tan(tan(x))", "sympy", "inside another function"),
@@ -153,6 +159,7 @@ HONEST = [
     r"\begin{bmatrix}x\\y\end{bmatrix}",
     r"\begin{cases} x & x > 0 \\ -x & x \le 0 \end{cases}", r"2^{x}", r"x^{x}", r"\binom{x}{5}",
     r"\sum_{k=1}^{100} \frac{1}{k^2}", r"\binom{3}{5}", r"\binom{1/2}{3}", r"\cosh(2)",
+    r"2^{x+1}", r"2^{n(n+1)/2}", r"3^{2n+1}", r"e^{-\frac{(x-\mu)^2}{2\sigma^2}}",
     r"(\cosh 1)^{2} - (\sinh 1)^{2}", r"\frac{1}{\frac{5}{a}+\frac{5}{a}^{30}}", r"\frac{x^{100}-1}{x-1}",
 ]
 
@@ -161,7 +168,7 @@ HONEST_SYMPY = ["94*4 - 61 - 6", "10*(8 - 5) - 6", "x**3/3 + 2*x + C", "-72*x**6
                 "exp(x)*sin(x)/2 + C", "(x+1)**10", "2**100", "sqrt(2)*x**2/2", "3*x**4/4 - 7*log(x) + C",
                 "sin(x)**5/5 - 2*sin(x)**3/3 + sin(x) + C", "exp(-x**2)", "-cos(3*x)/3 + C", "sqrt(x**2 + 1)",
                 "2*(-10*x - 10)**(3/2)/3 + C", "log(Abs(x**3 + 1))/3 + C", "log(Abs(x + 1)) + log(Abs(x - 1)) + C",
-                "exp(sin(x)) + C", "log(cosh(x))", "2**x/log(2) + C", "x**x", "E**(2*x)/2 + C", "x**60 + 1"]
+                "exp(sin(x)) + C", "log(cosh(x))", "x**x", "E**(2*x)/2 + C", "x**60 + 1"]
 
 
 @pytest.mark.parametrize("kind, text, syntax, reason", REFUSED, ids=[f"{r[0]}-{i}" for i, r in enumerate(REFUSED)])
