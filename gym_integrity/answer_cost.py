@@ -226,6 +226,7 @@ class _Reader:
         self.nested = 0  # functions applied inside another function (Abs aside), in the whole answer
         self.atoms = 0
         self.operators = 0  # \sum, \prod, \int and \lim read so far
+        self.bars = 0  # |...| groups (Abs) the cursor is inside
         self.irregular_terms = 0.0  # terms of every \sum and \prod with an irregular body, in the whole answer
         self.bound: dict[str, _Cost] = {}  # the index of an enclosing \sum or \prod, bound to its largest value
 
@@ -397,8 +398,11 @@ class _Reader:
             return self.group("}", paren=self.previous_is_operator())
         if token in _OPENERS:
             return self.group(_OPENERS[token], paren=True)
-        if token == "|":
-            return self.group("|", paren=True)
+        if token == "|":  # Abs: a function to sympy
+            self.bars += 1
+            cost = self.group("|", paren=True)
+            self.bars -= 1
+            return replace(cost, functional=True, irregular=True)
         if token in _FRACS:
             numerator = self.argument()
             return _multiply(numerator, self.argument(), True)
@@ -551,6 +555,8 @@ class _Reader:
             _refuse(f"a sum or product over more than {int(MAX_RANGE)} terms")
         if numeric:  # evaluated; a symbolic one (\sum_v d(v)^2 in a proof) stays a symbol
             self.operator()
+            if (self.functions or self.bars) and span > MAX_IRREGULAR_RANGE:  # |\sum_{k=1}^{6100} c|: 4 s of CPU
+                _refuse(f"a sum or product over {int(MAX_IRREGULAR_RANGE)} terms inside a function")
         saved = self.bound.get(index)
         if index and numeric:  # the body is read with its index at its largest value
             self.bound[index] = _Cost(max(math.log2(span + 1), 1.0), span, 1.0, True, whole=True)
@@ -659,6 +665,8 @@ def _factorial(n: _Cost) -> _Cost:
         return _refuse("a factorial of a number the check cannot bound (an integral, limit or matrix)")
     flags = {**_flags(n), "irregular": True}
     if n.value is None:
+        if n.functional:  # (e^{6\sqrt{x}} - 1744045)!: gamma of an expression, seconds of assumptions
+            return _refuse("a factorial of an expression holding a function")
         return _Cost(n.bits, None, n.terms, False, **flags)
     v = n.value
     bits = v * (math.log2(v) - 1.4427) + math.log2(v) + 2 if v > 2 else 1.0  # Stirling, rounded up
@@ -675,6 +683,8 @@ def _binomial(n: _Cost, k: _Cost | None = None) -> _Cost:
         return _Cost(n.bits, None, n.terms, False, **flags)
     # sympy builds C(n, k) from min(k, n - k) factors (all n when k is unknown): 8 bits a factor (16384 at the bound);
     # when n is not a whole number (338.3377, i) it multiplies k factors, however small n is
+    if k is not None and k.value is None and not n.value <= MAX_FUNCTION_DEGREE:  # binomial(1896, y): 3.8 s
+        return _refuse(f"a binomial of a number over {int(MAX_FUNCTION_DEGREE)} choose a symbol")
     if k is None or k.value is None or not k.exact:
         factors = n.value
     elif not n.whole:

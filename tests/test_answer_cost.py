@@ -128,6 +128,11 @@ REFUSED = [
     ("exponential", "6**(x-359703)/(3)**539", "sympy", "an exponential of a number other than E"),
     ("exponential", "2**x/log(2) + C", "sympy", "an exponential of a number other than E"),
     ("exponential", r"2^{x+1000000}", "latex", "a number of"),
+    # the sixth round (each ran past the search's 4 s cut): a long sum inside |...| or a function, a factorial of
+    # an expression holding a function, a binomial of a number choose a symbol
+    ("sum in a function", r"|\sum_{k=1}^{6100} " + "7573423110" * 12 + "|", "latex", "inside a function"),
+    ("factorial of a function", r"((e^{\sqrt{x}})^{6}-1744045)!+(|t|)^{47}", "latex", "a factorial of an expression"),
+    ("binomial choose a symbol", r"{8\cdot 237 \choose 1\,y}", "latex", "choose a symbol"),
     # functions inside functions, in an integration scorer's answer: it differentiates and simplifies each
     ("nested functions", "cosh(tan(tan(x)))*log(cosh(x))", "sympy", "inside another function"),
     ("nested functions", "log(cosh(x))+tan(tan(x))", "sympy", "inside another function"),
@@ -160,6 +165,7 @@ HONEST = [
     r"\begin{cases} x & x > 0 \\ -x & x \le 0 \end{cases}", r"2^{x}", r"x^{x}", r"\binom{x}{5}",
     r"\sum_{k=1}^{100} \frac{1}{k^2}", r"\binom{3}{5}", r"\binom{1/2}{3}", r"\cosh(2)",
     r"2^{x+1}", r"2^{n(n+1)/2}", r"3^{2n+1}", r"e^{-\frac{(x-\mu)^2}{2\sigma^2}}",
+    r"|x|^{2}", r"\binom{10}{k}", r"(2n)!", r"|\sum_{k=1}^{10} k|", r"\left|\frac{1}{2}\right|",
     r"(\cosh 1)^{2} - (\sinh 1)^{2}", r"\frac{1}{\frac{5}{a}+\frac{5}{a}^{30}}", r"\frac{x^{100}-1}{x-1}",
 ]
 
