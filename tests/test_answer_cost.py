@@ -133,6 +133,8 @@ REFUSED = [
     ("sum in a function", r"|\sum_{k=1}^{6100} " + "7573423110" * 12 + "|", "latex", "inside a function"),
     ("factorial of a function", r"((e^{\sqrt{x}})^{6}-1744045)!+(|t|)^{47}", "latex", "a factorial of an expression"),
     ("binomial choose a symbol", r"{8\cdot 237 \choose 1\,y}", "latex", "choose a symbol"),
+    ("function of a limit", r"\sec(\lim_{x\to 8} a\,5744768)-y", "latex", "a function of an integral"),
+    ("function of a limit", r"\cosh(\lim_{x\to 8} a\,5744768)+\sqrt{12^{y}_{9}}", "latex", "a function of an integral"),
     # functions inside functions, in an integration scorer's answer: it differentiates and simplifies each
     ("nested functions", "cosh(tan(tan(x)))*log(cosh(x))", "sympy", "inside another function"),
     ("nested functions", "log(cosh(x))+tan(tan(x))", "sympy", "inside another function"),
