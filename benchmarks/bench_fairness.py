@@ -11,10 +11,12 @@ Floods:
 
 - ``tower``: ``\\boxed{9^{9^{9^{9}}}}``, refused unrun by the static check
   (``gym_integrity.answer_cost``): it should cost the neighbour nothing;
-- ``slow``: ``\\boxed{\\sin(x)^{999}\\cos(x)^{999}}``, which the static check
-  cannot bound (a power of a function is one term to it) and which runs
-  math_verify to the run budget (5 s by default, then the worker is killed):
-  eight at a time hold every worker of the pool.
+- ``slow``: ``\\boxed{\\sin(x)^{16}\\cos(x)^{16}+...}`` in three variables, each
+  power at the static check's bound, which math_verify runs for about 0.3 s
+  of CPU (a multiple of that in wall time on a loaded machine): eight at a
+  time hold every worker of the pool. (Until issue 26's hostile search this
+  was ``\\sin(x)^{999}\\cos(x)^{999}``, which ran to the 5 s budget; the check
+  now refuses it.)
 
 The neighbour's latency is printed for each flood (and with no flood, the
 baseline), with p50 and max over ``--answers`` answers. Targets (issue 26):
@@ -36,7 +38,7 @@ import gymnasium as gym
 
 FLOODS = {
     "tower": r"\boxed{9^{9^{9^{9}}}}",
-    "slow": r"\boxed{\sin(x)^{999}\cos(x)^{999}}",
+    "slow": r"\boxed{\sin(x)^{16}\cos(x)^{16}+\sin(y)^{16}\cos(y)^{16}+\sin(z)^{16}\cos(z)^{16}}",
 }
 FLOOD_ENVS = 8
 

@@ -53,7 +53,7 @@ RG_KWARGS = {"dataset": "simple_integration"}
 THREADED_ENVS, ASYNC_ENVS = 4, 2
 
 QED_HOSTILE = [r"The answer is \boxed{9^{9^{9^{9}}}}.", "The answer is \\boxed{" + "x+" * 2500 + "}",
-               r"The answer is \boxed{\sin(x)^{999}\cos(x)^{999}}."]
+               r"The answer is \boxed{\sin(x)^{16}\cos(x)^{16}+\sin(y)^{16}\cos(y)^{16}+\sin(z)^{16}\cos(z)^{16}}."]
 QED_WRONG = r"The answer is \boxed{-987654321}."
 RG_HOSTILE = ["(x+1)**999*(x-1)**999", "__import__('os').getpid()", "(" * 400 + "x" + ")" * 400]
 RG_WRONG = "x**7/7 + 123456"

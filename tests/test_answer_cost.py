@@ -56,6 +56,89 @@ REFUSED = [
     ("range", r"\prod_{i=1}^{1000000} i", "latex", "sum or product"),
     ("range", r"\sum_{i=1}^{10^{9}} i!", "latex", "sum or product"),
     ("enormous literal", "7" * 50000, "latex", "a number of"),
+    # issue 26's hostile search (scratch grammar + hill-climbing on measured grading time): each ran a worker to its
+    # budget, or for seconds, before these classes were modelled.
+    # a \sum or \prod makes a number: its index is read at its largest value, its result's size carried on
+    ("big operator value", r"e^{\sum_{k=1}^{6530} 931852}", "latex", "a number of"),
+    ("big operator value", r"(\sum_{k=1}^{9999} 99999)!", "latex", "a number of"),
+    ("big operator value", r"2^{\sum_{k=1}^{9999} 99999}", "latex", "a number of"),
+    ("big operator value", r"\prod_{k=1}^{9999} k^{999}", "latex", "a number of"),
+    ("big operator value", r"\sum_{k=1}^{9999} k^{k}", "latex", "a number of"),
+    ("irregular range", r"\sum_{k=1}^{1000} k!", "latex", "a sum or product of"),
+    ("irregular range", r"\prod_{n=1}^{500} \sin(n)", "latex", "a sum or product of"),
+    ("operators", r"\sum_{k=1}^{100} k!\cdot\sum_{j=1}^{100} j!", "latex", "more than 1 sum or product"),
+    ("operators", r"\sqrt{\int_{0}^{x t \pi} |3-y| \, dx}+\sqrt{\int_{0}^{x t \pi} |3-y| \, dx}", "latex",
+     "more than 1 sum or product"),
+    ("integrand", r"\int_{0}^{x t \pi} |3-y| \, dx^{409}", "latex", "a function of a power"),
+    ("sum power", r"\sqrt{\sum_{k=1}^{3125} 32.5719597153\cdot n}^{9999}", "latex", "a sum or product of"),
+    ("sum power", r"\sqrt{\sum_{k=1}^{3125} 32\cdot n}^{9999}", "latex", "raised to a power"),
+    ("sum power", r"(\int_{0}^{1} x\,dx)^{999}", "latex", "raised to a power"),
+    ("function power", r"\sin(x)^{32}\cos(x)^{32}", "latex", "a function raised"),
+    # NaN (0 times an unbounded value) compared False with every bound
+    ("nan", r"3^{0\cdot10^{400}+10^{8}}", "latex", "a number of"),
+    ("nan", r"(10^{400}\cdot 0 + 10^{6})!", "latex", "a number of"),
+    # the infix binomial
+    ("choose", r"{10^6 \choose 5\cdot 10^5}", "latex", "a number of"),
+    # font and text commands hold math to math_verify
+    ("font", r"\mathbf{9}^{\mathbf{9}^{\mathbf{9}^{\mathbf{9}}}}", "latex", "a number of"),
+    ("font", r"\text{9}^{\text{9}^{\text{9}^{\text{9}}}}", "latex", "a number of"),
+    ("font", r"\mathrm{1000000}!", "latex", "a number of"),
+    # integrals and limits make numbers of any size: never an exponent, factorial or range
+    ("opaque", r"9^{\int_{0}^{9^{9}} 1\,dx}", "latex", "cannot bound"),
+    ("opaque", r"9^{\lim_{x\to 9^{9}} x}", "latex", "cannot bound"),
+    ("opaque", r"(\lim_{x\to 10^{6}} x)!", "latex", "cannot bound"),
+    # roots and functions of big numbers: sympy factors the radicand, evaluates to the argument's precision
+    ("function of a big number", r"\sqrt{10^{1000}+1}", "latex", "a root of a number"),
+    ("function of a big number", r"(10^{3000}+1)^{\frac{1}{2}}", "latex", "a root of a number"),
+    ("function of a big number", r"\log(10^{30000}+1)", "latex", "a function of a number"),
+    ("function of a big number", r"\sin(10^{3000}+1)", "latex", "a function of a number"),
+    ("function of a big number", "(3*sin((x)*(7**618)))*(x)", "sympy", "a function of a number"),
+    # powers of a function (one term to the expansion bound): simplify rewrites each power
+    ("function power", r"\sin(x)^{999}\cos(x)^{999}", "latex", "a function raised"),
+    ("function power", r"\sin^{999}(x)\cos^{999}(x)", "latex", "a function raised"),
+    ("function power", "sin(x)**999*cos(x)**999", "sympy", "a function raised"),
+    ("function power", "(x**196)/(cosh(x/x)**473)", "sympy", "a power over 64"),
+    ("function power", "(x**19)/(cosh(x/x)**473)", "sympy", "a function raised"),
+    ("function power", "(1e-99+E)/(Abs(x*x)**926)", "sympy", "a function raised"),
+    ("function power", "(sec(x**426/x*11*x**855*exp(x)**444))*(x)", "sympy", "a power over 64"),
+    ("function power", "(sec(x**4/x*11*x**8*exp(x)**444))*(x)", "sympy", "a function raised"),
+    # a function of a high power of a symbol: its assumptions expand (re + i im)^n (sympy's parse_expr alone)
+    ("function of a power", "x**440*x*(x*x)**544/acosh(sinh((x)**453))", "sympy", "a power over 64"),
+    ("function of a power", "acosh(sinh((x)**40))", "sympy", "a function of a power"),
+    ("function of a power", r"\cosh^{-1}(\sinh(x^{453}))", "latex", "a function of a power"),
+    # the second round of the search, after the fixes above
+    ("matrix", r"e^{(\begin{pmatrix}1&2\\3&4\end{pmatrix})^{4}}", "latex", "cannot bound"),
+    ("matrix", r"(\begin{pmatrix}9&9\\9&9\end{pmatrix})!", "latex", "cannot bound"),
+    ("symbolic power of a function", "(sin(6))**(X)", "sympy", "a function raised to a symbolic power"),
+    ("symbolic power of a function", "acosh(cot((4)*X))**X", "sympy", "a function raised to a symbolic power"),
+    ("sympy degree", "x**980", "sympy", "a power over 64"),
+    ("sympy degree", "(x**549)*((4211)*((2)**(x)))", "sympy", "a power over 64"),
+    ("binomial of a symbol", r"4\cdot \binom{x}{" + "5923596077" * 12 + "}", "latex", "a binomial of a symbol"),
+    ("irregular range", r"\sum_{k=1}^{2546} \frac{6}{k}", "latex", "a sum or product of"),
+    # the fourth round: a binomial of a number that is not whole multiplies k factors; cosh grows like e^x
+    ("binomial of a fraction", r"{i \choose 2474309}", "latex", "a number of"),
+    ("binomial of a fraction", r"x\,(a)!\,{338.3377 \choose 85209219}", "latex", "a number of"),
+    ("hyperbolic", r"(7\cdot \cosh(93972830))!", "latex", "a number of"),
+    ("high-degree denominator", r"\frac{1}{\frac{{1 \choose 12}-71582}{a}+\frac{{1 \choose 12}-71582}{a}^{977}}",
+     "latex", "in a denominator"),
+    ("high-degree denominator", r"\frac{1}{\frac{5}{a}+\frac{5}{a}^{977}}", "latex", "in a denominator"),
+    # the fifth round: exponentials. sympy splits 6**(x-359703) into 6**x times a number it computes; the
+    # integration scorers' answers write exponentials as exp(...) or E**(...), and 220614**(x+1) alone ran past 4 s
+    ("exponential", "220614**(x+1)", "sympy", "an exponential of a number other than E"),
+    ("exponential", "6**(x-359703)/(3)**539", "sympy", "an exponential of a number other than E"),
+    ("exponential", "2**x/log(2) + C", "sympy", "an exponential of a number other than E"),
+    ("exponential", r"2^{x+1000000}", "latex", "a number of"),
+    # the sixth round (each ran past the search's 4 s cut): a long sum inside |...| or a function, a factorial of
+    # an expression holding a function, a binomial of a number choose a symbol
+    ("sum in a function", r"|\sum_{k=1}^{6100} " + "7573423110" * 12 + "|", "latex", "inside a function"),
+    ("factorial of a function", r"((e^{\sqrt{x}})^{6}-1744045)!+(|t|)^{47}", "latex", "a factorial of an expression"),
+    ("binomial choose a symbol", r"{8\cdot 237 \choose 1\,y}", "latex", "choose a symbol"),
+    ("function of a limit", r"\sec(\lim_{x\to 8} a\,5744768)-y", "latex", "a function of an integral"),
+    ("function of a limit", r"\cosh(\lim_{x\to 8} a\,5744768)+\sqrt{12^{y}_{9}}", "latex", "a function of an integral"),
+    # functions inside functions, in an integration scorer's answer: it differentiates and simplifies each
+    ("nested functions", "cosh(tan(tan(x)))*log(cosh(x))", "sympy", "inside another function"),
+    ("nested functions", "log(cosh(x))+tan(tan(x))", "sympy", "inside another function"),
+    ("nested functions", "tan(tan(tan(x)))", "sympy", "inside another function"),
 ]
 
 # Legitimate answers, some large: each must be left to the grader.
@@ -70,11 +153,30 @@ HONEST = [
     r"\dfrac{2023 \cdot 2024}{2}", r"n(n+1)/2", r"\infty", r"-\infty", r"1, 2, 3, 4, 5, 6, 7, 8, 9, 10",
     r"0.333333333333333333333333", r"\sqrt[3]{2}", r"2^{-10}", r"\log_2 1024", r"\frac{7!}{3!\,4!}",
     r"a_1 + a_2 + a_3", r"\text{even}", r"\mathbb{R}", r"f(x) = 2x + 1", r"x = \pm 2",
+    # near the classes the hostile search found: what a person writes stays under each bound
+    r"\sum_{k=1}^{10} k!", r"\prod_{k=1}^{10} k", r"\sum_{k=1}^{10000} k", r"\sum_{k=1}^{n} k^2",
+    r"\sum_{i=0}^{\infty} 2^{-i}", r"\sum_v d(v)^2 = \sum_{uv \in E} (d(u) + d(v)) \le n|E|",
+    r"\prod_{p \le 10} p", r"{n \choose 2}", r"{10 \choose 3}", r"\mathbf{v} = (1, 2)", r"\mathrm{e}^{2}",
+    r"12\,\text{cm}^2", r"\text{the answer is } 42", r"\operatorname{lcm}(4, 6)", r"\int_0^1 x^2\,dx",
+    r"\lim_{x\to 0} \frac{\sin x}{x}", r"\sqrt{12345678901234567890}", r"\sqrt{2^{100}}",
+    r"\log(2^{100})", r"\sin^2(x) + \cos^2(x)", r"\sin(x)^{2}", r"\cos^{4}(x)", r"e^{-x^2/2}", r"\sin(x^{2})",
+    r"0 \cdot 10^{5}", r"10^{-300}", r"\frac{(x+1)^{10}}{x}", r"x^{1000000}",
+    r"\text{" + " ".join(["there are infinitely many such pairs of integers"] * 6) + "}",  # words stay words
+    r"\begin{pmatrix}1&2\\3&4\end{pmatrix}", r"\begin{pmatrix}1&2\\3&4\end{pmatrix}^{2}",
+    r"\begin{bmatrix}x\\y\end{bmatrix}",
+    r"\begin{cases} x & x > 0 \\ -x & x \le 0 \end{cases}", r"2^{x}", r"x^{x}", r"\binom{x}{5}",
+    r"\sum_{k=1}^{100} \frac{1}{k^2}", r"\binom{3}{5}", r"\binom{1/2}{3}", r"\cosh(2)",
+    r"2^{x+1}", r"2^{n(n+1)/2}", r"3^{2n+1}", r"e^{-\frac{(x-\mu)^2}{2\sigma^2}}",
+    r"|x|^{2}", r"\binom{10}{k}", r"(2n)!", r"|\sum_{k=1}^{10} k|", r"\left|\frac{1}{2}\right|",
+    r"(\cosh 1)^{2} - (\sinh 1)^{2}", r"\frac{1}{\frac{5}{a}+\frac{5}{a}^{30}}", r"\frac{x^{100}-1}{x-1}",
 ]
 
 # sympy.parse_expr strings, as reasoning-gym's sympy-based scorers read them.
 HONEST_SYMPY = ["94*4 - 61 - 6", "10*(8 - 5) - 6", "x**3/3 + 2*x + C", "-72*x**6 + 120*x**5 - 3*x + 1",
-                "exp(x)*sin(x)/2 + C", "(x+1)**10", "2**100", "sqrt(2)*x**2/2", "3*x**4/4 - 7*log(x) + C"]
+                "exp(x)*sin(x)/2 + C", "(x+1)**10", "2**100", "sqrt(2)*x**2/2", "3*x**4/4 - 7*log(x) + C",
+                "sin(x)**5/5 - 2*sin(x)**3/3 + sin(x) + C", "exp(-x**2)", "-cos(3*x)/3 + C", "sqrt(x**2 + 1)",
+                "2*(-10*x - 10)**(3/2)/3 + C", "log(Abs(x**3 + 1))/3 + C", "log(Abs(x + 1)) + log(Abs(x - 1)) + C",
+                "exp(sin(x)) + C", "log(cosh(x))", "x**x", "E**(2*x)/2 + C", "x**60 + 1"]
 
 
 @pytest.mark.parametrize("kind, text, syntax, reason", REFUSED, ids=[f"{r[0]}-{i}" for i, r in enumerate(REFUSED)])
@@ -177,7 +279,9 @@ def test_adversarial_nesting_gets_an_answer(opener, depth, core):
 # --------------------------------------------------------------------------- wiring
 
 TOWER = r"\boxed{9^{9^{9^{9}}}}"
-SLOW = r"\boxed{\sin(x)^{999}\cos(x)^{999}}"  # passes the static check; math_verify runs it for many seconds
+# math_verify runs it for many seconds; the static check refuses it (issue 26's search), so the test below switches
+# the check off to stand in for whatever it misses
+SLOW = r"\boxed{\sin(x)^{999}\cos(x)^{999}}"
 
 
 @pytest.fixture(scope="module")
@@ -205,8 +309,11 @@ def test_a_tower_is_graded_at_once_without_a_worker(verifier):
     assert verifier.worker_pids() == pids  # nobody was killed
 
 
-def test_the_run_budget_still_stops_what_the_check_misses(verifier):
-    assert refusal(SLOW[len("\\boxed{"):-1]) is None
+def test_the_run_budget_still_stops_what_the_check_misses(verifier, monkeypatch):
+    from gym_integrity.services import verifier as verifier_module
+
+    assert refusal(SLOW[len("\\boxed{"):-1]) is not None
+    monkeypatch.setattr(verifier_module, "refusal", lambda *args, **kwargs: None)
     before = verifier.stats()["verifier/requests"]
     outcome = verifier.verify(SLOW, "3", problem_id="p", deadline_s=1.0)
     assert (outcome.grade.verdict, outcome.grade.no_verdict) == (Verdict.TIMEOUT, False)

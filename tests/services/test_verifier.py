@@ -18,10 +18,22 @@ DEADLINE = 1.5  # per-request deadline of hostile answers
 GENEROUS = 10.0  # everything else: a verdict must not depend on machine load
 TOWER = r"\boxed{9^{9^{9^{9}}}}"
 DEEP_NESTING = r"\boxed{" + "(" * 300 + "1" + ")" * 300 + "}"
-# Towers and deep nesting are refused unrun (gym_integrity/answer_cost.py); these pass that static check and still
-# run for many seconds in math_verify, so the run budget is what stops them.
+# Towers and deep nesting are refused unrun (gym_integrity/answer_cost.py); these run for many seconds in math_verify.
+# The static check refuses them too since issue 26's hostile search, so the tests of the run budget let them through
+# (check_misses) to stand in for whatever the check misses: the run budget is what stops those.
 SLOW = r"\boxed{\sin(x)^{999}\cos(x)^{999}}"
 SLOW_OPERATOR = r"\boxed{\sin^{999}(x)\cos^{999}(x)}"
+
+
+@pytest.fixture
+def check_misses(monkeypatch):
+    """The verifier's static check lets SLOW and SLOW_OPERATOR through (and still refuses everything else)."""
+    from gym_integrity.services import verifier as module
+
+    original = module.refusal
+    missed = {answer[len("\\boxed{"):-1] for answer in (SLOW, SLOW_OPERATOR)}
+    assert all(original(answer) is not None for answer in missed)
+    monkeypatch.setattr(module, "refusal", lambda text, **kwargs: None if text in missed else original(text, **kwargs))
 
 
 def _alive(pid: int) -> bool:
@@ -103,7 +115,7 @@ def test_check_boxed_length_cap_names_the_cap():
 
 
 @pytest.mark.parametrize("hostile", [SLOW, SLOW_OPERATOR], ids=["trig-powers", "trig-operator-powers"])
-def test_hostile_answer_times_out_within_deadline_and_next_request_succeeds(service, hostile):
+def test_hostile_answer_times_out_within_deadline_and_next_request_succeeds(service, hostile, check_misses):
     pids_before = set(service.worker_pids())
     restarts_before = service.stats()["verifier/worker_restarts"]
     start = time.monotonic()
@@ -124,7 +136,7 @@ def test_hostile_answer_times_out_within_deadline_and_next_request_succeeds(serv
     assert service.verify(r"\boxed{3}", "3", problem_id="after-hostile").grade.verdict is Verdict.CORRECT
 
 
-def test_hostile_answers_from_threads_do_not_block_normal_ones(service):
+def test_hostile_answers_from_threads_do_not_block_normal_ones(service, check_misses):
     """Two hostile and four normal requests at once, from threads (math_verify's signal.alarm would refuse)."""
     results: dict[str, tuple[Verdict, float]] = {}
 
@@ -368,7 +380,7 @@ def test_the_pool_is_given_one_way_only_and_keeps_the_verifiers_memory_floor():
         VerifierConfig(max_retrys=1)
 
 
-def test_an_envs_metrics_count_its_own_requests_not_another_envs_of_the_process():
+def test_an_envs_metrics_count_its_own_requests_not_another_envs_of_the_process(check_misses):
     """Two QEDMath-v0 envs share one verifier service and pool: a tower (refused unrun) and a slow answer (killed at
     its budget) sent by env A leave env B's per-step metrics exactly as B's own requests make them."""
     import gymnasium as gym

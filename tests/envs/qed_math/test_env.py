@@ -245,11 +245,17 @@ def test_reward_presets(preset, text, reward, verdict):
 
 
 TOWER = r"\boxed{9^{9^{9^{9}}}}"  # refused unrun (answer_cost): graded timeout at once
-SLOW = r"\boxed{\sin(x)^{999}\cos(x)^{999}}"  # passes the static check; the run budget stops it
+SLOW = r"\boxed{\sin(x)^{999}\cos(x)^{999}}"  # the static check refuses it; the test below lets it through
 
 
-def test_timeout_of_the_answers_own_run_is_graded_and_paid_like_unparsable():
-    """Issue 9: a forced timeout must not escape the penalties (before: a 0.0 no-verdict, never shaped)."""
+def test_timeout_of_the_answers_own_run_is_graded_and_paid_like_unparsable(monkeypatch):
+    """Issue 9: a forced timeout must not escape the penalties (before: a 0.0 no-verdict, never shaped). SLOW stands in
+    for whatever answer_cost's check misses: the check is switched off for it, so the run budget stops it."""
+    from gym_integrity.services import verifier as module
+
+    original = module.refusal
+    missed = SLOW[len("\\boxed{"):-1]
+    monkeypatch.setattr(module, "refusal", lambda text, **kwargs: None if text == missed else original(text, **kwargs))
     env = make(reward_preset="base", max_tokens=100, buffer_tokens=50,
                verifier={"deadline_s": DEADLINE, "num_workers": 1})
     assert env.unwrapped._verifier.wait_ready(60)  # time the grading, not the pool's interpreter start

@@ -279,16 +279,21 @@ def test_composite_routes_each_item_to_its_members_scorer():
     env.close()
 
 
-def test_an_answer_that_runs_past_its_budget_is_graded_timeout_against_itself():
-    """A grammatical answer sympy cannot finish: the worker is killed at the budget; a graded verdict, not a no-verdict."""
+def test_an_answer_that_runs_past_its_budget_is_graded_timeout_against_itself(monkeypatch):
+    """A grammatical answer sympy cannot finish: the worker is killed at the budget; a graded verdict, not a no-verdict.
+    answer_cost's check refuses this one; the test stands in for whatever it misses by switching it off."""
     import time
+
+    from gym_integrity.envs.reasoning_gym import sandbox
+
+    monkeypatch.setattr(sandbox.answer_cost, "refusal", lambda *args, **kwargs: None)
 
     env = gym.make("ReasoningGym-v0", dataset="simple_integration", score_timeout_s=1.0, size=4, seed=1)
     env.reset(options={"index": 0})
     env.step(f"<answer>{answer_of(env)}</answer>")  # the pool is warm
     env.reset(options={"index": 0})
     start = time.perf_counter()
-    _, reward, terminated, _, info = env.step("<answer>sin(x)**999*cos(x)**999</answer>")  # passes answer_cost's check
+    _, reward, terminated, _, info = env.step("<answer>sin(x)**999*cos(x)**999</answer>")
     assert time.perf_counter() - start < 1.0 + 15.0
     assert (reward, terminated, info["verdict"], info["no_verdict"]) == (0.0, True, "timeout", False)
     assert "budget" in info["cause"]
