@@ -85,7 +85,7 @@ _NUMBER = re.compile(
 _YEAR_KEY = re.compile(r"^\s*(?:fy\s*|fiscal\s+(?:year\s+)?|in\s+)?((?:19|20)\d{2})\s*(?::|=|-|\u2013)\s*(.+)$",
                        re.IGNORECASE | re.DOTALL)
 #: A gold that is a year (which year had the highest margin?): matched exactly, never within the tolerance.
-_YEAR = re.compile(r"(?:fy\s*)?(?:19|20)\d{2}", re.IGNORECASE)
+_YEAR = re.compile(r"(?:fy\s*|fiscal\s+(?:year\s+)?|in\s+)?((?:19|20)\d{2})", re.IGNORECASE)
 # Split several values on ';' or on ',' unless the comma is a thousands separator
 # (followed by exactly three digits and then a non-digit or the end).
 _SPLIT = re.compile(r";|,(?!\d{3}(?:[^\d]|$))")
@@ -214,17 +214,19 @@ def values_match(pred: str, gold: str, rel_tol: float = 0.01, abs_tol: float = 1
     (True, False, False)
     >>> values_match("12.5%", "12.5"), values_match("0.125", "12.5%"), values_match("12.5%", "0.125")
     (False, True, True)
-    >>> values_match("2024", "2023"), values_match("2023", "2023"), values_match("2023.4", "2023")
+    >>> values_match("2024", "2023"), values_match("FY2023", "2023"), values_match("2023.4", "2023")
     (False, True, False)
     """
+    year = _YEAR.fullmatch(_clean(gold))
+    if year:  # a year is a name, not a measure: 2024 is within 1% of 2023, and another year
+        said = _YEAR.fullmatch(_clean(pred).rstrip(". "))
+        return said is not None and said.group(1) == year.group(1)
     gold_num, pred_num = _single_number(gold), _single_number(pred)
     if gold_num is None:
         return pred_num is None and _normalise_text(pred) == _normalise_text(gold) != ""
     if pred_num is None:
         return False
     (g, g_pct), (p, p_pct) = gold_num, pred_num
-    if _YEAR.fullmatch(_clean(gold)):  # a year is a name, not a measure: 2024 within 1% of 2023 is another year
-        return not p_pct and p == g
     # '%' means per hundred on either side, and only that: a second reading (dropping it) paid "12480%" for
     # 12,480 and made "0.5" correct for both "50%" and "0.5%".
     return _numbers_match(p / 100.0 if p_pct else p, g / 100.0 if g_pct else g, rel_tol, abs_tol)
