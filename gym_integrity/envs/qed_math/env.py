@@ -231,7 +231,7 @@ class QEDMathEnv(TextEnv):
             # Stepped after close(): take the shared service again rather than fail.
             self._verifier = get_verifier(self.config.verifier_config).acquire()
         boxed = boxed_contents(text)
-        reason = not_an_answer(boxed[-1], problem.gold_answer, problem.problem) if boxed else None
+        reason = not_an_answer(boxed[-1], problem.gold_answer) if boxed else None
         if reason is not None:  # a value math_verify would compute from the question itself: graded unrun
             grade = Grade(Verdict.INCORRECT, 0.0, cause=f"not a final answer: {reason}")
             return GradedAttempt(grade, answer_reward(grade, self.config.reward_preset), success=False,

@@ -499,5 +499,5 @@ def test_every_builtin_gold_is_a_final_answer():
     from gym_integrity.envs.qed_math.problems import load_problems
 
     problems = [p for p in load_problems(None, None).problems if p.grader == "verifier"]
-    assert problems and not [(p.problem_id, not_an_answer(p.gold_answer, p.gold_answer, p.problem))
-                             for p in problems if not_an_answer(p.gold_answer, p.gold_answer, p.problem)]
+    assert problems and not [(p.problem_id, not_an_answer(p.gold_answer, p.gold_answer))
+                             for p in problems if not_an_answer(p.gold_answer, p.gold_answer)]
