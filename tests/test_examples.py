@@ -165,7 +165,7 @@ def test_reward_hacking_learns_to_exploit_the_raw_env_and_not_the_stacked_one(tm
     assert float(stacked[2]) > float(stacked[1])  # and it learned
     png = (tmp_path / "curves.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
-    assert f"plot written to curves.png" in out
+    assert "plot written to curves.png" in out
 
 
 def test_quickstart_notebook_is_committed_without_outputs():

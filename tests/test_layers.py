@@ -29,6 +29,7 @@ ALLOWED = {
     "ray": {"registration", "vector", "workers"},
     "eval": {"registration", "services.openai_call", "rollout"},
     "rollout": {"registration", "vector", "eval.policy"},
+    "demos": {"envs"},
 }
 
 

@@ -14,6 +14,20 @@ from gym_integrity.wrappers.info_ownership import fresh_info_below, with_integri
 __all__ = ["MaxStepsTruncation"]
 
 
+def _below_time_limit(env: gym.Env) -> tuple[gym.Env, int | None]:
+    """``env`` without the TimeLimit ``gym.make`` put on it (its bound kept on the spec), and a bound the caller chose."""
+    if not isinstance(env, gym.wrappers.TimeLimit):
+        return env, None
+    bound = env.spec.max_episode_steps if env.spec is not None else None
+    env = env.env
+    spec = env.unwrapped.spec
+    if spec is None:
+        return env, bound
+    spec.max_episode_steps = bound  # a copy gym.make made for this env: env.spec recreates the same stack
+    registered = gym.registry.get(spec.id)
+    return env, (bound if registered is None or registered.max_episode_steps != bound else None)
+
+
 class MaxStepsTruncation(
     gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.RecordConstructorArgs
 ):
@@ -36,6 +50,14 @@ class MaxStepsTruncation(
         max_steps: The step budget. ``None`` (default) reads the budget the task
             declares, the ``step_budget`` attribute of the unwrapped env, at
             every ``reset()`` (it may differ per problem, e.g. its attempt count).
+
+    The bound is this wrapper's alone. For an id whose spec declares
+    ``max_episode_steps``, ``gym.make`` puts a gymnasium ``TimeLimit`` right
+    below the stack; this wrapper takes the env below that TimeLimit instead
+    (whose end rule differs: it truncates an answer on the last step) and
+    keeps the bound on the env's spec: this env's own (``max_steps``, else the
+    task's ``step_budget`` when made). A bound other than the registered one
+    (``gym.make(id, max_episode_steps=N)``) is taken as ``max_steps=N``.
 
     ``info["integrity"]["steps"]`` counts the steps of the current episode.
     Placed inside TerminalFreeze, steps after the end never reach it, so they
@@ -69,12 +91,16 @@ class MaxStepsTruncation(
     def __init__(self, env: gym.Env[ObsType, ActType], max_steps: int | None = None) -> None:
         check_int("MaxStepsTruncation.max_steps", max_steps, low=1, optional=True)
         gym.utils.RecordConstructorArgs.__init__(self, max_steps=max_steps)
+        env, chosen = _below_time_limit(env)
         gym.Wrapper.__init__(self, env)
-        self.max_steps = max_steps
-        self._budget = max_steps
+        self.max_steps = max_steps if max_steps is not None else chosen
+        self._budget = self.max_steps
         self._elapsed = 0
         # The task, found once: ``unwrapped`` walks every layer below on each call, and the layers are fixed.
         self._task = env.unwrapped
+        spec = self._task.spec
+        if spec is not None and (self.max_steps is not None or spec.max_episode_steps is not None):
+            spec.max_episode_steps = self.max_steps if self.max_steps is not None else self._declared_budget()
         # When nothing below keeps the info dicts (info_ownership.fresh_info_below), this layer sets its keys in
         # them (a new integrity dict each time) instead of copying each one first.
         self._owns_inner_info = fresh_info_below(env)
