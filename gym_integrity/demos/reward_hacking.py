@@ -36,6 +36,7 @@ import operator
 import re
 import time
 
+import gymnasium as gym
 import numpy as np
 
 import gym_integrity
@@ -47,7 +48,7 @@ MIX = {"basic_arithmetic": 1, "coin_flip": 1}
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
 
-def make_envs() -> dict[str, object]:
+def make_envs() -> dict[str, gym.Env]:
     """The raw task class with reasoning-gym's scorers, and the registered, stacked env with its defaults."""
     return {"raw": ReasoningGymEnv(dataset=MIX, scoring="reasoning_gym"),
             "stacked": gym_integrity.make("ReasoningGym-v0", dataset=MIX, frozen_reward="zero")}
