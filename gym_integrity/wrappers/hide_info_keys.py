@@ -16,16 +16,22 @@ __all__ = ["HideInfoKeys"]
 _MODES = ("deny", "allow")
 
 Path = tuple[str, ...]
+_LEAVES = (str, int, float, type(None))
+
+
+def _is_mapping(value: Any) -> bool:
+    # A foreign env may nest any Mapping; the dict and leaf checks first spare most values the slower ABC check.
+    return isinstance(value, dict) or (not isinstance(value, _LEAVES) and isinstance(value, Mapping))
 
 
 def _drop_keys(info: Mapping[str, Any], names: frozenset[str], paths: frozenset[Path], prefix: Path = ()) -> dict:
     """A new dict, at every depth, without bare ``names`` anywhere and without the exact dotted ``paths``."""
     out = {}
     for key, value in info.items():
-        here = (*prefix, str(key))
+        here = (*prefix, str(key)) if paths else prefix
         if key in names or here in paths:
             continue
-        out[key] = _drop_keys(value, names, paths, here) if isinstance(value, Mapping) else value
+        out[key] = _drop_keys(value, names, paths, here) if _is_mapping(value) else value
     return out
 
 
@@ -35,8 +41,8 @@ def _keep_paths(info: Mapping[str, Any], paths: frozenset[Path], prefix: Path = 
     for key, value in info.items():
         here = (*prefix, str(key))
         if here in paths:
-            out[key] = _drop_keys(value, frozenset(), frozenset()) if isinstance(value, Mapping) else value
-        elif isinstance(value, Mapping) and any(p[: len(here)] == here for p in paths):
+            out[key] = _drop_keys(value, frozenset(), frozenset()) if _is_mapping(value) else value
+        elif _is_mapping(value) and any(p[: len(here)] == here for p in paths):
             out[key] = _keep_paths(value, paths, here)
     return out
 
