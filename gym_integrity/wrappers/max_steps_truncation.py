@@ -72,7 +72,8 @@ class MaxStepsTruncation(
                 f"{task.__class__.__name__} has none. Pass max_steps=N."
             )
         # The task's declaration, checked as the env's own field: MaxStepsTruncation only reads it.
-        return check_int(f"{type(task).__name__}.step_budget", task.step_budget, low=1)
+        check_int(f"{type(task).__name__}.step_budget", task.step_budget, low=1)
+        return task.step_budget
 
     @property
     def elapsed_steps(self) -> int:

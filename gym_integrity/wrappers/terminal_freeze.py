@@ -12,7 +12,7 @@ from gym_integrity.infotree import copy_tree
 
 __all__ = ["TerminalFreeze"]
 
-_FROZEN_REWARDS = ("repeat", "zero")
+_FROZEN_REWARDS: tuple[Literal["repeat", "zero"], ...] = ("repeat", "zero")
 
 
 class TerminalFreeze(
