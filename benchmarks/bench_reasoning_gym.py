@@ -4,7 +4,10 @@ One episode is ``reset(seed=i)`` and one answer, the way a GRPO trainer runs
 a single-turn task. Every contender runs in the same process, in many short
 rounds whose order rotates, so drift on a shared machine hits all alike; the
 figures are medians over rounds, and the ratios are medians of per-round
-ratios (each round's contenders ran seconds apart).
+ratios (each round's contenders ran seconds apart). Time is the CPU time of
+the benchmark's thread (``--clock cpu``, the default): on a shared machine
+the time a process waits descheduled is not its code's cost, and wall time
+(``--clock wall``) swings with the load of other jobs.
 
 Contenders:
 
@@ -124,7 +127,8 @@ def layer_runners() -> dict[str, Runner]:
     return runners
 
 
-def measure(runners: dict[str, Runner], episodes: int, rounds: int) -> dict[str, list[float]]:
+def measure(runners: dict[str, Runner], episodes: int, rounds: int,
+            clock: Callable[[], float] = time.thread_time) -> dict[str, list[float]]:
     """Seconds per episode of every runner in every round (order rotated per round)."""
     for run in runners.values():
         run(0, 200)  # warm-up: imports, caches, the first calls of each contender
@@ -133,9 +137,9 @@ def measure(runners: dict[str, Runner], episodes: int, rounds: int) -> dict[str,
     for r in range(rounds):
         seed0 = 1_000 * (r + 1)
         for name in names[r % len(names):] + names[: r % len(names)]:
-            start = time.perf_counter()
+            start = clock()
             runners[name](seed0, episodes)
-            times[name].append((time.perf_counter() - start) / episodes)
+            times[name].append((clock() - start) / episodes)
     return times
 
 
@@ -148,6 +152,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=400, help="episodes per contender per round")
     parser.add_argument("--rounds", type=int, default=25)
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="the thread's CPU time (default) or wall time")
     parser.add_argument("--skip-layers", action="store_true", help="only the side-by-side table")
     args = parser.parse_args()
 
@@ -163,9 +169,10 @@ def main() -> None:
         else:
             runners.update(peers)
 
-    times = measure(runners, args.episodes, args.rounds)
+    clock = time.thread_time if args.clock == "cpu" else time.perf_counter
+    times = measure(runners, args.episodes, args.rounds, clock)
     print(f"ReasoningGym-v0 {DATASET}: reset(seed) + one answer, {args.episodes} episodes x {args.rounds} "
-          "rotated rounds, one process")
+          f"rotated rounds, one process, {args.clock} time")
     print(f"  {'contender':45s} {'episodes/s':>10s} {'us/episode':>10s}  {'ratio to ours (quartiles)':s}")
     for name, values in times.items():
         median = statistics.median(values)
@@ -190,7 +197,7 @@ def main() -> None:
 
     if args.skip_layers:
         return
-    layer_times = measure(layer_runners(), args.episodes, args.rounds)
+    layer_times = measure(layer_runners(), args.episodes, args.rounds, clock)
     names = list(layer_times)
     print(f"\nPer-layer cost: each stack one layer deeper than the last, over its own raw env "
           f"({args.episodes} episodes x {args.rounds} rounds)")
