@@ -5,8 +5,7 @@ import pytest
 
 import gym_integrity
 from gym_integrity.spaces import UnicodeText
-from gym_integrity.wrappers import (STACK_ORDER, HideInfoKeys, MaxStepsTruncation, TerminalFreeze,
-                                    integrity_stack)
+from gym_integrity.wrappers import STACK_ORDER, HideInfoKeys, MaxStepsTruncation, TerminalFreeze, integrity_stack
 
 
 class CountingEnv(gym.Env):
