@@ -4,7 +4,7 @@ A programming mistake (a wrong type, a bad value) is a plain ``TypeError`` or
 ``ValueError`` (``checks.py``, the one error rule); what is here is what a
 caller may catch and handle: a grader that gave no score, a policy endpoint
 that failed, a served env that does not match its twin. Each is re-exported
-where it is used (``gym_integrity.services.judge``, ``gym_integrity.eval.policy``,
+where it is used (``gym_integrity.services.judge``, ``gym_integrity.rollout.endpoint``,
 ``gym_integrity.audit``); ``except GymIntegrityError`` catches them all.
 
 The hierarchy:

@@ -52,16 +52,7 @@ def apply_strict(policy: Policy, score: float) -> float:
     return score
 
 
-# The two usual grades, built once (a Grade is frozen): most steps build none.
-_INCORRECT = Grade(Verdict.INCORRECT, 0.0)
-_CORRECT = Grade(Verdict.CORRECT, 1.0)
-
-
 def _graded(score: float) -> Grade:
-    if score == 0.0:
-        return _INCORRECT
-    if score == 1.0:
-        return _CORRECT
     score = min(max(score, 0.0), 1.0)
     verdict = Verdict.CORRECT if score >= 1.0 else Verdict.PARTIAL if score > 0.0 else Verdict.INCORRECT
     return Grade(verdict, score)
@@ -114,7 +105,7 @@ class Grader:
         if self.scoring == "strict" and policy.shape is not None and policy.shape.fullmatch(answer.strip()) is None:
             # Not an answer of the task's form (the gold followed by more text, say): the task's parser would read
             # its start and pay it in full.
-            return _INCORRECT
+            return _graded(0.0)
         language = policy.language
         if language is None:
             result = self._own_in_process(scorer, answer, item, source, policy.reference)
@@ -133,9 +124,9 @@ class Grader:
                 return Grade(Verdict.GRADER_ERROR, 0.0, cause=f"{source}'s strict requirement raised "
                                                               f"{type(exc).__name__}")
             if not met:
-                return _INCORRECT  # paid by a scorer that does not check what the task asks (policy.requires)
+                return _graded(0.0)  # paid by a scorer that does not check what the task asks (policy.requires)
             if result < 1.0:
-                return _CORRECT  # a valid answer the task mislabels (policy.also_full)
+                return _graded(1.0)  # a valid answer the task mislabels (policy.also_full)
         return _graded(apply_strict(policy, result))
 
     def _own_in_process(self, scorer: Any, answer: str, item: Mapping[str, Any], source: str,
