@@ -94,7 +94,7 @@ class JudgeError(GymIntegrityError):
         return _restore, (type(self), str(self), self.__dict__)
 
 
-def _restore(cls: type, message: str, state: dict) -> JudgeError:
+def _restore(cls: type[JudgeError], message: str, state: dict) -> JudgeError:
     error = cls.__new__(cls)
     Exception.__init__(error, message)
     error.__dict__.update(state)
