@@ -50,13 +50,13 @@ import re
 from fractions import Fraction
 from typing import Iterable
 
-from gym_integrity.extract import braced_group
+from gym_integrity.grading.numbers import GROUPED_DECIMAL
+from gym_integrity.grading.reader import all_boxed
 from gym_integrity.protocol import Grade, Verdict
 
 __all__ = [
     "SCORING_MODES",
     "score_answer",
-    "boxed_groups",
     "extract_submission",
     "parse_number",
     "values_match",
@@ -76,8 +76,8 @@ _UNIT_WORDS = (
     "percentage point", "pp", "points", "point", "bps",
 )
 _NUMBER = re.compile(
-    r"""(?P<sign>[-+\u2212]?)\s*(?P<open>\()?\s*(?P<sign2>[-+\u2212]?)\s*\$?\s*
-        (?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)
+    rf"""(?P<sign>[-+\u2212]?)\s*(?P<open>\()?\s*(?P<sign2>[-+\u2212]?)\s*\$?\s*
+        (?P<num>{GROUPED_DECIMAL})
         (?:\s*/\s*(?P<den>\d+(?:\.\d+)?))?
         \s*(?P<close>\))?\s*(?P<pct>%|percent(?!age))?""",
     re.VERBOSE | re.IGNORECASE,
@@ -91,32 +91,16 @@ _YEAR = re.compile(r"(?:fy\s*|fiscal\s+(?:year\s+)?|in\s+)?((?:19|20)\d{2})", re
 _SPLIT = re.compile(r";|,(?!\d{3}(?:[^\d]|$))")
 
 
-def boxed_groups(text: str) -> list[str]:
-    r"""The contents of every ``\boxed{...}`` in ``text`` (braces matched, linear time).
-
-    >>> boxed_groups(r"\boxed{1}, \boxed{\frac{1}{2}} and \boxed{x")
-    ['1', '\\frac{1}{2}']
-    """
-    out: list[str] = []
-    start = text.find("\\boxed")
-    while start >= 0 and len(out) < MAX_VALUES:
-        content, end = braced_group(text, start + len("\\boxed"))
-        if content is not None:
-            out.append(content.strip())
-        # an unbalanced group ends at len(text): nothing after it can close either
-        start = text.find("\\boxed", end)
-    return out
-
-
 def extract_submission(text: str) -> list[str]:
-    r"""The value strings of an answer: its ``\boxed{}`` groups, else the split plain string.
+    r"""The value strings of an answer: its ``\boxed{}`` groups (the grading layer's one reader,
+    :func:`~gym_integrity.grading.all_boxed`), else the split plain string.
 
     >>> extract_submission(r"The answer is \boxed{12.5\%}")
     ['12.5\\%']
     >>> extract_submission("2022: 0.933, 2023: 0.930; 1,234")
     ['2022: 0.933', '2023: 0.930', '1,234']
     """
-    boxes = boxed_groups(text)
+    boxes = all_boxed(text, limit=MAX_VALUES)
     if len(boxes) > 1:
         return boxes
     body = boxes[0] if boxes else text
