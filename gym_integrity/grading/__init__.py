@@ -52,10 +52,29 @@ _EXPORTS = {
 }
 _RENAMED = {"check_language": "check"}
 
-__all__ = ["ANSWER_FORMATS", "Causes", "Extraction", "FAULT_VERDICTS", "LANGUAGES", "Language", "all_boxed",
-           "boxed_answer", "braced_group", "check_language", "extract_answer", "fault_grade", "last_boxed",
-           "last_tag_body", "last_tagged", "outside_language", "plain_causes", "refusal", "refused_unrun", "tokenize",
-           "without_percent"]
+__all__ = [
+    "ANSWER_FORMATS",
+    "FAULT_VERDICTS",
+    "LANGUAGES",
+    "Causes",
+    "Extraction",
+    "Language",
+    "all_boxed",
+    "boxed_answer",
+    "braced_group",
+    "check_language",
+    "extract_answer",
+    "fault_grade",
+    "last_boxed",
+    "last_tag_body",
+    "last_tagged",
+    "outside_language",
+    "plain_causes",
+    "refusal",
+    "refused_unrun",
+    "tokenize",
+    "without_percent",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -10,35 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from gym_integrity.grading._cost_bounds import (
-    LOG2_10,
-    LOG2_E,
-    MAX_ATOMS,
-    MAX_DEPTH,
-    MAX_ELEMENTS,
-    MAX_FUNCTION_DEPTH,
-    MAX_IRREGULAR_RANGE,
-    MAX_OPERATORS,
-    MAX_PAREN_DEPTH,
-    MAX_RANGE,
-    MAX_SYMPY_DEGREE,
-    MAX_SYMPY_NESTED_FUNCTIONS,
-    ONE,
-    Cost,
-    add,
-    binomial,
-    check,
-    check_argument,
-    factorial,
-    flags_of,
-    joined,
-    multiply,
-    number,
-    power_of,
-    power_value,
-    refuse,
-    root,
-)
+from gym_integrity.grading._cost_bounds import (LOG2_10, LOG2_E, MAX_ATOMS, MAX_DEPTH, MAX_ELEMENTS, MAX_FUNCTION_DEPTH,
+                                                MAX_IRREGULAR_RANGE, MAX_OPERATORS, MAX_PAREN_DEPTH, MAX_RANGE,
+                                                MAX_SYMPY_DEGREE, MAX_SYMPY_NESTED_FUNCTIONS, ONE, Cost, add, binomial,
+                                                check, check_argument, factorial, flags_of, joined, multiply, number,
+                                                power_of, power_value, refuse, root)
 from gym_integrity.grading.language import tokenize
 
 _FRACS = frozenset({"\\frac", "\\dfrac", "\\tfrac", "\\cfrac"})

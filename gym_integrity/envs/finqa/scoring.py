@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from gym_integrity.grading.numbers import GROUPED_DECIMAL
 from gym_integrity.grading.reader import all_boxed
@@ -58,6 +58,8 @@ __all__ = [
     "SCORING_MODES",
     "score_answer",
     "extract_submission",
+    "read_submission",
+    "Submission",
     "parse_number",
     "values_match",
 ]
@@ -226,17 +228,31 @@ def _year_keyed(values: list[str]) -> dict[str, str] | None:
     return keyed
 
 
-def _lists_match(pred: list[str], gold: list[str], rel_tol: float, abs_tol: float) -> bool:
-    gold_keyed = _year_keyed(gold) if len(gold) > 0 else None
-    pred_keyed = _year_keyed(pred) if len(pred) > 0 else None
-    if gold_keyed is not None and pred_keyed is not None:
-        return set(gold_keyed) == set(pred_keyed) and all(
-            values_match(pred_keyed[y], gold_keyed[y], rel_tol, abs_tol) for y in gold_keyed)
-    if gold_keyed is not None:
-        gold = list(gold_keyed.values())  # values without keys, in the gold order
-    if len(pred) != len(gold):
+class Submission(NamedTuple):
+    """An answer read once: its values, and the same values by year when every one is keyed by a year."""
+
+    values: list[str]
+    by_year: dict[str, str] | None
+
+
+def read_submission(text: str) -> Submission:
+    r"""The one reading of an answer (or a gold): every rule after it matches these strings and reads no other.
+
+    >>> read_submission(r"\boxed{2023: 12.7\%, 2024: 17.6\%}")
+    Submission(values=['2023: 12.7\\%', '2024: 17.6\\%'], by_year={'2023': '12.7%', '2024': '17.6%'})
+    """
+    values = extract_submission(text)
+    return Submission(values, _year_keyed(values) if values else None)
+
+
+def _lists_match(pred: Submission, gold: Submission, rel_tol: float, abs_tol: float) -> bool:
+    if gold.by_year is not None and pred.by_year is not None:
+        return set(gold.by_year) == set(pred.by_year) and all(
+            values_match(pred.by_year[y], gold.by_year[y], rel_tol, abs_tol) for y in gold.by_year)
+    gold_values = gold.values if gold.by_year is None else list(gold.by_year.values())  # in the gold order
+    if len(pred.values) != len(gold_values):
         return False
-    return all(values_match(p, g, rel_tol, abs_tol) for p, g in zip(pred, gold))
+    return all(values_match(p, g, rel_tol, abs_tol) for p, g in zip(pred.values, gold_values))
 
 
 def _exact_match(pred: list[str], gold: list[str]) -> bool:
@@ -267,17 +283,17 @@ def score_answer(submitted: str, gold: str | Iterable[str], mode: str = "toleran
         submitted = str(submitted)
     if len(submitted) > MAX_ANSWER_CHARS:
         return Grade(Verdict.TOO_LONG, 0.0)
-    pred = extract_submission(submitted)
-    if not pred:
+    pred = read_submission(submitted)
+    if not pred.values:
         return Grade(Verdict.NO_ANSWER, 0.0)
     for g in golds:
-        gold_values = extract_submission(g)
-        if not gold_values:
+        gold_reading = read_submission(g)
+        if not gold_reading.values:
             continue
         if mode == "finqa_exact":
-            ok = _exact_match(pred, gold_values)
+            ok = _exact_match(pred.values, gold_reading.values)
         else:
-            ok = _lists_match(pred, gold_values, rel_tol, abs_tol)
+            ok = _lists_match(pred, gold_reading, rel_tol, abs_tol)
         if ok:
             return Grade(Verdict.CORRECT, 1.0)
     return Grade(Verdict.INCORRECT, 0.0)
