@@ -1,34 +1,19 @@
-r"""Grading: every step from a model's text to its :class:`~gym_integrity.protocol.Grade`, in one place.
+r"""Grading: every step from a model's text to its :class:`~gym_integrity.protocol.Grade` that is no one task's.
 
-The data flow, the same for every env (docs/architecture.md, "Grading")::
+The data flow is drawn once, in docs/architecture.md ("Grading: from text to
+Grade"). In short: the text is read once (:mod:`.reader`: ``<answer>`` tags,
+``\boxed{}``, QEDMath's percent), and that one string goes to every rule and
+grader; before a grader runs, the answer's cost is bounded (:mod:`.cost`) and
+its language checked (:mod:`.language`, one tokenizer for both); a pool
+outcome, or a refusal, becomes a grade through one fault table
+(:mod:`.faults`). Numbers everywhere are written in one grammar (:mod:`.numbers`).
 
-    model text
-      |  reader: the one extractor (<answer> tags, \boxed{} brace matched,      reader.py
-      |  QEDMath's percent); a failure is a Grade at once (no_answer,
-      |  unparsable, too_long)
-      v
-    answer: one str, extracted once and handed on as a value
-      |  every rule and every grader below receives exactly this string
-      +--> the env's rules (QEDMath's "poses a computation", strict rules)    envs/*, rules.py
-      +--> cost.refusal(answer): a static bound, nothing evaluated           cost.py, _cost_*.py
-      |      refused -> faults.refused_unrun: timeout, graded, no worker held  faults.py
-      +--> language.check(language, answer, item): the answer language        language.py
-      |      outside it -> faults.outside_language: unparsable
-      v
-    the grader: math_verify, a reasoning-gym scorer, FinQA's matcher,
-      |  in process or on a killable worker (gym_integrity.workers)
-      v
-    TaskOutcome -> fault_of -> faults.fault_grade (the one fault table)      faults.py
-      v
-    Grade(verdict, score, cause, no_verdict)
+This front names what callers use. Imports are lazy:
+``from gym_integrity.grading import last_boxed`` loads the reader only.
 
-Numbers in every pattern above are written in one grammar (numbers.py); the
-cost bound and the answer languages read text through one tokenizer
-(:func:`~gym_integrity.grading.language.tokenize`).
-
-This front names what callers use; the modules behind it are the layer's own.
-Imports are lazy: ``from gym_integrity.grading import last_boxed`` loads the
-reader only.
+>>> from gym_integrity.grading import boxed_answer, without_percent
+>>> boxed_answer(without_percent(r"\boxed{\boxed{25\%}"), max_chars=64)
+('25', None)
 """
 
 from __future__ import annotations
