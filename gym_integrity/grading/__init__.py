@@ -33,7 +33,7 @@ _EXPORTS = {
     "LANGUAGES": "language", "Language": "language", "check_language": "language", "tokenize": "language",
     # faults.py: the fault table and the grades of refused answers
     "FAULT_VERDICTS": "faults", "Causes": "faults", "fault_grade": "faults", "outside_language": "faults",
-    "plain_causes": "faults", "refused_unrun": "faults",
+    "plain_causes": "faults", "refused_unrun": "faults", "scorer_raised": "faults",
 }
 _RENAMED = {"check_language": "check"}
 
@@ -57,6 +57,7 @@ __all__ = [
     "plain_causes",
     "refusal",
     "refused_unrun",
+    "scorer_raised",
     "tokenize",
     "without_percent",
 ]

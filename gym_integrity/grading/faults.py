@@ -31,7 +31,7 @@ from collections.abc import Callable
 from gym_integrity.protocol import Grade, Verdict
 from gym_integrity.workers import Fault, TaskOutcome, fault_of
 
-__all__ = ["FAULT_VERDICTS", "Causes", "fault_grade", "outside_language", "plain_causes", "refused_unrun"]
+__all__ = ["FAULT_VERDICTS", "Causes", "fault_grade", "outside_language", "plain_causes", "refused_unrun", "scorer_raised"]
 
 #: The fault table: what each fault is graded (verdict, no_verdict).
 FAULT_VERDICTS: dict[Fault, tuple[Verdict, bool]] = {
@@ -72,6 +72,12 @@ def refused_unrun(reason: str, subject: str = "") -> Grade:
     a timeout of its own run, at once, so timing out never beats being wrong and no worker is held."""
     prefix = f"{subject}: " if subject else ""
     return Grade(Verdict.TIMEOUT, 0.0, cause=f"{prefix}the answer was refused unrun: {reason}", no_verdict=False)
+
+
+def scorer_raised(subject: str, exception: str) -> Grade:
+    """An answer the task's own scorer raised on (while that scorer reads the item's reference answer): the
+    answer's fault, unparsable, in process or on a worker alike."""
+    return Grade(Verdict.UNPARSABLE, 0.0, cause=f"{subject}.score_answer raised {exception} on this answer")
 
 
 def outside_language(reason: str, subject: str) -> Grade:

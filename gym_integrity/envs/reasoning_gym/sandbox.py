@@ -22,11 +22,11 @@ from typing import Any, Mapping
 from gym_integrity.envs.reasoning_gym.datasets import load_dataset, member, own_score
 from gym_integrity.envs.reasoning_gym.policy import policy_for
 from gym_integrity.grading import cost
-from gym_integrity.grading.faults import fault_grade, refused_unrun
-from gym_integrity.protocol import Grade, Verdict
+from gym_integrity.grading.faults import fault_grade, refused_unrun, scorer_raised
+from gym_integrity.protocol import Grade
 from gym_integrity.workers import Fault, Pool, PoolConfig, PoolStatus, Sandbox, TaskOutcome
 
-__all__ = ["HANDLER", "POOL_CONFIG", "SANDBOX", "warm", "score", "acquire_pool", "run_scorer", "malformed_grade",
+__all__ = ["HANDLER", "POOL_CONFIG", "SANDBOX", "warm", "score", "acquire_pool", "run_scorer",
            "outcome_grade"]
 
 HANDLER = "gym_integrity.envs.reasoning_gym.sandbox:score"
@@ -81,14 +81,9 @@ def run_scorer(pool: Pool, key: str, source: str, entry: Mapping[str, Any], answ
     if outcome.status is PoolStatus.OK:
         kind, value = outcome.value
         if kind == "malformed":
-            return malformed_grade(source, value)
+            return scorer_raised(source, value)
         return float(value)
     return _failed(outcome, source, budget_s)
-
-
-def malformed_grade(source: str, exception: str) -> Grade:
-    """The grade of an answer the task's scorer raised on (while it scores the item's reference answer)."""
-    return Grade(Verdict.UNPARSABLE, 0.0, cause=f"{source}.score_answer raised {exception} on this answer")
 
 
 def outcome_grade(status: PoolStatus, detail: str, source: str, budget_s: float) -> Grade:
