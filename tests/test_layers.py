@@ -25,7 +25,7 @@ ALLOWED = {
     "registration": {"wrappers", "envs.entry"},
     "vector": {"wrappers"},
     "openai_stub": {"grading", "services"},
-    "audit": {"registration", "envs.base", "openai_stub", "integrations.openenv.client", "workers"},
+    "audit": {"registration", "envs.base", "grading.numbers", "openai_stub", "integrations.openenv.client", "workers"},
     "integrations": {"registration", "vector", "workers"},
     "ray": {"registration", "vector", "workers"},
     "eval": {"registration", "services.openai_call", "rollout"},

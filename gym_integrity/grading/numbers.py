@@ -20,10 +20,13 @@ everywhere.
 
 from __future__ import annotations
 
-__all__ = ["EXPONENT", "GROUPED", "GROUPED_DECIMAL", "LITERAL", "RATIO", "SHORT_EXPONENT", "SIGN", "UNSIGNED"]
+__all__ = ["EXPONENT", "FRACTION_PART", "GROUPED", "GROUPED_DECIMAL", "LITERAL", "RATIO", "SHORT_EXPONENT", "SIGN",
+           "UNSIGNED"]
 
 #: Digits with an optional fraction part; Python's and sympy's float mantissa: ``12``, ``12.``, ``12.5``, ``.5``.
 UNSIGNED = r"(?:\d+(?:\.\d*)?|\.\d+)"
+#: A dot and the digits after it, where a reader wants them written out: ``.5`` in ``12.5`` (``12.`` is not one).
+FRACTION_PART = r"(?:\.\d+)"
 #: A power of ten after a mantissa: ``e5``, ``E-3``.
 EXPONENT = r"(?:[eE][+-]?\d+)"
 #: An exponent of at most three digits: a literal with a longer one (``1e999999999``) is not read as a number.
@@ -33,7 +36,7 @@ SIGN = r"[+-]"
 #: A whole number with its thousands grouped by commas (``12,480``), or plain digits.
 GROUPED = r"(?:\d{1,3}(?:,\d{3})+|\d+)"
 #: A grouped number with an optional fraction part, or a bare fraction part: ``12,480.5``, ``0.25``, ``.5``.
-GROUPED_DECIMAL = rf"(?:{GROUPED}(?:\.\d+)?|\.\d+)"
+GROUPED_DECIMAL = rf"(?:{GROUPED}{FRACTION_PART}?|{FRACTION_PART})"
 #: A signed literal with a short exponent: ``-1.5e10``.
 LITERAL = rf"(?:{SIGN}?{UNSIGNED}{SHORT_EXPONENT}?)"
 #: A literal over an optional whole denominator: ``3/8``, ``-0.5``.
