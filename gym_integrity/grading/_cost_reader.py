@@ -1,4 +1,6 @@
-"""The reader of :mod:`gym_integrity.grading.cost`: one recursive-descent pass over an answer's tokens, evaluating nothing.
+"""The reader of :mod:`gym_integrity.grading.cost`: one recursive-descent pass over an answer's tokens.
+
+It evaluates nothing.
 
 Tokens come from the answer languages' one tokenizer
 (:func:`gym_integrity.grading.language.tokenize`); what each subexpression
@@ -32,7 +34,8 @@ _SKIP = frozenset({"\\left", "\\right", "\\,", "\\;", "\\:", "\\!", "\\ ", "\\qu
 _MULTIPLY = frozenset({"*", "/", "\\cdot", "\\times", "\\div", "\\over"})
 _SEPARATORS = frozenset({"+", "-", "\\pm", "\\mp", ",", ";", "=", "<", ">", "&", "\\le", "\\leq", "\\ge", "\\geq",
                          "\\ne", "\\neq", "\\in", "\\cup", "\\cap", "\\to", "\\approx", "\\setminus", "\\lt", "\\gt",
-                         "\\equiv", "\\mid", "\\implies", "\\iff", "\\wedge", "\\vee", "\\land", "\\lor", ":", "\\colon"})
+                         "\\equiv", "\\mid", "\\implies", "\\iff", "\\wedge", "\\vee", "\\land", "\\lor", ":",
+                         "\\colon"})
 _OPENERS = {"(": ")", "[": "]", "\\{": "\\}", "\\lbrace": "\\rbrace", "\\langle": "\\rangle", "\\lfloor": "\\rfloor",
             "\\lceil": "\\rceil"}
 _CLOSERS = frozenset(_OPENERS.values()) | {"}"}

@@ -31,7 +31,8 @@ from collections.abc import Callable
 from gym_integrity.protocol import Grade, Verdict
 from gym_integrity.workers import Fault, TaskOutcome, fault_of
 
-__all__ = ["FAULT_VERDICTS", "Causes", "fault_grade", "outside_language", "plain_causes", "refused_unrun", "scorer_raised"]
+__all__ = ["FAULT_VERDICTS", "Causes", "fault_grade", "outside_language", "plain_causes", "refused_unrun",
+           "scorer_raised"]
 
 #: The fault table: what each fault is graded (verdict, no_verdict).
 FAULT_VERDICTS: dict[Fault, tuple[Verdict, bool]] = {

@@ -204,7 +204,9 @@ def values_match(pred: str, gold: str, rel_tol: float = 0.01, abs_tol: float = 1
     (False, True, False)
     """
     year = _YEAR.fullmatch(_clean(gold))
-    if year and _YEAR.fullmatch(_clean(pred).rstrip(". ")):  # a year against a year; "2,023" or "$2,023" is an amount  # a year is a name, not a measure: 2024 is within 1% of 2023, and another year
+    # A year is a name, not a measure (2024 is within 1% of 2023): a year against a year only; "2,023" or "$2,023"
+    # is an amount.
+    if year and _YEAR.fullmatch(_clean(pred).rstrip(". ")):
         said = _YEAR.fullmatch(_clean(pred).rstrip(". "))
         return said is not None and said.group(1) == year.group(1)
     gold_num, pred_num = _single_number(gold), _single_number(pred)

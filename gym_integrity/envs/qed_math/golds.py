@@ -42,8 +42,8 @@ from typing import Iterable
 from gym_integrity.grading.reader import all_boxed
 from gym_integrity.workers import ProcessCache
 
-__all__ = ["not_an_answer", "GOLD_READ_BUDGET_S", "MAX_GOLD_CHARS", "MAX_PLAIN_DEPTH", "distinct_boxed", "is_plain_math",
-           "plain_words", "check_golds", "read_gold", "warm"]
+__all__ = ["not_an_answer", "GOLD_READ_BUDGET_S", "MAX_GOLD_CHARS", "MAX_PLAIN_DEPTH", "distinct_boxed",
+           "is_plain_math", "plain_words", "check_golds", "read_gold", "warm"]
 
 #: A gold longer than this is not read (the verifier caps answers at 1024 characters too).
 MAX_GOLD_CHARS = 1024
