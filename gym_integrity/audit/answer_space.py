@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
+from gym_integrity.grading.numbers import FRACTION_PART, SIGN
+
 __all__ = ["Candidate", "echo_answers", "composed_answers", "Vocabulary", "de_bruijn_digits", "covering_answers",
            "alphabet_answers", "mutate", "answer_cap", "round_robin", "transplanted_answers"]
 
@@ -47,7 +49,7 @@ def answer_cap(env: object, default: int = 4096) -> int:
 # dashes and spaces (rectangle_count: 15 s in this regex alone).
 _NUMBERED = re.compile(r"^[ \t]*\.?[ \t]*\(?\d{1,2}[.):][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
 _BULLETED = re.compile(r"^[ \t]*[-*•][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:/\d+)?(?![\w])")
+_NUMBER = re.compile(rf"(?<![\w.]){SIGN}?\d+{FRACTION_PART}?(?:/\d+)?(?![\w])")
 _EXPRESSION = re.compile(r"(?<![\w.])\(?-?\d+(?:\.\d+)?\)?(?:\s*[-+*/×÷^]\s*\(?-?\d+(?:\.\d+)?\)?)+")
 _QUOTED = re.compile(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"|`([^`\n]{1,120})`")
 _SENTENCE = re.compile(r"(?<=[.?!])\s+")

@@ -13,7 +13,7 @@ from gym_integrity.envs.reasoning_gym.datasets import ItemCache, dataset_key, lo
 from gym_integrity.envs.reasoning_gym.policy import policy_for
 from gym_integrity.envs.reasoning_gym.scoring import Grader
 from gym_integrity.envs.reasoning_gym.solvers import is_right_answer, solve
-from gym_integrity.extract import extract_answer
+from gym_integrity.grading.reader import extract_answer
 from gym_integrity.infotree import copy_tree
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, grade_info, split_trainer_action
 from gym_integrity.workers import WORKER_START_ALLOWANCE_S
