@@ -5,13 +5,14 @@ from __future__ import annotations
 import dataclasses
 import importlib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import gymnasium as gym
 
 from gym_integrity.checks import check_str, check_type
 from gym_integrity.envs.entry import EnvEntry, Sweep
-from gym_integrity.wrappers.stack import integrity_wrapper_specs
+from gym_integrity.wrappers.stack import STACK_SWITCHES, StackConfig, integrity_wrapper_specs
+
 
 def _package_entries() -> tuple[EnvEntry, ...]:
     """The ``ENTRY`` of every package under ``gym_integrity/envs/`` (a light import: see envs/entry.py)."""
@@ -75,8 +76,8 @@ def register_env(entry: EnvEntry) -> None:
         # order_enforce=False: a TextEnv raises ResetNeeded on a step before reset itself (the contract in
         # envs/base.py, checked for every entry in tests/test_conformance.py) and renders "" before it, so
         # OrderEnforcing would only repeat the check on every call (about 2 µs of a 50 µs episode).
-        # max_episode_steps makes gym.make put a TimeLimit under the stack; MaxStepsTruncation keeps it at the
-        # episode's own budget, so it never ends an episode first (docs/architecture.md).
+        # max_episode_steps makes gym.make put a TimeLimit under the stack; MaxStepsTruncation takes the env
+        # below it (TimeLimit would also truncate an answer on the last step: docs/architecture.md).
         gym.register(id=entry.id, entry_point=entry.entry_point, nondeterministic=entry.nondeterministic,
                      max_episode_steps=entry.max_episode_steps, additional_wrappers=integrity_wrapper_specs(),
                      disable_env_checker=True, order_enforce=False)
@@ -113,31 +114,17 @@ def env_entry(env_id: str) -> EnvEntry | None:
     return _ENTRIES.get(env_id)
 
 
-def make(
-    id: str,
-    *,
-    reveal_on_end: bool = False,
-    frozen_reward: Literal["repeat", "zero"] = "repeat",
-    max_steps: int | None = None,
-    deep_scan: bool = False,
-    **kwargs: Any,
-) -> gym.Env:
+def make(id: str, **kwargs: Any) -> gym.Env:
     """``gym.make`` with the integrity stack's own settings exposed.
 
     ``gym.make(id, **kwargs)`` passes keyword arguments to the env only, so the
-    stack's switches live here: ``reveal_on_end=True`` is the trainer's explicit
-    opt-in to see answer-bearing info on the final transition (for logging);
-    ``frozen_reward`` and ``max_steps`` set TerminalFreeze and MaxStepsTruncation;
-    ``deep_scan=True`` makes HideInfoKeys visit every key at every depth even for
-    an env that declares the privileged-info convention (belt and braces, +11 µs
-    an episode on ReasoningGym-v0).
-    The result is built by ``gym.make`` from a copy of the registered spec, so
-    ``env.spec`` recreates it.
+    stack's settings, the fields of :class:`~gym_integrity.wrappers.StackConfig`,
+    are taken here and the rest go to the env: ``reveal_on_end=True`` is the
+    trainer's explicit opt-in to see answer-bearing info on the final transition
+    (for logging); ``frozen_reward`` and ``max_steps`` set TerminalFreeze and
+    MaxStepsTruncation. The result is built by ``gym.make`` from a copy of the
+    registered spec, so ``env.spec`` recreates it.
     """
-    spec = dataclasses.replace(
-        gym.spec(id),
-        additional_wrappers=integrity_wrapper_specs(
-            max_steps=max_steps, reveal_on_end=reveal_on_end, frozen_reward=frozen_reward, deep_scan=deep_scan
-        ),
-    )
+    config = StackConfig(**{name: kwargs.pop(name) for name in STACK_SWITCHES if name in kwargs})
+    spec = dataclasses.replace(gym.spec(id), additional_wrappers=integrity_wrapper_specs(config))
     return gym.make(spec, **kwargs)

@@ -74,8 +74,8 @@ class EnvEntry:
             audit imports once in the server its child processes fork from.
         max_episode_steps: The default step budget, for ``spec.max_episode_steps``
             (tools read it there); None where the data sets it (per problem).
-            MaxStepsTruncation enforces the budget and keeps the TimeLimit that
-            ``gym.make`` adds for it at each episode's budget.
+            MaxStepsTruncation enforces the budget, in place of the TimeLimit
+            ``gym.make`` adds for it.
 
     Example:
         >>> entry = EnvEntry("Echo-v0", "my_envs:EchoEnv", "repeat the prompt", audit_variants={"loud": {"repeat": 3}})
