@@ -156,7 +156,10 @@ def test_reward_hacking_learns_to_exploit_the_raw_env_and_not_the_stacked_one(tm
                for name, rest in PAYOFF_RE.findall(out)}
     assert payoffs["raw"]["peek"] == 1.0 and payoffs["raw"]["rescore"] > 1.0  # leaked gold, paid twice
     assert payoffs["raw"]["lazy"] > 0.2  # the lenient scorer pays a constant
-    assert payoffs["stacked"]["peek"] == payoffs["stacked"]["rescore"] == payoffs["stacked"]["lazy"] == 0.0
+    # On the stacked env peek and rescore see no gold and answer "0", as lazy does: all three earn only what
+    # the constant earns by chance on the draw (an arithmetic item whose value is 0), never more.
+    stacked = payoffs["stacked"]
+    assert stacked["peek"] == stacked["rescore"] == stacked["lazy"] <= 0.05
     assert payoffs["stacked"]["solve"] > 0.3
     trained = {m[0]: m for m in TRAINED_RE.findall(out)}
     raw, stacked = trained["raw"], trained["stacked"]

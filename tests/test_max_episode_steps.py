@@ -1,4 +1,4 @@
-"""spec.max_episode_steps is declared where the bound is known, and the TimeLimit gym.make adds for it changes nothing."""
+"""spec.max_episode_steps where the bound is known; the TimeLimit gym.make adds for it changes nothing."""
 
 from __future__ import annotations
 

@@ -24,7 +24,8 @@ own scorers (as peers pass them through); **stacked** is
 mean baseline trains the strategy logits on each. On the raw env the policy
 learns to exploit (rescore is paid twice, peek on every item, lazy on every
 coin flip: each beats honest work); on the stacked env the exploits earn
-nothing and it learns to solve.
+what a constant "0" earns by chance (0.02 on the default items) and it
+learns to solve.
 """
 
 from __future__ import annotations

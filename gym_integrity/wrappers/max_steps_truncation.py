@@ -14,7 +14,8 @@ __all__ = ["MaxStepsTruncation"]
 
 
 def _below_time_limit(env: gym.Env) -> tuple[gym.Env, int | None]:
-    """``env`` without the TimeLimit ``gym.make`` put on it (its bound kept on the spec), and a bound the caller chose."""
+    """``env`` without the TimeLimit ``gym.make`` put on it (its bound kept on the spec), and a bound chosen by the
+    caller (None when it is the registered one)."""
     if not isinstance(env, gym.wrappers.TimeLimit):
         return env, None
     bound = env.spec.max_episode_steps if env.spec is not None else None

@@ -36,7 +36,7 @@ def test_every_dataset_makes_and_resets_with_defaults():
     finally:
         for env in envs:  # closed together: sandboxed datasets share one pool, stopped by the last close
             env.close()
-    assert not slow, f"made and reset in more than {MAKE_BOUND_S} CPU s with defaults (eager? see EAGER_SIZE_CAPS): {slow}"
+    assert not slow, f"made and reset in more than {MAKE_BOUND_S} CPU s with defaults (eager? EAGER_SIZE_CAPS): {slow}"
 
 
 def test_size_above_a_datasets_own_limit_fails_at_make_naming_the_largest_that_works():
