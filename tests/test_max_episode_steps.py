@@ -98,3 +98,12 @@ def test_the_stack_alone_still_bounds_an_env_with_no_time_limit():
     assert env.step(LIST_TOOLS)[2:4] == (False, True)
     assert isinstance(env.env.env, MaxStepsTruncation)
     env.close()
+
+
+def test_another_envs_own_time_limit_is_kept_under_the_stack():
+    # An id registered without the stack (here CartPole, bound 500): integrity_stack leaves its TimeLimit alone.
+    env = gym_integrity.integrity_stack(gym.make("CartPole-v1"), max_steps=3)
+    assert _chain(env) == ["TerminalFreeze", "HideInfoKeys", "MaxStepsTruncation", "TimeLimit", "OrderEnforcing",
+                           "PassiveEnvChecker"]
+    assert env.spec.max_episode_steps == 500
+    env.close()

@@ -13,19 +13,24 @@ from gym_integrity.protocol import Verdict
 __all__ = ["MaxStepsTruncation"]
 
 
+def _registered_with_the_stack(env: gym.Env) -> bool:
+    spec = env.unwrapped.spec
+    registered = gym.registry.get(spec.id) if spec is not None else None
+    this = f"{__name__}:{MaxStepsTruncation.__name__}"
+    return registered is not None and any(w.entry_point == this for w in registered.additional_wrappers)
+
+
 def _below_time_limit(env: gym.Env) -> tuple[gym.Env, int | None]:
     """``env`` without the TimeLimit ``gym.make`` put on it (its bound kept on the spec), and a bound chosen by the
-    caller (None when it is the registered one)."""
-    if not isinstance(env, gym.wrappers.TimeLimit):
+    caller (None when it is the registered one). Only for an id registered with the stack: another env keeps its own."""
+    if not isinstance(env, gym.wrappers.TimeLimit) or not _registered_with_the_stack(env):
         return env, None
     bound = env.spec.max_episode_steps if env.spec is not None else None
     env = env.env
     spec = env.unwrapped.spec
-    if spec is None:
-        return env, bound
+    assert spec is not None  # registered with the stack: gym.make gave it its spec
     spec.max_episode_steps = bound  # a copy gym.make made for this env: env.spec recreates the same stack
-    registered = gym.registry.get(spec.id)
-    return env, (bound if registered is None or registered.max_episode_steps != bound else None)
+    return env, (bound if gym.registry[spec.id].max_episode_steps != bound else None)
 
 
 class MaxStepsTruncation(
@@ -88,7 +93,8 @@ class MaxStepsTruncation(
         self._budget = self.max_steps
         self._elapsed = 0
         spec = env.unwrapped.spec
-        if spec is not None and (self.max_steps is not None or spec.max_episode_steps is not None):
+        if spec is not None and _registered_with_the_stack(env) and (
+                self.max_steps is not None or spec.max_episode_steps is not None):
             spec.max_episode_steps = self.max_steps if self.max_steps is not None else self._declared_budget()
 
     def _declared_budget(self) -> int:
