@@ -18,9 +18,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from gym_integrity import answer_cost
-from gym_integrity.envs.reasoning_gym import grammar
+from gym_integrity.envs.reasoning_gym import grammar, tasks
 from gym_integrity.envs.reasoning_gym.datasets import load_dataset, member, own_score
-from gym_integrity.envs.reasoning_gym.policy import policy_for
 from gym_integrity.protocol import Grade, Verdict
 from gym_integrity.workers import Fault, Pool, PoolConfig, PoolStatus, Sandbox, TaskOutcome
 
@@ -63,7 +62,7 @@ def score(payload: tuple[str, str, Mapping[str, Any], str, str]) -> tuple[str, A
     refusal = grammar.check(language, answer, entry)
     if refusal is not None:
         return "refused", refusal
-    return own_score(member(load_dataset(key), source), answer, entry, policy_for(source).reference)
+    return own_score(member(load_dataset(key), source), answer, entry, tasks.reference(source))
 
 
 def acquire_pool() -> Pool:

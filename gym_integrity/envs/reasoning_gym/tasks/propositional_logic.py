@@ -32,7 +32,8 @@ assignment of the item's variables (one bit a row).
 from __future__ import annotations
 
 import itertools
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = ["Tables", "concludes", "has_conclusion", "solve"]
 
@@ -86,7 +87,7 @@ class Tables:
         operator = node.operator.value if node.operator is not None else None
         if operator == "¬":
             return self._flat(node.left, not positive, joint)
-        splits = {("∨", True): "∨", ("∧", False): "∨", ("→", True): "∨", ("∧", True): "∧", ("∨", False): "∧",
+        splits: dict[tuple[str | None, bool], str] = {("∨", True): "∨", ("∧", False): "∨", ("→", True): "∨", ("∧", True): "∧", ("∨", False): "∧",
                   ("→", False): "∧"}
         if splits.get((operator, positive)) == joint:
             left_positive = positive if operator != "→" else not positive
