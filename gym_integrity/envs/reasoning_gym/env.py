@@ -164,7 +164,7 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
         self._source = ""  # the item's dataset: a composite's member, else the configured name
         self._last_note = ""
         self._metadata_out = False  # the item's metadata went out in an info (the next one gets a copy)
-        self._undrawn: set[int] = set()  # indices its draw filter refuses, under strict scoring
+        self._undrawn: set[int] = set()  # indices its policy does not draw, under strict scoring
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         # In place of super().reset(seed=seed): the seed picks the index with no numpy Generator built per reset
@@ -188,7 +188,7 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
         return self._question(), info
 
     def _draw_item(self) -> tuple[int, dict[str, Any]]:
-        """The seed's next item, skipping (under strict scoring) items its dataset's draw filter refuses."""
+        """The seed's next item, skipping (under strict scoring) items its dataset's policy does not draw."""
         index = -1
         for _ in range(_MAX_REDRAWS):
             index = self._draw_index(self.size)
