@@ -29,12 +29,13 @@ in any scoring mode. Fields are checked on construction.
 from __future__ import annotations
 
 import cmath
-import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
+
+from gym_integrity.checks import check_bool, check_number, check_str, check_type
 
 __all__ = [
     "Comparison",
@@ -85,32 +86,14 @@ def parse_number(text: str, *, commas: bool = False) -> Fraction | None:
     return value
 
 
-def _check_flag(owner: str, name: str, value: object) -> None:
-    if type(value) is not bool:
-        raise TypeError(f"{owner}.{name} must be a bool, got {type(value).__name__}")
+def _check_scores(name: str, value: object) -> None:
+    for score in check_type(name, value, tuple, "a tuple of scores"):
+        check_number(f"{name} item", score, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
-def _check_tolerance(owner: str, name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{owner}.{name} must be a real number, got {type(value).__name__}")
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{owner}.{name} must be a finite number >= 0, got {value!r}")
-
-
-def _check_scores(owner: str, name: str, value: object) -> None:
-    if not isinstance(value, tuple):
-        raise TypeError(f"{owner}.{name} must be a tuple of scores, got {type(value).__name__}")
-    for score in value:
-        if isinstance(score, bool) or not isinstance(score, (int, float)):
-            raise TypeError(f"{owner}.{name} must hold real numbers, got {score!r}")
-        if not 0.0 < score < 1.0:
-            raise ValueError(f"{owner}.{name} must hold partial scores strictly between 0 and 1, got {score!r}")
-
-
-def _check_callable(owner: str, name: str, value: object, *, optional: bool) -> None:
+def _check_callable(name: str, value: object, *, optional: bool) -> None:
     if (value is not None or not optional) and not callable(value):
-        raise TypeError(f"{owner}.{name} must be a callable{' or None' if optional else ''}, "
-                        f"got {type(value).__name__}")
+        raise TypeError(f"{name} must be a callable{' or None' if optional else ''}, got {type(value).__name__}")
 
 
 def _is_one_of(score: float, scores: tuple[float, ...]) -> bool:
@@ -126,13 +109,8 @@ class Rule:
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
-        if not isinstance(self.why, str):
-            raise TypeError(f"{owner}.why must be a str, got {type(self.why).__name__}")
-        if not self.why.strip():
-            raise ValueError(f"{owner}.why must say why (read from the task's scorer), got an empty string")
-        if self.language is not None and not isinstance(self.language, str):
-            raise TypeError(f"{owner}.language must be an answer language's name or None, "
-                            f"got {type(self.language).__name__}")
+        check_str(f"{owner}.why", self.why, what="a reason read from the task's scorer")
+        check_str(f"{owner}.language", self.language, optional=True, what="an answer language's name")
 
 
 # ------------------------------------------------------------------ strict replacements of a task's scorer
@@ -184,7 +162,7 @@ class Exact(Comparison):
     def __post_init__(self) -> None:
         super().__post_init__()
         for name in ("fold", "no_spaces", "numeric"):
-            _check_flag("Exact", name, getattr(self, name))
+            check_bool(f"Exact.{name}", getattr(self, name))
         if self.items not in (None, " ", ","):
             raise ValueError(f"Exact.items must be None, ' ' or ',', got {self.items!r}")
 
@@ -210,8 +188,8 @@ class _Tolerant(Comparison):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _check_tolerance(type(self).__name__, "rel_tol", self.rel_tol)
-        _check_tolerance(type(self).__name__, "abs_tol", self.abs_tol)
+        check_number(f"{type(self).__name__}.rel_tol", self.rel_tol, low=0.0)
+        check_number(f"{type(self).__name__}.abs_tol", self.abs_tol, low=0.0)
 
     def _close(self, answer: Fraction, gold: Fraction) -> bool:
         return abs(answer - gold) <= max(Fraction(self.rel_tol) * abs(gold), Fraction(self.abs_tol))
@@ -231,7 +209,7 @@ class Numeric(_Tolerant):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _check_flag("Numeric", "commas", self.commas)
+        check_bool("Numeric.commas", self.commas)
 
     def compare(self, answer: str, gold: str) -> float:
         target = parse_number(gold, commas=self.commas)
@@ -306,10 +284,10 @@ class ComplexNumber(Comparison):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _check_callable("ComplexNumber", "parse", self.parse, optional=False)
-        _check_callable("ComplexNumber", "target", self.target, optional=False)
-        _check_tolerance("ComplexNumber", "rel_tol", self.rel_tol)
-        _check_tolerance("ComplexNumber", "abs_tol", self.abs_tol)
+        _check_callable("ComplexNumber.parse", self.parse, optional=False)
+        _check_callable("ComplexNumber.target", self.target, optional=False)
+        check_number("ComplexNumber.rel_tol", self.rel_tol, low=0.0)
+        check_number("ComplexNumber.abs_tol", self.abs_tol, low=0.0)
 
     def score(self, answer: str, item: Item) -> float:
         try:
@@ -390,10 +368,9 @@ class _Checked(OwnRule):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.shape is not None and not isinstance(self.shape, re.Pattern):
-            raise TypeError(f"{type(self).__name__}.shape must be a compiled regular expression or None, "
-                            f"got {type(self.shape).__name__}")
-        _check_callable(type(self).__name__, "requires", self.requires, optional=True)
+        if self.shape is not None:
+            check_type(f"{type(self).__name__}.shape", self.shape, re.Pattern, "a compiled regular expression or None")
+        _check_callable(f"{type(self).__name__}.requires", self.requires, optional=True)
 
     def admits(self, answer: str) -> bool:
         return self.shape is None or self.shape.fullmatch(answer.strip()) is not None
@@ -419,7 +396,7 @@ class OwnFullCredit(_Checked):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _check_scores("OwnFullCredit", "also_full", self.also_full)
+        _check_scores("OwnFullCredit.also_full", self.also_full)
         if self.also_full and self.requires is None:
             raise ValueError("OwnFullCredit.also_full needs requires: a mislabelled score is paid only when the "
                              "requirement holds")
@@ -439,7 +416,7 @@ class OwnNoConsolation(OwnRule):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _check_scores("OwnNoConsolation", "consolation", self.consolation)
+        _check_scores("OwnNoConsolation.consolation", self.consolation)
         if not self.consolation:
             raise ValueError("OwnNoConsolation.consolation must name at least one score (else use OwnScorer)")
 
