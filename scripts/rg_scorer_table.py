@@ -27,6 +27,7 @@ import gym_integrity  # noqa: F401  (registers the ids)
 from gym_integrity.envs.reasoning_gym import available_datasets, sandbox
 from gym_integrity.envs.reasoning_gym.table import rule_for, sandbox_language
 from gym_integrity.grading import rules
+from gym_integrity.grading.numbers import RATIO
 
 CONSTANTS = ["", "0", "1", "-1", "yes", "no", "Yes", "No", "True", "False", "A", "0.5", "None", "[]", "{}",
              "0123456789" * 5, " ".join(str(i) for i in range(1, 101))]
@@ -35,7 +36,7 @@ KIND_NAMES = {rules.OwnScorer: "own", rules.OwnFullCredit: "own full-credit-only
               rules.Numeric: "strict numeric", rules.NumberList: "strict numeric list",
               rules.OrderedNumberList: "strict ordered numeric list", rules.ComplexNumber: "strict complex",
               rules.Duration: "strict duration"}
-_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?(?:/\d+)?")
+_NUMBER = re.compile(RATIO)
 
 
 def normalised(text: object) -> object:

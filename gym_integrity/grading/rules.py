@@ -36,6 +36,7 @@ from fractions import Fraction
 from typing import Any
 
 from gym_integrity.checks import check_bool, check_number, check_str, check_type
+from gym_integrity.grading.numbers import LITERAL
 
 __all__ = [
     "Comparison",
@@ -58,8 +59,7 @@ Item = Mapping[str, Any]
 #: A test of the answer against the item that a full-credit answer must also pass.
 Requirement = Callable[[str, Item], bool]
 
-_DECIMAL = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?"
-_NUMBER = re.compile(rf"({_DECIMAL})(?:\s*/\s*({_DECIMAL}))?")
+_NUMBER = re.compile(rf"({LITERAL})(?:\s*/\s*({LITERAL}))?")
 _MAX_NUMBER_CHARS = 400
 
 

@@ -35,6 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from gym_integrity.datacheck import DataReport, RowProblem
 from gym_integrity.envs.finqa.records import FinQADataset, Question, Table
 from gym_integrity.envs.finqa.scoring import score_answer
+from gym_integrity.grading.numbers import GROUPED
 from gym_integrity.protocol import Verdict
 
 __all__ = ["detect_layout", "load_benchmark_layout", "load_finqa_json", "load_finqa_records", "load_hub",
@@ -43,7 +44,7 @@ __all__ = ["detect_layout", "load_benchmark_layout", "load_finqa_json", "load_fi
 _CLEANED_FILE = "tables_cleaned_all_companies.json"
 #: The name of an original-FinQA record's table ("table" is an SQL keyword).
 _RECORD_TABLE = "filing_table"
-_PLAIN_NUMBER = re.compile(r"-?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?")
+_PLAIN_NUMBER = re.compile(rf"-?\$?{GROUPED}(?:\.\d+)?%?")
 
 
 # ------------------------------------------------------------------ tables

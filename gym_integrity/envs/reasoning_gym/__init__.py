@@ -4,10 +4,10 @@ Modules: ``config`` (ReasoningGymConfig), ``env`` (ReasoningGymEnv),
 ``datasets`` (generators and slow items, shared per process), ``table`` (the
 rule each dataset is scored by; the rules are ``gym_integrity.grading.rules``),
 ``tasks`` (one module per task with a draw filter, requirement, solver or
-right-answer check), ``grammar`` (answer languages), ``scoring`` (grading one
-answer), ``sandbox`` (own scorers in killable workers).
-docs/reasoning_gym.md explains the design. ``ENTRY`` is
-the id's registration and audit facts; the classes load on first use.
+right-answer check), ``scoring`` (grading one answer), ``sandbox`` (own
+scorers in killable workers). docs/reasoning_gym.md explains the design.
+``ENTRY`` is the id's registration and audit facts; the classes load on
+first use.
 """
 
 from gym_integrity.envs.entry import EnvEntry, Sweep, lazy_exports

@@ -12,7 +12,7 @@ from gym_integrity.envs.reasoning_gym.config import ReasoningGymConfig
 from gym_integrity.envs.reasoning_gym.datasets import ItemCache, dataset_key, load_dataset
 from gym_integrity.envs.reasoning_gym.scoring import Grader
 from gym_integrity.envs.reasoning_gym.tasks import draw_filter, is_right_answer, solve
-from gym_integrity.extract import extract_answer
+from gym_integrity.grading.reader import extract_answer
 from gym_integrity.infotree import copy_tree
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, Verdict, grade_info, split_trainer_action
 from gym_integrity.seeding import LazyNpRandom

@@ -7,9 +7,11 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from gym_integrity.envs.reasoning_gym import grammar, tasks
+from gym_integrity.envs.reasoning_gym import tasks
 from gym_integrity.envs.reasoning_gym.datasets import member, own_score
 from gym_integrity.envs.reasoning_gym.table import rule_for, sandbox_language, uses_own_scorer
+from gym_integrity.grading.faults import outside_language, scorer_raised
+from gym_integrity.grading.language import check as language_check
 from gym_integrity.grading.rules import Comparison, OwnRule, Rule
 from gym_integrity.protocol import Grade, Verdict
 
@@ -113,13 +115,13 @@ class Grader:
         except Exception as exc:  # noqa: BLE001  (a task scorer bug is a no-verdict, never a silent 0.0)
             return Grade(Verdict.GRADER_ERROR, 0.0, cause=f"{source}.score_answer raised {type(exc).__name__}")
         if kind == "malformed":
-            return Grade(Verdict.UNPARSABLE, 0.0, cause=f"{source}.score_answer raised {value} on this answer")
+            return scorer_raised(source, value)
         return value
 
     def _own_sandboxed(self, language: str, answer: str, item: Mapping[str, Any], source: str) -> float | Grade:
-        refusal = grammar.check(language, answer, item)
+        refusal = language_check(language, answer, item)  # the only check of the language: the worker trusts it
         if refusal is not None:
-            return Grade(Verdict.UNPARSABLE, 0.0, cause=f"{source}: {refusal}")
+            return outside_language(refusal, source)
         self._acquire()
         assert self._pool is not None
         from gym_integrity.envs.reasoning_gym import sandbox

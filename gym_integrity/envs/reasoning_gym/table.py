@@ -12,7 +12,7 @@ solver and right-answer check.
 ``language`` marks an own scorer that is unsafe in the env's process (it
 evaluates the answer, or loops as often as the answer says): whenever that
 scorer runs, in either scoring mode, it runs in the sandbox's workers after
-the answer passed that language (``grammar.py``).
+the answer passed that language (``gym_integrity.grading.language``).
 """
 
 from __future__ import annotations

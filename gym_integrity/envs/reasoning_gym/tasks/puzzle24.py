@@ -37,7 +37,7 @@ def _exact_value(node: ast.AST, used: list[int]) -> Fraction:
 def makes_target_from(answer: str, numbers: list[int], target: int) -> bool:
     """Whether ``answer``, whole numbers joined by ``+ - * /`` and brackets, uses exactly ``numbers`` (each as
     often as given) and equals ``target`` exactly, in fractions. Call it on text the arithmetic answer language
-    (grammar.py) accepted, which bounds its length, digits and depth.
+    (``gym_integrity.grading.language``) accepted, which bounds its length, digits and depth.
 
     >>> makes_target_from("(8 - 5) * 10 - 6", [8, 5, 10, 6], 24), makes_target_from("6*4*1*1", [8, 5, 10, 6], 24)
     (True, False)
