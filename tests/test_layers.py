@@ -28,8 +28,8 @@ ALLOWED = {
     "audit": {"registration", "envs.base", "openai_stub", "integrations.openenv.client", "workers"},
     "integrations": {"registration", "vector", "workers"},
     "ray": {"registration", "vector", "workers"},
-    "eval": {"registration", "services.openai_call", "rollout"},
-    "rollout": {"registration", "vector", "eval.policy"},
+    "eval": {"registration", "rollout"},
+    "rollout": {"registration", "vector", "services.openai_call"},
 }
 
 

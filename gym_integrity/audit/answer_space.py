@@ -132,8 +132,8 @@ def echo_answers(question: str, limit: int = 40) -> list[Candidate]:
             out.append(Candidate(family, text))
 
     items = []
-    for listed in (_NUMBERED, _BULLETED):  # numbered premises or facts first; bullets are often instructions
-        found = [m.group(1).strip().rstrip(".") for m in listed.finditer(question)]
+    for pattern in (_NUMBERED, _BULLETED):  # numbered premises or facts first; bullets are often instructions
+        found = [m.group(1).strip().rstrip(".") for m in pattern.finditer(question)]
         items += [i for i in found if i and not _INSTRUCTION.search(i) and i not in items]
     items = items[:12]
     numbered = [m.group(1).strip().rstrip(".") for m in _NUMBERED.finditer(question)][:12]
@@ -465,7 +465,7 @@ def _symbols_swapped(text: str, rng: random.Random) -> str | None:
         symbols = sorted({c for c in text if kind(c)})
         if len(symbols) >= 2:
             a, b = rng.sample(symbols, 2)
-            return text.translate(str.maketrans({a: b, b: a}))
+            return text.translate({ord(a): b, ord(b): a})
     return None
 
 

@@ -53,6 +53,7 @@ import sys
 import warnings
 from dataclasses import dataclass, field
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -291,9 +292,9 @@ def normalise_row(row: Any, source: str, index: int) -> Problem:
 # ----------------------------------------------------------------------------- sources
 
 
-def _read_local(path: Path) -> Iterable[tuple[int, Any]]:
+def _read_local(path: Path | Traversable) -> Iterable[tuple[int, Any]]:
     """(row number, row) pairs of a local file; a JSONL line that is not JSON yields a BadRow."""
-    if path.suffix == ".jsonl":
+    if path.name.endswith(".jsonl"):
         with path.open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():

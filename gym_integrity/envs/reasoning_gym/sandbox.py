@@ -17,7 +17,8 @@ answer that runs past its budget is graded ``timeout`` against itself, never a n
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from gym_integrity.envs.reasoning_gym import tasks
 from gym_integrity.envs.reasoning_gym.datasets import load_dataset, member, own_score

@@ -26,16 +26,7 @@ def needs_sandbox(dataset_names: list[str], scoring: str) -> bool:
     return any(sandbox_language(rule_for(name), scoring) is not None for name in dataset_names)
 
 
-# The two usual grades, built once (a Grade is frozen): most steps build none.
-_INCORRECT = Grade(Verdict.INCORRECT, 0.0)
-_CORRECT = Grade(Verdict.CORRECT, 1.0)
-
-
 def _graded(score: float) -> Grade:
-    if score == 0.0:
-        return _INCORRECT
-    if score == 1.0:
-        return _CORRECT
     score = min(max(score, 0.0), 1.0)
     verdict = Verdict.CORRECT if score >= 1.0 else Verdict.PARTIAL if score > 0.0 else Verdict.INCORRECT
     return Grade(verdict, score)
@@ -90,7 +81,7 @@ class Grader:
         if strict and isinstance(rule, OwnRule) and not rule.admits(answer):
             # Not an answer of the task's form (the gold followed by more text, say): the task's parser would read
             # its start and pay it in full.
-            return _INCORRECT
+            return _graded(0.0)
         language = rule.language
         if language is None:
             result = self._own_in_process(scorer, answer, item, source)

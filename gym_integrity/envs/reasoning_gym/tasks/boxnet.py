@@ -19,7 +19,8 @@ __all__ = ["REFERENCE", "boxnet_actions_all_act", "solve"]
 REFERENCE = "[]"
 
 _AGENT = re.compile(r"Agent\[\s*(\d+(?:\.\d+)?)\s*,\s*(\d+(?:\.\d+)?)\s*\]")
-_ACTION = re.compile(r"move\(\s*(box_\w+)\s*,\s*(?:(target_\w+)|square\[\s*(\d+(?:\.\d+)?)\s*,\s*(\d+(?:\.\d+)?)\s*\])\s*\)")
+_ACTION = re.compile(r"move\(\s*(box_\w+)\s*,\s*"
+                     r"(?:(target_\w+)|square\[\s*(\d+(?:\.\d+)?)\s*,\s*(\d+(?:\.\d+)?)\s*\])\s*\)")
 
 
 def _square(x: str, y: str) -> str:
