@@ -1,5 +1,6 @@
 """The judge client at a training step's width (modest here: 128 at once): every request in flight together,
-none hangs or waits for a connection, and the next step reuses the connections instead of reopening them.
+none hangs or waits for a connection, and the next step reuses the connections and the request threads instead
+of opening new ones.
 
 128 is past the ``openai`` package's own pool (100 connections kept alive),
 so without the client's pool sized to ``max_concurrency`` a second step
@@ -10,6 +11,7 @@ benchmarks/bench_judge_width.py.
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -31,6 +33,10 @@ def client_ports(server_port: int) -> set[int]:
             if state == "01" and int(remote.rpartition(":")[2], 16) == server_port:
                 ports.add(int(local.rpartition(":")[2], 16))
     return ports
+
+
+def request_threads() -> set[int]:
+    return {t.ident for t in threading.enumerate() if t.name == "gym-integrity-judge" and t.ident is not None}
 
 
 def one_step(judge: JudgeClient) -> list:
@@ -57,6 +63,7 @@ def test_a_step_of_128_proofs_is_in_flight_at_once_and_the_next_reuses_its_conne
     with JudgeServer("score:5", latency_s=LATENCY_S) as server:
         config = JudgeConfig.from_value({"base_url": server.url, "model": "test-judge", "timeout_s": 60.0,
                                          "max_retries": 0, "max_concurrency": WIDTH})
+        others = request_threads()  # other clients' of this process
         judge = JudgeClient(config)
         try:
             for step in range(2):
@@ -67,9 +74,16 @@ def test_a_step_of_128_proofs_is_in_flight_at_once_and_the_next_reuses_its_conne
                 assert sum(r.metrics["judge/runtime/requests"] for r in results) == WIDTH  # no retry, no failure
                 assert server.max_in_flight == WIDTH, f"step {step}: only {server.max_in_flight} at once"
                 ports = client_ports(server.port)
+                senders = request_threads() - others
                 if step == 0:
-                    first = ports
+                    first, first_senders = ports, senders
                     assert len(first) == WIDTH, f"{len(first)} connections kept alive after the first step"
+                    assert WIDTH <= len(senders) <= WIDTH + 2, f"{len(senders)} request threads for {WIDTH} requests"
             assert ports == first, f"the second step opened {len(ports - first)} new connections"
+            assert senders == first_senders, "the second step started request threads of its own"
         finally:
             judge.close()
+        deadline = time.monotonic() + 10
+        while request_threads() & senders and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not request_threads() & senders, "close() left request threads running"
