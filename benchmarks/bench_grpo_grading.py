@@ -21,8 +21,9 @@ printed). Seeded: every run grades the same step.
   once, for a plain loop written with care.
 
 The two must agree on every verdict (asserted). Printed: each one's seconds
-for the step (median of ``--rounds``, pool warmed first), the ratio (target:
-pool >= 1.5x the plain loop), the worker count and the load average.
+for the step and CPU milliseconds a completion (medians of ``--rounds``, pool
+warmed first), the ratio (target: pool >= 1.5x the plain loop), the worker
+count and the load average.
 
     python benchmarks/bench_grpo_grading.py [--prompts 64] [--samples 8] [--rounds 3] [--workers 2]
 """
@@ -58,11 +59,15 @@ REASONING = ("Let us set up the problem carefully. Substituting the given values
 
 
 def make_step(prompts: int, samples: int, seed: int = 0) -> list[tuple[str, str, str]]:
-    """``prompts * samples`` (problem id, gold, completion) triples, a prompt's samples agreeing as a policy's do."""
+    """``prompts * samples`` (problem id, gold, completion) triples, a prompt's samples agreeing as a policy's do.
+
+    Each seed is a step of its own (other golds, other texts): no round is graded from caches an earlier round
+    filled (math_verify's and sympy's in this process, the parsed golds in the workers). Every completion's text
+    is its own, as sampled reasoning is; the boxed answers repeat."""
     rng = random.Random(seed)
     rows = []
     for p in range(prompts):
-        gold, equivalent, wrong = KINDS[p % len(KINDS)](p // len(KINDS) + 1)
+        gold, equivalent, wrong = KINDS[p % len(KINDS)](p // len(KINDS) + 1 + 1000 * seed)
         favourite_wrong = rng.choice(wrong)
         for s in range(samples):
             roll = rng.random()
@@ -76,7 +81,7 @@ def make_step(prompts: int, samples: int, seed: int = 0) -> list[tuple[str, str,
                 answer = rng.choice(wrong)
             else:
                 answer = None
-            text = REASONING * (1 + s % 3)
+            text = f"Sample {s} of step {seed}. " + REASONING * (1 + s % 3)
             text += f"So the answer is $\\boxed{{{answer}}}$." if answer is not None else "I could not finish."
             rows.append((f"p{p}", gold, text))
     return rows
@@ -105,12 +110,26 @@ def plain_loop(rows: list[tuple[str, str, str]], gold_once: bool) -> tuple[float
     return time.perf_counter() - start, out
 
 
-def pool_step(service: object, rows: list[tuple[str, str, str]]) -> tuple[float, list[bool]]:
+def cpu_s(pids: list[int]) -> float:
+    """CPU seconds (user + system) the processes ``pids`` have used so far."""
+    ticks = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def pool_step(service: object, rows: list[tuple[str, str, str]]) -> tuple[float, list[bool], float]:
+    """The step's wall time, verdicts, and CPU seconds of this process and the workers (not the pool server's)."""
+    workers = service.worker_pids()
+    cpu = time.process_time() + cpu_s(workers)
     start = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(THREADS) as threads:
         outcomes = list(threads.map(lambda row: service.verify(row[2], row[1], problem_id=row[0]), rows))
     elapsed = time.perf_counter() - start
-    return elapsed, [o.grade.verdict.value == "correct" for o in outcomes]
+    cpu = time.process_time() + cpu_s(workers) - cpu
+    return elapsed, [o.grade.verdict.value == "correct" for o in outcomes], cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,43 +144,55 @@ def main(argv: list[str] | None = None) -> int:
 
     from gym_integrity.services.verifier import VerifierConfig, get_verifier
 
-    rows = make_step(args.prompts, args.samples)
-    distinct = len({(p, boxed(t)) for p, _, t in rows})
+    steps = [make_step(args.prompts, args.samples, seed) for seed in range(1 + args.rounds)]
+    distinct = [len({(p, boxed(t)) for p, _, t in rows}) for rows in steps[1:]]
     service = get_verifier(VerifierConfig(num_workers=args.workers))
     service.acquire()
     try:
         assert service.wait_ready(120), "the verifier workers did not start"
-        pool_step(service, make_step(args.prompts, args.samples, seed=99))  # warm: imports, each worker's sympy
-        plain_loop(rows[:16], False)
+        pool_step(service, steps[0])  # warm: imports, each worker's sympy
+        plain_loop(steps[0][:64], False)
         loads, times = [], {"pool": [], "plain": [], "plain, gold once": []}
-        verdicts = {}
-        for _ in range(args.rounds):  # interleaved, so the machine's drift hits each alike
+        cpus: dict[str, list[float]] = {name: [] for name in times}
+        verdicts: dict[str, list[bool]] = {}
+        disagree = correct = 0
+        names = list(times)
+        for r, rows in enumerate(steps[1:]):
             loads.append(os.getloadavg()[0])
-            elapsed, verdicts["pool"] = pool_step(service, rows)
-            times["pool"].append(elapsed)
-            elapsed, verdicts["plain"] = plain_loop(rows, False)
-            times["plain"].append(elapsed)
-            elapsed, verdicts["plain, gold once"] = plain_loop(rows, True)
-            times["plain, gold once"].append(elapsed)
+            # Interleaved, so the machine's drift hits each alike, and in turn first (the plain loops share this
+            # process's math_verify and sympy caches: the second of them on a step finds some of the first's).
+            for name in names[r % 3:] + names[:r % 3]:
+                if name == "pool":
+                    elapsed, verdicts[name], cpu = pool_step(service, rows)
+                else:
+                    cpu = time.process_time()
+                    elapsed, verdicts[name] = plain_loop(rows, gold_once=name != "plain")
+                    cpu = time.process_time() - cpu
+                times[name].append(elapsed)
+                cpus[name].append(cpu)
+            disagree += sum(a != b for a, b in zip(verdicts["pool"], verdicts["plain"]))
+            correct += sum(verdicts["plain"])
     finally:
         service.release()
-    disagree = [i for i, (a, b) in enumerate(zip(verdicts["pool"], verdicts["plain"])) if a != b]
-    n = len(rows)
+    n = len(steps[1])
     print(f"GRPO step: {args.prompts} prompts x {args.samples} samples = {n} completions, "
-          f"{distinct} distinct (prompt, boxed answer) pairs, {sum(verdicts['plain'])} correct; "
+          f"{'/'.join(map(str, distinct))} distinct (prompt, boxed answer) pairs, {correct / args.rounds:.0f} "
+          f"correct (per step: each round grades a step of its own); "
           f"verifier: {args.workers} workers, {THREADS} calling threads; median of {args.rounds} rounds")
-    print(f"{'grader':<20}{'s/step':>8}{'completions/s':>15}   rounds (s)")
+    print(f"{'grader':<20}{'s/step':>8}{'completions/s':>15}{'CPU ms each':>13}   rounds (s)")
     for name, values in times.items():
         median = statistics.median(values)
-        print(f"{name:<20}{median:>8.2f}{n / median:>15.0f}   {', '.join(f'{v:.2f}' for v in values)}")
+        cpu_ms = statistics.median(cpus[name]) / n * 1000
+        print(f"{name:<20}{median:>8.2f}{n / median:>15.0f}{cpu_ms:>13.1f}   {', '.join(f'{v:.2f}' for v in values)}")
+    print("(CPU: the pool's is this process's and its workers', without the machine pool server's)")
     pool = statistics.median(times["pool"])
     for name in ("plain", "plain, gold once"):
         ratio = statistics.median(times[name]) / pool
         print(f"pool vs {name}: {ratio:.2f}x" + (f" (target >= 1.5x: {'met' if ratio >= 1.5 else 'MISSED'})"
                                                  if name == "plain" else ""))
-    print(f"verdicts that differ between pool and plain loop: {len(disagree)}")
+    print(f"verdicts that differ between pool and plain loop: {disagree}")
     print(f"load average (1 min) at each round: {', '.join(f'{v:.2f}' for v in loads)}")
-    return 0 if not disagree else 1
+    return 0 if disagree == 0 else 1
 
 
 if __name__ == "__main__":
