@@ -14,6 +14,9 @@ printed). Seeded: every run grades the same step.
   process shares, workers of the machine's pool, math_verify in worker
   processes with each worker's parsed golds kept), called from 8 threads as
   ``gym_integrity.integrations.trl.reward_function`` grades a batch;
+* **verifier pool, distinct once**: the same through
+  ``gym_integrity.services.verifier_batch.verify_many``, which sends each
+  distinct (prompt, boxed answer) once and gives its grade to every copy;
 * **plain loop**: one process, one completion after another:
   ``verify(parse(gold), parse(completion))``, as TRL's ``accuracy_reward``
   and most GRPO scripts write it (the gold parsed per completion);
@@ -120,13 +123,19 @@ def cpu_s(pids: list[int]) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def pool_step(service: object, rows: list[tuple[str, str, str]]) -> tuple[float, list[bool], float]:
+def pool_step(service: object, rows: list[tuple[str, str, str]],
+              distinct_once: bool = False) -> tuple[float, list[bool], float]:
     """The step's wall time, verdicts, and CPU seconds of this process and the workers (not the pool server's)."""
+    from gym_integrity.services.verifier_batch import verify_many
+
     workers = service.worker_pids()
     cpu = time.process_time() + cpu_s(workers)
     start = time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(THREADS) as threads:
-        outcomes = list(threads.map(lambda row: service.verify(row[2], row[1], problem_id=row[0]), rows))
+    if distinct_once:
+        outcomes = verify_many(service, rows, threads=THREADS)
+    else:
+        with concurrent.futures.ThreadPoolExecutor(THREADS) as threads:
+            outcomes = list(threads.map(lambda row: service.verify(row[2], row[1], problem_id=row[0]), rows))
     elapsed = time.perf_counter() - start
     cpu = time.process_time() + cpu_s(workers) - cpu
     return elapsed, [o.grade.verdict.value == "correct" for o in outcomes], cpu
@@ -152,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         assert service.wait_ready(120), "the verifier workers did not start"
         pool_step(service, steps[0])  # warm: imports, each worker's sympy
         plain_loop(steps[0][:64], False)
-        loads, times = [], {"pool": [], "plain": [], "plain, gold once": []}
+        loads, times = [], {"pool": [], "pool, distinct once": [], "plain": [], "plain, gold once": []}
         cpus: dict[str, list[float]] = {name: [] for name in times}
         verdicts: dict[str, list[bool]] = {}
         disagree = correct = 0
@@ -161,16 +170,16 @@ def main(argv: list[str] | None = None) -> int:
             loads.append(os.getloadavg()[0])
             # Interleaved, so the machine's drift hits each alike, and in turn first (the plain loops share this
             # process's math_verify and sympy caches: the second of them on a step finds some of the first's).
-            for name in names[r % 3:] + names[:r % 3]:
-                if name == "pool":
-                    elapsed, verdicts[name], cpu = pool_step(service, rows)
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                if name.startswith("pool"):
+                    elapsed, verdicts[name], cpu = pool_step(service, rows, distinct_once=name != "pool")
                 else:
                     cpu = time.process_time()
                     elapsed, verdicts[name] = plain_loop(rows, gold_once=name != "plain")
                     cpu = time.process_time() - cpu
                 times[name].append(elapsed)
                 cpus[name].append(cpu)
-            disagree += sum(a != b for a, b in zip(verdicts["pool"], verdicts["plain"]))
+            disagree += sum(verdicts[name] != verdicts["plain"] for name in names)
             correct += sum(verdicts["plain"])
     finally:
         service.release()
@@ -179,18 +188,18 @@ def main(argv: list[str] | None = None) -> int:
           f"{'/'.join(map(str, distinct))} distinct (prompt, boxed answer) pairs, {correct / args.rounds:.0f} "
           f"correct (per step: each round grades a step of its own); "
           f"verifier: {args.workers} workers, {THREADS} calling threads; median of {args.rounds} rounds")
-    print(f"{'grader':<20}{'s/step':>8}{'completions/s':>15}{'CPU ms each':>13}   rounds (s)")
+    print(f"{'grader':<22}{'s/step':>8}{'completions/s':>15}{'CPU ms each':>13}   rounds (s)")
     for name, values in times.items():
         median = statistics.median(values)
         cpu_ms = statistics.median(cpus[name]) / n * 1000
-        print(f"{name:<20}{median:>8.2f}{n / median:>15.0f}{cpu_ms:>13.1f}   {', '.join(f'{v:.2f}' for v in values)}")
+        print(f"{name:<22}{median:>8.2f}{n / median:>15.0f}{cpu_ms:>13.1f}   {', '.join(f'{v:.2f}' for v in values)}")
     print("(CPU: the pool's is this process's and its workers', without the machine pool server's)")
-    pool = statistics.median(times["pool"])
-    for name in ("plain", "plain, gold once"):
-        ratio = statistics.median(times[name]) / pool
-        print(f"pool vs {name}: {ratio:.2f}x" + (f" (target >= 1.5x: {'met' if ratio >= 1.5 else 'MISSED'})"
-                                                 if name == "plain" else ""))
-    print(f"verdicts that differ between pool and plain loop: {disagree}")
+    for pool in ("pool", "pool, distinct once"):
+        for name in ("plain", "plain, gold once"):
+            ratio = statistics.median(times[name]) / statistics.median(times[pool])
+            print(f"{pool} vs {name}: {ratio:.2f}x" + (f" (target >= 1.5x: {'met' if ratio >= 1.5 else 'MISSED'})"
+                                                       if name == "plain" else ""))
+    print(f"graders x rounds whose verdicts differ from the plain loop's: {disagree}")
     print(f"load average (1 min) at each round: {', '.join(f'{v:.2f}' for v in loads)}")
     return 0 if disagree == 0 else 1
 
