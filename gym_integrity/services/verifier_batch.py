@@ -25,7 +25,8 @@ import concurrent.futures
 from typing import Sequence
 
 from gym_integrity.checks import check_int, check_type
-from gym_integrity.services.verifier import VerifierService, VerifyOutcome, check_boxed
+from gym_integrity.grading.reader import boxed_answer
+from gym_integrity.services.verifier import VerifierService, VerifyOutcome
 
 __all__ = ["verify_many"]
 
@@ -45,7 +46,7 @@ def verify_many(service: VerifierService, items: Sequence[tuple[str, str, str]],
         if not (isinstance(item, tuple) and len(item) == 3 and all(isinstance(x, str) for x in item)):
             raise TypeError(f"verify_many item {n}: expected (problem_id, gold, text) strs, got {item!r:.80}")
         problem_id, gold, text = item
-        answer, failure = check_boxed(text, service.config.max_answer_chars)
+        answer, failure = boxed_answer(text, service.config.max_answer_chars)  # the reading verify() makes
         # A text without a readable box is keyed by why (its grade needs no request).
         key = (problem_id, gold, answer, "" if failure is None else str(failure.cause))
         keys.append(key)
