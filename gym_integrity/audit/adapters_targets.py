@@ -106,13 +106,14 @@ def adapt(spec: str, **options: Any) -> gym.Env:
     return KINDS[kind][0](rest, **options)
 
 
-def build(target: str, stacked: bool = False, **options: Any) -> gym.Env:
-    """:func:`adapt`, inside ``integrity_stack`` if ``stacked``: what each audit process builds."""
+def build(target: str, stacked: bool = False, max_steps: int | None = None, **options: Any) -> gym.Env:
+    """:func:`adapt`, inside ``integrity_stack(env, max_steps=max_steps)`` if ``stacked`` (None: the budget the
+    adapter declares, ``step_budget``): what each audit process builds."""
     env = adapt(target, **options)
     if stacked:
         from gym_integrity.wrappers import integrity_stack
 
-        env = integrity_stack(env)
+        env = integrity_stack(env, max_steps=max_steps)
     return env
 
 
