@@ -52,15 +52,16 @@ from gym_integrity.checks import check_choice, check_type
 from gym_integrity.envs.base import MAX_TEXT_CHARS
 from gym_integrity.spaces import UnicodeText
 
-__all__ = ["RewardFunctionEnv", "load_rows", "load_callable", "column", "message_text", "PROMPT_COLUMNS",
-           "GOLD_COLUMNS", "STYLES"]
+__all__ = ["RewardFunctionEnv", "load_rows", "load_callable", "column", "has_column", "first_column", "dataset_columns",
+           "row_gold",
+           "message_text", "reasoning_gym_scorer_env", "PROMPT_COLUMNS", "GOLD_COLUMNS", "STYLES"]
 
 STYLES = ("auto", "trl", "verl")
 #: Where a prompt is looked for when no ``prompt_column`` is given, in this order.
 PROMPT_COLUMNS = ("prompt", "question", "problem", "query", "input", "instruction")
 #: Where a gold is looked for when no ``gold_column`` is given, in this order (verl's layout included).
 GOLD_COLUMNS = ("answer", "solution", "ground_truth", "gold", "gold_answer", "target", "expected_answer",
-                "reward_model.ground_truth")
+                "reward_model.ground_truth", "reward_spec.ground_truth")
 _MISSING = object()
 #: The observation after the one step (an observation is never empty): it says nothing about the grade.
 _GRADED = "The completion was graded."
@@ -97,6 +98,37 @@ def column(row: Mapping[str, Any], path: str) -> Any:
             return _MISSING
         value = value[part]
     return value
+
+
+def row_gold(row: Mapping[str, Any] | None, gold_column: str | None) -> list[str] | None:
+    """The gold answers in ``row``'s ``gold_column`` (a list column gives several), or None if there are none.
+
+    >>> row_gold({"reward_model": {"ground_truth": 7}}, "reward_model.ground_truth"), row_gold({"a": 1}, None)
+    (['7'], None)
+    """
+    if row is None or gold_column is None:
+        return None
+    gold = column(row, gold_column)
+    if gold is _MISSING or gold is None:
+        return None
+    return [str(g) for g in (gold if isinstance(gold, (list, tuple)) else [gold]) if str(g).strip()]
+
+
+def has_column(row: Mapping[str, Any], path: str) -> bool:
+    """Whether ``row`` has a value at ``path`` (``"a.b"`` reaches into a dict column)."""
+    return column(row, path) is not _MISSING
+
+
+def dataset_columns(row: Mapping[str, Any], prompt_column: str | None, gold_column: str | None) -> tuple[str, str | None]:
+    """The prompt and gold columns to read, given or found in ``row`` (:data:`PROMPT_COLUMNS`, :data:`GOLD_COLUMNS`);
+    ``ValueError`` for a column the rows lack, or no prompt column at all. The gold column may be None (none)."""
+    prompt = prompt_column or first_column(row, PROMPT_COLUMNS)
+    if prompt is None or not has_column(row, prompt):
+        raise ValueError(f"no prompt column {prompt_column or PROMPT_COLUMNS!r} in the dataset's rows "
+                         f"(columns: {list(row)}): pass prompt_column=")
+    if gold_column is not None and not has_column(row, gold_column):
+        raise ValueError(f"no gold column {gold_column!r} in the dataset's rows (columns: {list(row)})")
+    return prompt, gold_column or first_column(row, GOLD_COLUMNS)
 
 
 def message_text(prompt: Any) -> str:
@@ -180,8 +212,9 @@ def _style_of(fn: Callable[..., Any]) -> str:
     return "verl" if "solution_str" in parameters else "trl"
 
 
-def _first_column(row: Mapping[str, Any], names: Sequence[str]) -> str | None:
-    return next((n for n in names if column(row, n) is not _MISSING), None)
+def first_column(row: Mapping[str, Any], names: Sequence[str]) -> str | None:
+    """The first of ``names`` that ``row`` has, or None."""
+    return next((n for n in names if has_column(row, n)), None)
 
 
 class RewardFunctionEnv(gym.Env[str, str]):
@@ -199,14 +232,7 @@ class RewardFunctionEnv(gym.Env[str, str]):
         check_choice("RewardFunctionEnv render_mode", render_mode, (None, "ansi"))
         self.style = _style_of(self.reward_fn) if style == "auto" else style
         self.rows = load_rows(dataset, split=split, name=name)
-        first = self.rows[0]
-        self.prompt_column = prompt_column or _first_column(first, PROMPT_COLUMNS)
-        if self.prompt_column is None or column(first, self.prompt_column) is _MISSING:
-            raise ValueError(f"no prompt column {prompt_column or PROMPT_COLUMNS!r} in the dataset's rows "
-                             f"(columns: {list(first)}): pass prompt_column=")
-        if gold_column is not None and column(first, gold_column) is _MISSING:
-            raise ValueError(f"no gold column {gold_column!r} in the dataset's rows (columns: {list(first)})")
-        self.gold_column = gold_column or _first_column(first, GOLD_COLUMNS)
+        self.prompt_column, self.gold_column = dataset_columns(self.rows[0], prompt_column, gold_column)
         self.data_source = data_source
         self.render_mode = render_mode
         self.observation_space = UnicodeText(MAX_TEXT_CHARS)
@@ -232,13 +258,7 @@ class RewardFunctionEnv(gym.Env[str, str]):
 
     def gold_answers(self) -> list[str] | None:
         """The privileged auditor hook: the current row's gold column (None without one)."""
-        if self._row is None or self.gold_column is None:
-            return None
-        gold = column(self._row, self.gold_column)
-        if gold is _MISSING or gold is None:
-            return None
-        golds = gold if isinstance(gold, (list, tuple)) else [gold]
-        return [str(g) for g in golds if str(g).strip()]
+        return row_gold(self._row, self.gold_column)
 
     def _call(self, text: str) -> Any:
         assert self._row is not None

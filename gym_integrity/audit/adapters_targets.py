@@ -117,6 +117,19 @@ def build(target: str, stacked: bool = False, max_steps: int | None = None, **op
     return env
 
 
+def _registered_ids(kind: str) -> list[str] | None:
+    """The ids a library registers, for the kinds named by id (None for the others)."""
+    if kind == "gem":
+        from gem.envs.registration import ENV_REGISTRY
+
+        return list(ENV_REGISTRY)
+    if kind == "skyrl":
+        import skyrl_gym
+
+        return list(skyrl_gym.envs.registration.registry)
+    return None
+
+
 def preflight(spec: str, options: dict[str, Any]) -> str | None:
     """Why ``spec`` cannot be audited, found before any process starts (None: go on): a missing library (with
     the extra that installs it), a reward function that does not import, a missing dataset."""
@@ -130,6 +143,12 @@ def preflight(spec: str, options: dict[str, Any]) -> str | None:
 
         if importlib.util.find_spec(_LIBRARIES[kind]) is None:
             return f"{spec}: needs {_LIBRARIES[kind]}: pip install 'gym-integrity[{extra}]'"
+    known = _registered_ids(kind)
+    if known is not None and rest not in known:
+        import difflib
+
+        close = difflib.get_close_matches(rest, known, n=3)
+        return f"{spec}: {rest!r} is not a {kind} id" + (f" (did you mean {close}?)" if close else "")
     if kind == "reward":
         from gym_integrity.audit.adapters_reward import load_callable
 
