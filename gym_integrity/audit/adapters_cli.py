@@ -59,7 +59,7 @@ def run_adapted(args: argparse.Namespace, console: Any) -> int:
             console.print(f"{escape(report.env_id)}: {escape(note)}")
     inconclusive = sum(1 for r in reports if r.verdict is AuditVerdict.INCONCLUSIVE)
     unsure = f"; {inconclusive} inconclusive" if inconclusive else ""
-    mode = "as they are, and inside integrity_stack" if args.compare else "as they are (raw: no integrity stack)"
+    mode = "as they are, and inside integrity_stack" if args.compare else "as they are, raw: no integrity stack"
     console.print(f"audited {len(args.ids)} target(s) ({mode}), {len(probes)} probes each, in "
                   f"[bold]{total:.1f} s[/]{unsure}")
     write_json(args, console, reports, total)
