@@ -9,7 +9,8 @@ env (its adapter module: ``adapters_reward``, ``adapters_gem``, ...) that
 ``rg:<dataset>``                       reasoning-gym's own scorer of that dataset (``score_answer``)
 ``gem:<id>``                           ``gem.make(id, **options)`` (the ``[gem]`` extra)
 ``skyrl:<id>``                         ``skyrl_gym.make(id, ...)`` over the rows of ``dataset=`` (``[skyrl]``)
-``verifiers:<module>``                 ``verifiers.load_environment(module)``, as ``vf-eval`` loads it
+``verifiers:<module>``                 a v1 taskset loaded as ``vf-eval`` loads it, scored by its tasks
+``openenv:<url>``                      an OpenEnv MCP env server this package did not build (``[serve]``)
 =====================================  ===================================================================
 
 ``build(spec, stacked=True)`` is the same env inside ``integrity_stack``; the
@@ -67,6 +68,12 @@ def _skyrl(rest: str, **options: Any) -> gym.Env:
     return SkyRLEnv(rest, **options)
 
 
+def _openenv(rest: str, **options: Any) -> gym.Env:
+    from gym_integrity.audit.adapters_openenv import OpenEnvMCPEnv
+
+    return OpenEnvMCPEnv(rest, **options)
+
+
 def _verifiers(rest: str, **options: Any) -> gym.Env:
     from gym_integrity.audit.adapters_verifiers import VerifiersEnv
 
@@ -80,8 +87,9 @@ KINDS: dict[str, tuple[Callable[..., gym.Env], str | None]] = {
     "gem": (_gem, "gem"),
     "skyrl": (_skyrl, "skyrl"),
     "verifiers": (_verifiers, "verifiers"),
+    "openenv": (_openenv, "serve"),
 }
-_LIBRARIES = {"gem": "gem", "skyrl": "skyrl_gym", "verifiers": "verifiers"}
+_LIBRARIES = {"gem": "gem", "skyrl": "skyrl_gym", "verifiers": "verifiers", "openenv": "openenv"}
 
 
 def split_spec(spec: str) -> tuple[str, str]:

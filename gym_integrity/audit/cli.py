@@ -28,7 +28,7 @@ examples:
   gym-integrity audit mymod:MyEnv-v0       your env: imports mymod (from here too), which registers MyEnv-v0
   gym-integrity audit reward:mymod:accuracy --dataset rows.jsonl
                                            a TRL reward function (or verl compute_score) over a dataset
-  gym-integrity audit gem:rg:leg_counting skyrl:gsm8k verifiers:MODULE rg:leg_counting
+  gym-integrity audit gem:rg:leg_counting skyrl:gsm8k verifiers:MODULE rg:leg_counting openenv:URL
                                            third-party envs and scorers, as they are (--compare: and stacked)
   gym-integrity audit {example} --url http://127.0.0.1:8000
                                            the env `gym-integrity serve {example}` serves there, over the wire
@@ -258,7 +258,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the probes play it over OpenEnv's protocol, as a remote user does; gold answers come "
                              "from a local twin (ID built here with --env-kwargs, reset with the same seeds)")
     third = parser.add_argument_group(
-        "third-party targets (reward:MODULE:FUNCTION, rg:DATASET, gem:ID, skyrl:ID, verifiers:MODULE)",
+        "third-party targets (reward:MODULE:FUNCTION, rg:DATASET, gem:ID, skyrl:ID, verifiers:MODULE, openenv:URL)",
         "audited as they are (--compare: also inside integrity_stack); --env-kwargs go to their adapter")
     third.add_argument("--dataset", default=None, metavar="PATH|ID",
                        help="the rows a reward: or skyrl: target is audited over: a .jsonl/.json/.parquet file or "
