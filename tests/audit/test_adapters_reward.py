@@ -145,3 +145,16 @@ def test_reasoning_gyms_own_scorer_pays_substrings():
     assert env.step(f"<answer>{gold}</answer>")[1] == 1.0
     report = check_integrity(lambda: adapt("rg:leg_counting", size=16), probes=["covering_sprays"])
     assert report.status_of("covering_sprays") is Status.FAILED, report.result("covering_sprays").evidence
+
+
+def test_a_datasets_id_goes_through_load_dataset(tmp_path):
+    """A name that is not a file is a datasets id: a local dataset folder takes the same load_dataset path offline."""
+    folder = tmp_path / "sums_dataset"
+    folder.mkdir()
+    reward_toys.write_jsonl(folder / "train.jsonl", reward_toys.rows(5))
+    env = RewardFunctionEnv(reward_toys.strict, str(folder), split="train")
+    env.reset(seed=4)
+    assert env.num_items == 5 and env.gold_answers() == [reward_toys.rows(5)[4]["answer"]]
+    assert len(load_rows(str(folder))) == 5  # one split: taken without naming it
+    with pytest.raises(ValueError, match="split"):
+        load_rows(str(folder), split="test")
