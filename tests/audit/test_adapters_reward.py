@@ -158,3 +158,17 @@ def test_a_datasets_id_goes_through_load_dataset(tmp_path):
     assert len(load_rows(str(folder))) == 5  # one split: taken without naming it
     with pytest.raises(ValueError, match="split"):
         load_rows(str(folder), split="test")
+
+
+def test_conversational_completions_on_request_and_verl_scorers_that_take_fewer_arguments():
+    items = reward_toys.rows(3)
+    env = RewardFunctionEnv(reward_toys.chat_only, items, conversational=True)
+    env.reset(seed=0)
+    assert env.step(f"<answer>{items[0]['answer']}</answer>")[1] == 1.0
+    with pytest.raises(TypeError):  # a string completion is not what accuracy_reward reads
+        plain = RewardFunctionEnv(reward_toys.chat_only, items)
+        plain.reset(seed=0)
+        plain.step("<answer>1</answer>")
+    verl = RewardFunctionEnv(reward_toys.verl_two_arguments, items)
+    verl.reset(seed=2)
+    assert verl.style == "verl" and verl.step(f"<answer>{items[2]['answer']}</answer>")[1] == 1.0
