@@ -138,6 +138,23 @@ def _registered_ids(kind: str) -> list[str] | None:
     return None
 
 
+def _import_taskset(spec: str, taskset_id: str) -> str | None:
+    """Import a taskset that is not one of verifiers' own here, from the working directory too (as ``python -m``
+    would): the audit's processes then find it on the path they get from this one. Why not, or None."""
+    import importlib.util
+
+    from gym_integrity.audit.isolate import import_env_modules
+
+    module = taskset_id.rsplit("/", 1)[-1].split("@", 1)[0].replace("-", "_").lower()  # verifiers' own naming
+    if importlib.util.find_spec(f"verifiers.v1.tasksets.{module}") is not None:
+        return None
+    try:
+        import_env_modules([module])
+    except Exception as exc:  # the user's module: any error in it is theirs to see
+        return f"{spec}: importing {module} raised {type(exc).__name__}: {exc}"
+    return None
+
+
 def preflight(spec: str, options: dict[str, Any]) -> str | None:
     """Why ``spec`` cannot be audited, found before any process starts (None: go on): a missing library (with
     the extra that installs it), a reward function that does not import, a missing dataset."""
@@ -157,6 +174,8 @@ def preflight(spec: str, options: dict[str, Any]) -> str | None:
 
         close = difflib.get_close_matches(rest, known, n=3)
         return f"{spec}: {rest!r} is not a {kind} id" + (f" (did you mean {close}?)" if close else "")
+    if kind == "verifiers":
+        return _import_taskset(spec, rest)
     if kind == "reward":
         from gym_integrity.audit.adapters_reward import load_callable
 

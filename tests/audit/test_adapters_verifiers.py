@@ -44,6 +44,8 @@ def test_the_strict_reward_passes_from_the_cli(tmp_path, capsys):
     assert code == 0 and report["verdict"] == "pass", out
 
 
-def test_an_unknown_taskset_is_named():
+def test_an_unknown_taskset_is_named(capsys):
     with pytest.raises(ModuleNotFoundError, match="no_such_taskset"):
         adapt("verifiers:no_such_taskset")
+    assert main(["audit", "verifiers:no_such_taskset", "--no-progress"]) == 2
+    assert "importing no_such_taskset raised ModuleNotFoundError" in capsys.readouterr().out
