@@ -261,13 +261,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "third-party targets (reward:MODULE:FUNCTION, rg:DATASET, gem:ID, skyrl:ID, verifiers:MODULE, openenv:URL)",
         "audited as they are (--compare: also inside integrity_stack); --env-kwargs go to their adapter")
     third.add_argument("--dataset", default=None, metavar="PATH|ID",
-                       help="the rows a reward: or skyrl: target is audited over: a .jsonl/.json/.parquet file or "
-                            "a datasets id")
+                       help="the rows a reward: or skyrl: target is audited over (and a gem: math or QA env's, instead "
+                            "of the hub's): a .jsonl/.json/.parquet file or a datasets id")
     third.add_argument("--gold-column", default=None, metavar="COL",
                        help="the dataset column holding an answer the reward accepts (a.b reaches into a dict "
                             "column); default: answer, solution, ground_truth, ... whichever the rows have")
     third.add_argument("--prompt-column", default=None, metavar="COL", help="the dataset column holding the prompt")
-    third.add_argument("--split", default=None, help="the split of a datasets id (default: its only one, or train)")
+    third.add_argument("--split", default=None, help="the split of a datasets id (default: its only one; an id with several needs it)")
     parser.add_argument("--env-kwargs", type=json_object_arg, default=None, metavar="JSON",
                         help="kwargs for every audited id (JSON object), e.g. '{\"dataset\": \"sokoban\"}' for one "
                              "reasoning-gym dataset; with --url: the server's --env-kwargs, so that the local twin "
