@@ -16,7 +16,11 @@ env (its adapter module: ``adapters_reward``, ``adapters_gem``, ...) that
 ``build(spec, stacked=True)`` is the same env inside ``integrity_stack``; the
 CLI's child processes call :func:`build` by module path, so every option is
 plain data. :func:`check_target` audits one spec in a child process, as
-``gym-integrity audit SPEC`` does.
+``gym-integrity audit SPEC`` does; many at once, on every core::
+
+    from gym_integrity.audit.isolate import run_isolated
+    targets = adapted_targets(["rg:leg_counting", "gem:rg:leg_counting"], {}, compare=True)
+    reports = [annotate(r) for r in run_isolated([t.isolated(probes) for t in targets], probes, AuditSettings())]
 
 Example:
     >>> split_spec("reward:my_rewards:accuracy")

@@ -172,3 +172,15 @@ def test_conversational_completions_on_request_and_verl_scorers_that_take_fewer_
     verl = RewardFunctionEnv(reward_toys.verl_two_arguments, items)
     verl.reset(seed=2)
     assert verl.style == "verl" and verl.step(f"<answer>{items[2]['answer']}</answer>")[1] == 1.0
+
+
+def test_check_target_audits_in_a_child_process_as_is_or_stacked(data_file):
+    from gym_integrity.audit.adapters_targets import check_target
+
+    raw = check_target("reward:reward_toys:lenient", probes=["covering_sprays"], dataset=str(data_file))
+    assert raw.raw and raw.stacked is False and raw.status_of("covering_sprays") is Status.FAILED
+    stacked = check_target("reward:reward_toys:strict", stacked=True, probes=["rescore_after_end"],
+                           dataset=str(data_file))
+    assert stacked.stacked and stacked.passed
+    with pytest.raises(ValueError, match="pass --dataset"):
+        check_target("reward:reward_toys:strict")
