@@ -46,3 +46,5 @@ if importlib.util.find_spec("verifiers") is None:  # the [verifiers] extra
     collect_ignore.append("gym_integrity/integrations/verifiers.py")
 if importlib.util.find_spec("skyrl_gym") is None:  # the [skyrl] extra
     collect_ignore.append("gym_integrity/integrations/skyrl.py")
+if importlib.util.find_spec("verl") is None:  # the [verl] extra
+    collect_ignore.append("gym_integrity/integrations/verl.py")
