@@ -2,8 +2,8 @@
 
 verl's classes run for real: its ``RewardLoopWorker`` loads ``compute_score``
 from the config (``reward.custom_reward_function``) and scores a ``DataProto``
-with its ``naive`` reward manager; its ``AgentLoopWorker`` reads the agent
-loop YAML, builds :class:`GymAgentLoop` with hydra as in training and
+with its ``naive`` reward manager; its ``RLHFDataset`` reads the rows from parquet, its
+``AgentLoopWorker`` reads the agent loop YAML, builds :class:`GymAgentLoop` with hydra as in training and
 post-processes the episodes into the batch the trainer gets. What stands in
 for vLLM is a scripted policy serving token ids, the one part verl leaves to
 an inference server; the tokenizer is a byte-level one built here (no hub).
@@ -26,6 +26,7 @@ else:
     verl = pytest.importorskip("verl")
 
 import numpy as np
+import pandas
 import torch
 from omegaconf import OmegaConf
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -33,6 +34,7 @@ from transformers import PreTrainedTokenizerFast, Qwen3Config
 from verl import DataProto
 from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
 from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
+from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
 from verl.utils.ray_utils import get_event_loop
 from verl.workers.rollout.replica import TokenOutput
 
@@ -120,16 +122,13 @@ def gold_of(env_id, seed, **kwargs):
     return gold, info
 
 
-def batch_of(rows) -> DataProto:
-    """The rows as verl's dataset hands them to the agent loop worker (``raw_prompt`` and the row's columns)."""
-    columns = {"raw_prompt": [r["prompt"] for r in rows], "data_source": [r["data_source"] for r in rows],
-               "agent_name": [r["agent_name"] for r in rows], "reward_model": [r["reward_model"] for r in rows],
-               "extra_info": [r["extra_info"] for r in rows]}
-    arrays = {}
-    for key, values in columns.items():
-        arrays[key] = np.empty(len(rows), dtype=object)
-        arrays[key][:] = values
-    return DataProto.from_dict(non_tensors=arrays, meta_info={"validate": False})
+def batch_of(rows, config, tokenizer, tmp_path) -> DataProto:
+    """The rows as training feeds them: written to parquet, read by verl's ``RLHFDataset``, batched by its collate."""
+    path = tmp_path / f"rows-{len(list(tmp_path.glob('rows-*')))}.parquet"
+    pandas.DataFrame(rows).to_parquet(path)
+    dataset = RLHFDataset(str(path), tokenizer, config.data)
+    return DataProto.from_single_dict(collate_fn([dataset[i] for i in range(len(dataset))]),
+                                      meta_info={"validate": False})
 
 
 def scored(worker: RewardLoopWorker, rows, responses, tokenizer) -> list[dict]:
@@ -146,6 +145,18 @@ def scored(worker: RewardLoopWorker, rows, responses, tokenizer) -> list[dict]:
             non_tensors={k: np.array([row[k]], dtype=object) for k in ("data_source", "reward_model", "extra_info")})
         outputs.append(run(worker.compute_score(data)))
     return outputs
+
+
+def test_math_verify_reads_latex_as_it_does_without_verl():
+    """verl's config stack must not pull math-verify's LaTeX parser back to antlr 4.9 (hydra-core 1.3's pin)."""
+    from importlib.metadata import version
+
+    from math_verify import parse
+
+    from gym_integrity.services.math_worker import gold_as_boxed
+
+    assert version("antlr4-python3-runtime") == "4.13.2"
+    assert any(not isinstance(p, str) for p in parse(gold_as_boxed(r"10\%"), parsing_timeout=None))  # 4.9: a str
 
 
 # ------------------------------------------------------------------ compute_score in verl's reward loop
@@ -209,9 +220,9 @@ def test_bad_rows_and_options_say_what_is_expected():
 # ------------------------------------------------------------------ whole episodes through verl's agent loop worker
 
 
-def run_worker(config, policy, rows) -> DataProto:
+def run_worker(config, policy, rows, tmp_path) -> DataProto:
     worker = AgentLoopWorker(config, llm_client=policy)
-    return run(worker.generate_sequences(batch_of(rows)))
+    return run(worker.generate_sequences(batch_of(rows, config, policy.tokenizer, tmp_path)))
 
 
 def test_single_and_multi_turn_episodes_through_verls_agent_loop_worker(model_dir, tmp_path):
@@ -233,7 +244,7 @@ def test_single_and_multi_turn_episodes_through_verls_agent_loop_worker(model_di
         return "</think>\\boxed{-999999}" if turn == 1 else f"</think>\\boxed{{{qed_gold}}}"  # QEDMath: miss, then hit
 
     policy = ScriptedPolicy(PreTrainedTokenizerFast.from_pretrained(model_dir), reply)
-    out = run_worker(config, policy, [rg, fin, qed])
+    out = run_worker(config, policy, [rg, fin, qed], tmp_path)
     scores = out.batch["rm_scores"].sum(-1).tolist()
     assert scores[0] == 1.0 and scores[1] == 1.0 and 0.0 < scores[2] <= 1.0
     assert list(out.non_tensor_batch["verdict"]) == ["correct", "correct", "correct"]
@@ -252,9 +263,9 @@ def test_a_no_verdict_episode_fails_or_trains_nothing(model_dir, tmp_path):
     rows = gv.make_rows("QEDMath-v0", 2, problem_types=["proof"], judge=CLOSED_JUDGE)
     tokenizer = PreTrainedTokenizerFast.from_pretrained(model_dir)
     with pytest.raises(gv.NoVerdict, match="no verdict"):  # verl's v1 trainer drops a failed trajectory
-        run_worker(verl_config(model_dir, tmp_path), ScriptedPolicy(tokenizer, lambda p, t: "A proof."), rows)
+        run_worker(verl_config(model_dir, tmp_path), ScriptedPolicy(tokenizer, lambda p, t: "A proof."), rows, tmp_path)
     out = run_worker(verl_config(model_dir, tmp_path, no_verdict="flag"),
-                     ScriptedPolicy(tokenizer, lambda p, t: "A proof."), rows)
+                     ScriptedPolicy(tokenizer, lambda p, t: "A proof."), rows, tmp_path)
     assert out.batch["rm_scores"].abs().sum() == 0 and out.batch["response_mask"].sum() == 0
     assert list(out.non_tensor_batch["no_verdict"]) == [1.0, 1.0]
 
@@ -264,7 +275,7 @@ def test_an_episode_the_response_budget_cuts_is_unended_and_zero(model_dir, tmp_
     company = gold_of("FinQA-v0", row["extra_info"]["seed"])[1]["company"]
     look = f'<tool_call>{{"name": "get_descriptions", "arguments": {json.dumps({"company_name": company})}}}</tool_call>'
     policy = ScriptedPolicy(PreTrainedTokenizerFast.from_pretrained(model_dir), lambda p, t: look)
-    out = run_worker(verl_config(model_dir, tmp_path, response_length=256), policy, [row])
+    out = run_worker(verl_config(model_dir, tmp_path, response_length=256), policy, [row], tmp_path)
     assert out.non_tensor_batch["ended"][0] == 0.0 and out.batch["rm_scores"].sum() == 0.0
     assert out.batch["response_mask"].shape[1] == 256
 
