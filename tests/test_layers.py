@@ -25,7 +25,7 @@ ALLOWED = {
     "vector": {"wrappers"},
     "openai_stub": {"services"},
     "audit": {"registration", "envs.base", "openai_stub", "integrations.openenv.client", "workers"},
-    "integrations": {"registration", "vector", "workers"},
+    "integrations": {"registration", "vector", "workers", "rollout.conversation"},
     "ray": {"registration", "vector", "workers"},
     "eval": {"registration", "services.openai_call", "rollout"},
     "rollout": {"registration", "vector", "eval.policy"},

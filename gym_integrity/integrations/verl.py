@@ -29,7 +29,7 @@ Both return the same reward extras, ``score``, ``no_verdict`` (1.0/0.0),
 a batch by the first response's keys, and logs their means in validation.
 
 **No-verdicts** (the judge or a verifier could not decide) follow
-``no_verdict``: ``"fail"`` (the default) raises :class:`NoVerdict`, so the
+``no_verdict``: ``"fail"`` (the default) raises :class:`~gym_integrity.exceptions.NoVerdictError`, so the
 trajectory fails; verl 0.9's trainer (``trainer.use_v1``, its default) leaves
 a failed trajectory out of its group and trains the group on the rest
 (``trainer.v1.sampler.sync_refill_failed_groups=True`` replaces a group left
@@ -57,7 +57,7 @@ except ImportError as exc:  # pragma: no cover - the message is the point
 from verl.utils.profiler import simple_timer
 
 from gym_integrity.checks import check_choice, check_int, check_str
-from gym_integrity.exceptions import GymIntegrityError
+from gym_integrity.exceptions import NoVerdictError
 from gym_integrity.integrations.items import check_item, first_observations, make_registered
 from gym_integrity.rollout.conversation import Completion, Conversation, Episode
 
@@ -65,7 +65,7 @@ __all__ = [
     "AGENT_NAME",
     "NO_VERDICT_POLICIES",
     "GymAgentLoop",
-    "NoVerdict",
+    "NoVerdictError",
     "close_envs",
     "compute_score",
     "make_rows",
@@ -75,10 +75,6 @@ __all__ = [
 AGENT_NAME = "gym_integrity"
 #: What a no-verdict does: ``"fail"`` the trajectory (verl drops it) or ``"flag"`` it (0.0, ``no_verdict`` 1.0).
 NO_VERDICT_POLICIES = ("fail", "flag")
-
-
-class NoVerdict(GymIntegrityError):
-    """The env's grader could not decide: the trajectory fails, so verl leaves it out instead of training on a 0.0."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +148,7 @@ def _score(where: str, episode: Episode, no_verdict: str) -> dict[str, Any]:
     """The reward extras (the same keys for every response: verl stacks them by the first one's)."""
     if episode.no_verdict and no_verdict == "fail":
         source = episode.provenance.get("env_id")
-        raise NoVerdict(f"{where}: {source} seed {episode.seed} ({episode.problem_id}): no verdict "
+        raise NoVerdictError(f"{where}: {source} seed {episode.seed} ({episode.problem_id}): no verdict "
                         f"({episode.verdict}): {episode.cause}")
     graded = episode.ended and not episode.no_verdict
     return {"score": episode.reward if graded else 0.0, "no_verdict": float(episode.no_verdict),
@@ -195,7 +191,7 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any = None,
     ``ground_truth`` is not read (the gold stays in the env); ``no_verdict``
     comes from ``custom_reward_function.reward_kwargs``; other keywords verl
     passes (a reward router's address) are ignored. Returns the reward extras,
-    ``score`` first; a no-verdict raises :class:`NoVerdict` under ``"fail"``.
+    ``score`` first; a no-verdict raises ``NoVerdictError`` under ``"fail"``.
     """
     check_choice("compute_score no_verdict", no_verdict, NO_VERDICT_POLICIES)
     if not isinstance(solution_str, str):

@@ -187,7 +187,7 @@ def test_verls_reward_loop_worker_scores_through_compute_score(model_dir, tmp_pa
 def test_a_no_verdict_fails_the_trajectory_or_is_flagged(model_dir, tmp_path):
     rows = gv.make_rows("QEDMath-v0", 1, problem_types=["proof"], judge=CLOSED_JUDGE)
     failing = RewardLoopWorker(verl_config(model_dir, tmp_path))
-    with pytest.raises(gv.NoVerdict, match="no verdict"):
+    with pytest.raises(gv.NoVerdictError, match="no verdict"):
         scored(failing, rows, ["A proof: trivially true."], failing.input_tokenizer)
     flagging = RewardLoopWorker(verl_config(model_dir, tmp_path, reward_kwargs={"no_verdict": "flag"}))
     out = scored(flagging, rows, ["A proof: trivially true."], flagging.input_tokenizer)[0]
@@ -262,7 +262,7 @@ def test_single_and_multi_turn_episodes_through_verls_agent_loop_worker(model_di
 def test_a_no_verdict_episode_fails_or_trains_nothing(model_dir, tmp_path):
     rows = gv.make_rows("QEDMath-v0", 2, problem_types=["proof"], judge=CLOSED_JUDGE)
     tokenizer = PreTrainedTokenizerFast.from_pretrained(model_dir)
-    with pytest.raises(gv.NoVerdict, match="no verdict"):  # verl's v1 trainer drops a failed trajectory
+    with pytest.raises(gv.NoVerdictError, match="no verdict"):  # verl's v1 trainer drops a failed trajectory
         run_worker(verl_config(model_dir, tmp_path), ScriptedPolicy(tokenizer, lambda p, t: "A proof."), rows, tmp_path)
     out = run_worker(verl_config(model_dir, tmp_path, no_verdict="flag"),
                      ScriptedPolicy(tokenizer, lambda p, t: "A proof."), rows, tmp_path)
