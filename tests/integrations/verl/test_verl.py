@@ -205,6 +205,37 @@ def test_a_proof_is_graded_by_the_judge(model_dir, tmp_path):
         (1.0, "correct", 0.0)
 
 
+def test_the_legacy_reward_manager_takes_the_score_dict(model_dir):
+    """verl's legacy ``NaiveRewardManager`` (the ``trainer.use_v1=False`` path): a padded batch, the extras as lists."""
+    from functools import partial
+
+    from verl.workers.reward_manager.naive import NaiveRewardManager
+
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(model_dir)
+    rows = gv.make_rows("ReasoningGym-v0", 2, **RG) + gv.make_rows("QEDMath-v0", 1, problem_types=["proof"],
+                                                                   judge=CLOSED_JUDGE)
+    golds = [gold_of("ReasoningGym-v0", r["extra_info"]["seed"], **RG)[0] for r in rows[:2]]
+    prompts = [tokenizer.apply_chat_template(r["prompt"], add_generation_prompt=True, tokenize=True,
+                                             return_dict=False) for r in rows]
+    replies = [tokenizer(t, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+               for t in (f"<answer>{golds[0]}</answer>", "<answer>-1</answer>", "A proof.")]
+    width_p, width_r = max(map(len, prompts)), max(map(len, replies))
+    left = torch.tensor([[0] * (width_p - len(p)) + p for p in prompts])
+    right = torch.tensor([r + [0] * (width_r - len(r)) for r in replies])
+    mask = torch.tensor([[0] * (width_p - len(p)) + [1] * len(p) + [1] * len(r) + [0] * (width_r - len(r))
+                         for p, r in zip(prompts, replies)])
+    data = DataProto.from_dict(
+        tensors={"prompts": left, "responses": right, "input_ids": torch.cat([left, right], 1), "attention_mask": mask},
+        non_tensors={k: np.array([r[k] for r in rows], dtype=object) for k in ("data_source", "reward_model",
+                                                                              "extra_info")})
+    manager = NaiveRewardManager(tokenizer, num_examine=0, compute_score=partial(gv.compute_score, no_verdict="flag"))
+    out = manager(data, return_dict=True)
+    assert out["reward_tensor"].sum(-1).tolist() == [1.0, 0.0, 0.0]
+    assert out["reward_extra_info"]["verdict"] == ["correct", "incorrect", "grader_error"]
+    assert out["reward_extra_info"]["no_verdict"] == [0.0, 0.0, 1.0]
+    gv.close_envs()
+
+
 def test_bad_rows_and_options_say_what_is_expected():
     with pytest.raises(ValueError, match="needs a 'seed'"):
         gv.compute_score("ReasoningGym-v0", "x", "", {})
