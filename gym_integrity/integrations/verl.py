@@ -96,7 +96,10 @@ def make_rows(env_id: str, num_problems: int, seed: int = 0, *, agent_name: str 
     grading to :func:`compute_score`.
     """
     check_str("make_rows agent_name", agent_name)
-    kwargs_json = json.dumps(env_kwargs, sort_keys=True)
+    try:
+        kwargs_json = json.dumps(env_kwargs, sort_keys=True)  # parquet keeps one column type: the kwargs as text
+    except TypeError as exc:
+        raise TypeError(f"make_rows: env kwargs must be JSON data to travel in a row ({exc})") from None
     return [{"data_source": env_id, "prompt": [{"role": "user", "content": observation}], "ability": "gym_integrity",
              "agent_name": agent_name, "reward_model": {"style": "rule", "ground_truth": problem_id},
              "extra_info": {"env_id": env_id, "seed": row_seed, "problem_id": problem_id, "env_kwargs": kwargs_json}}
@@ -114,7 +117,7 @@ def _row(where: str, data_source: Any, extra_info: Any) -> _Row:
     if extra_info.get("seed") is None:
         raise ValueError(f"{where}: extra_info needs a 'seed' to pick the item again (make_rows writes one)")
     seed = extra_info["seed"]
-    seed = check_int(f"{where} extra_info['seed']", int(seed) if hasattr(seed, "__index__") else seed, low=0)
+    seed = check_int(f"{where} extra_info['seed']", int(seed) if hasattr(seed, "__index__") and not isinstance(seed, bool) else seed, low=0)
     env_kwargs = extra_info.get("env_kwargs") or {}
     if isinstance(env_kwargs, str):
         env_kwargs = json.loads(env_kwargs)
@@ -149,7 +152,7 @@ def _score(where: str, episode: Episode, no_verdict: str) -> dict[str, Any]:
     if episode.no_verdict and no_verdict == "fail":
         source = episode.provenance.get("env_id")
         raise NoVerdictError(f"{where}: {source} seed {episode.seed} ({episode.problem_id}): no verdict "
-                        f"({episode.verdict}): {episode.cause}")
+                             f"({episode.verdict}): {episode.cause}")
     graded = episode.ended and not episode.no_verdict
     return {"score": episode.reward if graded else 0.0, "no_verdict": float(episode.no_verdict),
             "ended": float(episode.ended), "verdict": str(episode.verdict or ""),
@@ -159,13 +162,15 @@ def _score(where: str, episode: Episode, no_verdict: str) -> dict[str, Any]:
 _local = threading.local()
 _envs_lock = threading.Lock()
 _all_envs: list[Any] = []
+_generation = [0]  # close_envs() starts a new one: every thread's cached envs are then stale
 
 
 def _env(row: _Row) -> Any:
     """This thread's env for the row's id and kwargs (verl's reward managers score on a thread pool)."""
-    envs = getattr(_local, "envs", None)
-    if envs is None:
-        envs = _local.envs = {}
+    cached = getattr(_local, "envs", None)
+    if cached is None or cached[0] != _generation[0]:
+        cached = _local.envs = (_generation[0], {})
+    envs: dict[tuple[str, str], Any] = cached[1]
     env = envs.get((row.env_id, row.env_kwargs))
     if env is None:
         env = envs[(row.env_id, row.env_kwargs)] = make_registered("compute_score", row.env_id,
@@ -179,9 +184,9 @@ def close_envs() -> None:
     """Close every env :func:`compute_score` made (in any thread), releasing the shared services."""
     with _envs_lock:
         envs, _all_envs[:] = list(_all_envs), []
+        _generation[0] += 1
     for env in envs:
         env.close()
-    _local.__dict__.clear()
 
 
 def compute_score(data_source: Any, solution_str: str, ground_truth: Any = None, extra_info: Any = None, *,

@@ -245,6 +245,11 @@ def test_bad_rows_and_options_say_what_is_expected():
         gv.compute_score("ReasoningGym-v0", None, "", {"seed": 0})
     with pytest.raises(ValueError, match="seed 0 picks"):
         gv.compute_score("ReasoningGym-v0", "x", "", {"seed": 0, "problem_id": "other/1", "env_kwargs": json.dumps(RG)})
+    with pytest.raises(TypeError, match="env kwargs must be JSON data"):
+        gv.make_rows("ReasoningGym-v0", 1, dataset=object())
+    row = gv.make_rows("ReasoningGym-v0", 1, **RG)[0]
+    gv.close_envs()  # closes the envs every thread cached; the next call makes a new one
+    assert gv.compute_score(row["data_source"], "<answer>-1</answer>", None, row["extra_info"])["verdict"] == "incorrect"
     gv.close_envs()
 
 
