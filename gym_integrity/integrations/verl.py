@@ -242,7 +242,7 @@ class GymAgentLoop(AgentLoopBase):
         request_id = uuid4().hex
         token_ids = await self.ct_build_initial_tokens(messages)
         mask: list[int] = []
-        logprobs: list[float] | None = None
+        logprobs: list[float] = []  # the server's, on the model's tokens (0.0 on observation tokens); [] if it sends none
         turns = 1  # verl counts the prompt, each model turn and each observation turn
         while True:
             with simple_timer("generate_sequences", metrics):
@@ -250,10 +250,10 @@ class GymAgentLoop(AgentLoopBase):
                                                             sampling_params=sampling_params)
             if metrics.get("num_preempted") is None:
                 metrics["num_preempted"] = output.num_preempted if output.num_preempted is not None else -1
-            merged, mask, logprobs = await self.ct_merge_assistant_token(
+            merged, mask, merged_logprobs = await self.ct_merge_assistant_token(
                 token_ids, output.token_ids, mask, logprobs if (logprobs or output.log_probs) else None,
                 assistant_logprobs=output.log_probs or None)
-            token_ids, turns = merged.token_ids, turns + 1
+            token_ids, turns, logprobs = merged.token_ids, turns + 1, merged_logprobs or logprobs
             text = cast(Any, self.tokenizer).decode(output.token_ids, skip_special_tokens=True)
             observation = await self.loop.run_in_executor(None, _step, env, conversation, text,
                                                           len(output.token_ids))
@@ -266,7 +266,7 @@ class GymAgentLoop(AgentLoopBase):
                                                                               logprobs or None)
             if len(next_mask) >= self.response_length:  # no room for another turn: the episode stops unended
                 break
-            token_ids, mask, logprobs = merged.token_ids, next_mask, next_logprobs or logprobs
+            token_ids, mask, logprobs = merged.token_ids, next_mask, (next_logprobs or []) if logprobs else []
             turns += 1
         extras = _score("GymAgentLoop", conversation.episode, self.no_verdict)
         if extras["no_verdict"]:

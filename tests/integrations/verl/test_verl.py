@@ -106,7 +106,7 @@ class ScriptedPolicy:
         text = self.reply(self.tokenizer.decode(prompt_ids), turn)
         ids = self.tokenizer(text, add_special_tokens=False)["input_ids"] + [self.tokenizer.eos_token_id]
         self.generated.append(len(ids))
-        return TokenOutput(token_ids=ids, stop_reason="completed")
+        return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), stop_reason="completed")
 
 
 def run(coroutine):
@@ -292,6 +292,7 @@ def test_single_and_multi_turn_episodes_through_verls_agent_loop_worker(model_di
     assert mask.sum(-1).tolist() == list(tokens)
     assert tokens[0] == out.batch["attention_mask"][0, 4096:].sum()  # one turn: every response token is the model's
     assert tokens[1] < out.batch["attention_mask"][1, 4096:].sum()  # FinQA: the tool result is in, not trained on
+    assert torch.equal(out.batch["rollout_log_probs"] != 0, mask.bool())  # the server's logprobs, on its tokens only
     assert list(out.non_tensor_batch["__num_turns__"]) == [2, 4, 4]
 
 
