@@ -117,7 +117,9 @@ def _row(where: str, data_source: Any, extra_info: Any) -> _Row:
     if extra_info.get("seed") is None:
         raise ValueError(f"{where}: extra_info needs a 'seed' to pick the item again (make_rows writes one)")
     seed = extra_info["seed"]
-    seed = check_int(f"{where} extra_info['seed']", int(seed) if hasattr(seed, "__index__") and not isinstance(seed, bool) else seed, low=0)
+    if hasattr(seed, "__index__") and not isinstance(seed, bool):
+        seed = int(seed)  # a numpy int from a parquet column
+    seed = check_int(f"{where} extra_info['seed']", seed, low=0)
     env_kwargs = extra_info.get("env_kwargs") or {}
     if isinstance(env_kwargs, str):
         env_kwargs = json.loads(env_kwargs)
@@ -125,7 +127,7 @@ def _row(where: str, data_source: Any, extra_info: Any) -> _Row:
         raise TypeError(f"{where}: extra_info['env_kwargs'] must be a mapping or its JSON, "
                         f"got {type(env_kwargs).__name__}")
     problem_id = extra_info.get("problem_id")
-    return _Row(cast(str, env_id), cast(int, seed), None if problem_id is None else str(problem_id),
+    return _Row(env_id, seed, None if problem_id is None else str(problem_id),
                 json.dumps(dict(env_kwargs), sort_keys=True))
 
 
@@ -242,7 +244,7 @@ class GymAgentLoop(AgentLoopBase):
         request_id = uuid4().hex
         token_ids = await self.ct_build_initial_tokens(messages)
         mask: list[int] = []
-        logprobs: list[float] = []  # the server's, on the model's tokens (0.0 on observation tokens); [] if it sends none
+        logprobs: list[float] = []  # the server's on the model's tokens, 0.0 on observations; [] if it sends none
         turns = 1  # verl counts the prompt, each model turn and each observation turn
         while True:
             with simple_timer("generate_sequences", metrics):
