@@ -53,3 +53,5 @@ if importlib.util.find_spec("skyrl_gym") is None:  # the [skyrl] extra
     collect_ignore.append("gym_integrity/audit/adapters_skyrl.py")
 if importlib.util.find_spec("gem") is None:  # the [gem] extra
     collect_ignore.append("gym_integrity/audit/adapters_gem.py")
+if importlib.util.find_spec("verl") is None:  # the [verl] extra
+    collect_ignore.append("gym_integrity/integrations/verl.py")

@@ -26,7 +26,7 @@ ALLOWED = {
     "vector": {"wrappers"},
     "openai_stub": {"grading", "services"},
     "audit": {"registration", "envs.base", "grading.numbers", "openai_stub", "integrations.openenv.client", "workers"},
-    "integrations": {"registration", "vector", "workers"},
+    "integrations": {"registration", "vector", "workers", "rollout.conversation"},
     "ray": {"registration", "vector", "workers"},
     "eval": {"registration", "rollout"},
     "rollout": {"registration", "vector", "services.openai_call"},
