@@ -1,7 +1,7 @@
 """The cost arithmetic of :mod:`gym_integrity.grading.cost`: the bounds, a subexpression's cost, and how costs combine.
 
 Each function takes the costs of the parts and returns the cost of the whole,
-raising :class:`Refused` with a short reason the moment a bound is passed.
+raising :class:`_Refused` with a short reason the moment a bound is passed.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ LOG2_10 = math.log2(10)
 LOG2_E = math.log2(math.e)
 
 
-class Refused(Exception):
+class _Refused(Exception):
     """Raised inside the reader with the reason; never leaves this module."""
 
 
@@ -110,7 +110,7 @@ def check(cost: Cost) -> Cost:
 
 
 def refuse(reason: str) -> Cost:
-    raise Refused(reason)
+    raise _Refused(reason)
 
 
 def about(x: float) -> str:
