@@ -12,6 +12,7 @@ and ``gym_integrity.audit`` name no env, which the last test checks.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import pathlib
 
 import pytest
@@ -165,8 +166,11 @@ def _env_names() -> set[str]:
     for entry in ENTRIES:
         module, _, cls = entry.entry_point.partition(":")
         names |= {entry.id, entry.id.rsplit("-v", 1)[0], cls}
-        if module.startswith("gym_integrity.envs."):
-            names.add(module.split(".")[2])  # the env's package: reasoning_gym, ...
+        package = module.split(".")[2] if module.startswith("gym_integrity.envs.") else ""
+        # the env's package (finqa, ...), unless a third-party library has that name: the audit's rg: adapter
+        # names the reasoning_gym library, whose scorers it audits, not our env
+        if package and importlib.util.find_spec(package) is None:
+            names.add(package)
     return {n.lower() for n in names}
 
 
