@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from gym_integrity.checks import json_object_arg
 
@@ -181,22 +181,29 @@ def audit_targets(ids: list[str], *, raw: bool, compare: bool, judge: JudgeStub 
     targets = []
     for env_id in ids:
         entry = _entry(env_id)
-        judged = entry is not None and entry.needs_judge and judge is not None
-        base = _judge_kwargs(judge.base_url) if judged else {}
-        note = judge.label if judged else None
-        variants = list(entry.audit_variants.items()) if entry is not None else []
+        stub = judge if entry is not None and entry.needs_judge else None  # the judge this id is graded by
+        judged = stub is not None
+        base = _judge_kwargs(stub.base_url) if stub is not None else {}
+        note = stub.label if stub is not None else None
+        variants: list[tuple[str | None, Mapping[str, Any]]] = (
+            list(entry.audit_variants.items()) if entry is not None else [])
         for variant, extra in variants or [(None, {})]:
             # The stub judge is deterministic but no grader: whether it pays an honest proof says nothing of the
             # env, so honest_pay runs on a judged entry's columns only against a real judge.
             probes = _probes_but("honest_pay") if judged else None
             for mode in modes:
                 targets.append(AuditTarget(env_id, mode, {**base, **extra}, variant, note, probes, entry=entry))
-        if judged and entry.judged_variant is not None and judge.fooled_url:
-            fooled = {**entry.audit_variants[entry.judged_variant], **_judge_kwargs(judge.fooled_url)}
+        if entry is not None and stub is not None and entry.judged_variant is not None and stub.fooled_url:
+            fooled = {**entry.audit_variants[entry.judged_variant], **_judge_kwargs(stub.fooled_url)}
             for mode in modes:
                 targets.append(AuditTarget(env_id, mode, fooled, f"{entry.judged_variant}, fooled judge",
-                                           judge.fooled_label, ("reward_self_dealing",), entry=entry))
+                                           stub.fooled_label, ("reward_self_dealing",), entry=entry))
     return targets
+
+
+def _noun(entry: EnvEntry) -> str:
+    """What a swept entry's option names (``datasets``): only entries with a sweep are swept."""
+    return entry.sweep.noun if entry.sweep is not None else "options"
 
 
 def _all_entries() -> tuple[EnvEntry, ...]:
@@ -233,7 +240,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     swept = swept_entries()
     # Examples with real ids, read from the registry: the auditor itself names no env.
     parser.epilog = _EPILOG.format(example=(swept or _all_entries())[0].id, swept=swept[0].id if swept else "ID",
-                                   noun=swept[0].sweep.noun if swept else "datasets")
+                                   noun=_noun(swept[0]) if swept else "datasets")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("ids", nargs="*", metavar="ID", help="env ids to audit (default: every registered id)")
     mode = parser.add_mutually_exclusive_group()
@@ -338,7 +345,7 @@ def run(args: argparse.Namespace) -> int:
     swept_ids = {i: split_id(i)[1] for i in ids}
     not_swept = [i for i in ids if swept_ids[i] not in swept]
     if args.all_datasets and (not_swept or not ids):
-        sweeps = ", ".join(f"{e.id}'s {e.sweep.noun}" for e in swept.values()) or "nothing (no entry has a sweep)"
+        sweeps = ", ".join(f"{e.id}'s {_noun(e)}" for e in swept.values()) or "nothing (no entry has a sweep)"
         console.print(f"[red]--all-datasets sweeps {sweeps}; got id(s) {ids}[/]")
         return 2
     probes = args.probe or (list(GRADER_PROBES) + list(SEARCH_PROBES) if args.all_datasets else list(PROBES))
@@ -373,7 +380,7 @@ def run(args: argparse.Namespace) -> int:
     unsure = f"; {inconclusive} inconclusive" if inconclusive else ""
     if args.all_datasets:
         render_sweep(reports, console, max_evidence=args.evidence)
-        what = " and ".join(f"{i} {swept[swept_ids[i]].sweep.noun}" for i in ids)
+        what = " and ".join(f"{i} {_noun(swept[swept_ids[i]])}" for i in ids)
         console.print(f"audited {len({(t.env_id, t.variant) for t in targets})} {what} ({mode}), {len(probes)} probes "
                       f"each, in [bold]{total:.1f} s[/]; {failed} failed{unsure}")
     else:

@@ -76,7 +76,7 @@ def _audit_in_process(targets: list, probes: list[str], settings: Any, progress:
         report = check_integrity(
             target.factory(), probes=[p for p in probes if not target.probes or p in target.probes],
             settings=settings, raw=target.raw, env_id=target.name,
-            on_probe_start=lambda p, t=target: progress.update(task, description=f"{_shown(t)}: {p}"),
+            on_probe_start=lambda p, t=target: progress.update(task, description=f"{_shown(t)}: {p}"),  # type: ignore[misc]  # t binds the loop's target
             on_probe_done=lambda r: progress.advance(task),
         )
         if target.label:

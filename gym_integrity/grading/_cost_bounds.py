@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 #: Bits of the largest exact number an answer may make (about 39,000 decimal digits; ``2^{65536}`` fits).
 MAX_BITS = 2.0 ** 17
@@ -94,7 +95,7 @@ class Cost:
 ONE = Cost(1.0, 1.0, whole=True)
 
 
-def flags_of(*costs: Cost) -> dict[str, bool | float]:
+def flags_of(*costs: Cost) -> dict[str, Any]:  # Cost keywords: bools and the float degree
     """What a cost made of ``costs`` holds: a function, an integral or limit, anything not polynomial, and the
     highest power of a symbol (the max: a product's is the sum, set by the caller)."""
     return {"functional": any(c.functional for c in costs), "opaque": any(c.opaque for c in costs),

@@ -110,7 +110,7 @@ class ProcessCache(Generic[K, V]):
         with self._lock:
             building = self._building.setdefault(key, threading.Lock())
         with building:
-            value = self.get(key, _MISSING)  # type: ignore[arg-type]
+            value = self.get(key, _MISSING)
             if value is not _MISSING:  # another thread built it while we waited
                 return value  # type: ignore[return-value]
             try:
@@ -120,7 +120,7 @@ class ProcessCache(Generic[K, V]):
                 with self._lock:
                     if self._building.get(key) is building:
                         del self._building[key]
-        return value  # type: ignore[return-value]
+        return value
 
     def setdefault(self, key: K, value: V) -> V:
         """Store ``value`` unless ``key`` already has one; return the stored value (the first one wins)."""

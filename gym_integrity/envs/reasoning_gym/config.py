@@ -166,7 +166,7 @@ class ReasoningGymConfig:
             if not is_int(self.size) and not isinstance(self.size, str):
                 raise TypeError(f"ReasoningGymConfig.size must be {expected}; "
                                 f"got {type(self.size).__name__} {self.size!r}")
-            if isinstance(self.size, str) or self.size < 1:
+            if not is_int(self.size) or self.size < 1:  # type: ignore[operator]  # an int here: checked above
                 raise ValueError(f"ReasoningGymConfig.size must be {expected}; got {self.size!r}")
         check_int("ReasoningGymConfig.seed", self.seed)
         check_int("ReasoningGymConfig.max_answer_chars", self.max_answer_chars, low=1)

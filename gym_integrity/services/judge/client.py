@@ -51,7 +51,7 @@ class JudgeResult:
 
     @property
     def no_verdict(self) -> bool:
-        return self.grade.no_verdict
+        return bool(self.grade.no_verdict)
 
 
 class JudgeClient:

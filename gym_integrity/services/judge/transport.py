@@ -184,14 +184,15 @@ def _judge_error(err: Exception, timeout_s: float) -> JudgeError:
     request, reference solution included); the privileged judge_output keeps it.
     """
     kind = fault_kind(err)
+    status: int = getattr(err, "status_code", 0)  # the status error's code, for the kinds that have one
     if kind == "timeout":
         return JudgeTimeout(f"HTTP timeout after {timeout_s:g} s")
     if kind == "rate_limited":
-        return JudgeRateLimited(err.status_code, retry_after=retry_after(err), body=_body(err))
+        return JudgeRateLimited(status, retry_after=retry_after(err), body=_body(err))
     if kind == "server_error":
-        return JudgeServerError(err.status_code, body=_body(err))
+        return JudgeServerError(status, body=_body(err))
     if kind == "rejected":
-        return JudgeRejected(err.status_code, body=_body(err))
+        return JudgeRejected(status, body=_body(err))
     if kind == "connection":
         return JudgeConnectionError(f"connection failed ({type(err.__cause__ or err).__name__})")
     return JudgeMalformed(f"malformed response ({type(err).__name__})")
