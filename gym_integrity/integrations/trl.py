@@ -320,7 +320,7 @@ def _tool_method(schema: Mapping[str, Any]) -> Callable[..., str]:
         arg_lines.append(f"    {arg}: {' '.join(str(arg_schema.get('description', arg)).split())}")
     annotations["return"] = str
     tool.__name__ = tool.__qualname__ = name
-    tool.__signature__ = inspect.Signature(signature, return_annotation=str)  # type: ignore[attr-defined]
+    tool.__signature__ = inspect.Signature(signature, return_annotation=str)  # type: ignore[attr-defined]  # inspect reads a function's __signature__
     tool.__annotations__ = annotations
     doc = " ".join(str(function.get("description", name)).split())
     args = "\n\nArgs:\n" + "\n".join(arg_lines) if arg_lines else ""

@@ -118,7 +118,7 @@ def _build_dataset(key: str) -> Any:
     for name in _PRINTING_SCORERS:
         module = sys.modules.get(name)
         if module is not None:
-            module.print = _discard  # type: ignore[attr-defined]
+            module.print = _discard  # type: ignore[attr-defined]  # shadows the builtin in that module only
     return dataset
 
 

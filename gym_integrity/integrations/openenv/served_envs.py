@@ -340,7 +340,7 @@ def _as_mcp_tool(session: ServedSession, tool: Callable[..., Any]) -> Callable[.
 
     call.__name__ = tool.__name__
     call.__doc__ = tool.__doc__
-    call.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    call.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]  # inspect reads a function's __signature__
     call.__annotations__ = {k: v for k, v in getattr(tool, "__annotations__", {}).items()
                             if k in {p.name for p in parameters} or k == "return"}
     return call

@@ -51,7 +51,7 @@ class Tables:
         premises = [self.of(premise) for premise in metadata["premises"]]
         if any(p is None for p in premises):
             raise ValueError(f"propositional_logic premises not over the item's variables: {metadata['premises']}")
-        self.premises = [mask for mask, _ in premises]  # type: ignore[misc]
+        self.premises = [mask for mask, _ in premises]  # type: ignore[misc]  # no None left: raised just above
         self.models = self.full
         for mask in self.premises:
             self.models &= mask
