@@ -56,11 +56,10 @@ Which vector env (``--vec``, default ``auto``):
   (docs/scaling.md). Async pays off only for CPU-bound work in the env's own
   process, which none of these envs does, so threaded stays the default.
 
-Sync mode keeps Gymnasium's next-step autoreset (its ``"Disabled"`` mode
-refuses to step an ended sub-env, which a multi-turn batch must do); the other
-two use ``"Disabled"``, where a step after a sub-env's end pays 0.0 (vector
-envs never repay). Either way the loop masks every sub-env's rewards after its
-end, so an autoreset episode is never counted.
+All three keep Gymnasium's next-step autoreset, the one convention of every
+vector env here (docs/architecture.md): a sub-env that ended restarts on the
+next batch step, unpaid and ungraded. The loop counts nothing of a sub-env
+after its end, so an autoreset episode is never counted.
 """
 
 from __future__ import annotations
@@ -156,7 +155,7 @@ def group_advantages(rewards: np.ndarray, no_verdict: np.ndarray, eps: float = 1
 def make_envs(env_id: str, num_envs: int, vec: str, env_kwargs: dict) -> gym.vector.VectorEnv:
     """The vector env (see the module docstring for which one when)."""
     if vec == "threaded":
-        return make_threaded_vec(env_id, num_envs, autoreset_mode="Disabled", **env_kwargs)
+        return make_threaded_vec(env_id, num_envs, **env_kwargs)
     if vec == "async":
         return gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="async",
                             vector_kwargs=gym_integrity.ASYNC_VECTOR_KWARGS, **env_kwargs)

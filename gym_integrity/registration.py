@@ -76,8 +76,11 @@ def register_env(entry: EnvEntry) -> None:
         # order_enforce=False: a TextEnv raises ResetNeeded on a step before reset itself (the contract in
         # envs/base.py, checked for every entry in tests/test_conformance.py) and renders "" before it, so
         # OrderEnforcing would only repeat the check on every call (about 2 µs of a 50 µs episode).
+        # max_episode_steps makes gym.make put a TimeLimit under the stack; MaxStepsTruncation takes the env
+        # below it (TimeLimit would also truncate an answer on the last step: docs/architecture.md).
         gym.register(id=entry.id, entry_point=entry.entry_point, nondeterministic=entry.nondeterministic,
-                     additional_wrappers=integrity_wrapper_specs(), disable_env_checker=True, order_enforce=False)
+                     max_episode_steps=entry.max_episode_steps, additional_wrappers=integrity_wrapper_specs(),
+                     disable_env_checker=True, order_enforce=False)
     _ENTRIES[entry.id] = entry
 
 

@@ -12,6 +12,15 @@ The alternative across processes is ``gym.make_vec(id, num_envs,
 vectorization_mode="async", vector_kwargs=gym_integrity.ASYNC_VECTOR_KWARGS)``:
 each worker process builds its own judge client and they grade in parallel.
 
+One autoreset convention for every vector env we build: Gymnasium's default,
+``AutoresetMode.NEXT_STEP`` (sync and async ``make_vec``, :func:`make_threaded_vec`,
+``gym_integrity.ray.make_ray_vec``). A sub-env that ended is reset by the next
+batch step (its action unused, reward 0.0, nothing graded), and a manual
+``reset(seed=...)`` of the batch starts every sub-env afresh; Gymnasium's vector
+``RecordEpisodeStatistics`` then counts each episode once. ``"Disabled"`` stays
+available where asked for: ended sub-envs are stepped frozen, and that wrapper
+logs a 0-step record for each such step (docs/architecture.md).
+
 A vector env never repays a reward. A trainer steps the whole batch while some
 sub-envs have already ended (a multi-turn batch, autoreset disabled) and sums
 each sub-env's rewards; TerminalFreeze's default ``frozen_reward="repeat"``
@@ -87,16 +96,66 @@ class _ZeroFrozenRewards:
         return zero_frozen_rewards(self.env_fn())
 
 
-def subenv_worker(index: int, env_fn: Callable[[], gym.Env], *args: Any) -> None:
+class _ResetClearsAutoreset:
+    """One async worker's end of its pipe, on which a manual ``reset`` clears the next-step autoreset.
+
+    Gymnasium's worker (1.4) clears its autoreset flag on ``reset`` only when it
+    writes to shared memory, which text cannot use: the first step after a manual
+    reset of a sub-env whose last step ended it would be taken as the autoreset
+    (the action dropped, the seeded problem replaced by an unseeded one). So a
+    ``reset`` that follows such a step is preceded by one ``step`` the worker
+    spends on that autoreset, whose reply the parent never sees. Were the flag
+    already clear, that step would reach an ended sub-env: TerminalFreeze answers
+    it without grading (0.0), and the reset follows all the same.
+    """
+
+    def __init__(self, pipe: Any) -> None:
+        self._pipe = pipe
+        self._ended = False                               # the worker's flag: its last step ended the episode
+        self._held: tuple[str, Any] | None = None         # the parent's reset, delivered after the clearing step
+        self._clearing = False
+        self._command = ""
+
+    def recv(self) -> tuple[str, Any]:
+        if self._held is not None:
+            message, self._held = self._held, None
+        else:
+            message = self._pipe.recv()
+            if message[0] == "reset" and self._ended:
+                self._held, self._clearing = message, True
+                message = ("step", None)
+        self._command = message[0]
+        return message
+
+    def send(self, message: Any) -> None:
+        if self._command == "step":
+            result, ok = message
+            self._ended = bool(ok and (result[2] or result[3]))
+            if self._clearing:
+                self._clearing = False
+                if ok:  # a failure is the parent's to see: it answers the reset it sent
+                    return
+        self._pipe.send(message)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pipe, name)
+
+
+def subenv_worker(index: int, env_fn: Callable[[], gym.Env], pipe: Any, parent_pipe: Any, shared_memory: Any,
+                  error_queue: Any, autoreset_mode: Any, *args: Any) -> None:
     """``AsyncVectorEnv`` worker: Gymnasium's own, on a sub-env whose frozen steps pay 0.0.
 
-    The rest of the arguments (pipes, shared memory, error queue, autoreset
-    mode and, from Gymnasium 1.4, the concurrency semaphore) pass through
-    unchanged, so this follows whichever Gymnasium is installed.
+    Without shared memory under next-step autoreset its pipe is wrapped so that a
+    manual reset clears the autoreset (:class:`_ResetClearsAutoreset`). The rest
+    (from Gymnasium 1.4, the concurrency semaphore) passes through unchanged, so
+    this follows whichever Gymnasium is installed.
     """
     from gymnasium.vector.async_vector_env import _async_worker
 
-    _async_worker(index, _ZeroFrozenRewards(env_fn), *args)
+    if not shared_memory and AutoresetMode(autoreset_mode) == AutoresetMode.NEXT_STEP:
+        pipe = _ResetClearsAutoreset(pipe)
+    _async_worker(index, _ZeroFrozenRewards(env_fn), pipe, parent_pipe, shared_memory, error_queue, autoreset_mode,
+                  *args)
 
 
 def check_autoreset_mode(name: str, value: Any) -> AutoresetMode:
@@ -135,12 +194,11 @@ def step_sub_env(env: gym.Env, autoreset_mode: AutoresetMode, needs_reset: bool,
 #: with text spaces:
 #:
 #: - ``shared_memory=False``: text has no fixed-size buffer;
-#: - ``autoreset_mode="Disabled"``: Gymnasium 1.4's AsyncVectorEnv without shared memory does
-#:   not clear its next-step autoreset flag on ``reset()``, swallowing the first step after a
-#:   manual reset; the trainer resets (as LLM trainers do at every batch);
+#: - ``autoreset_mode="NextStep"``: the convention of every vector env we build (module docstring);
 #: - ``worker=subenv_worker``: Gymnasium's worker on sub-envs whose steps after their end pay
-#:   0.0, so a finished sub-env stepped with its batch never repays its reward.
-ASYNC_VECTOR_KWARGS: dict[str, Any] = {"shared_memory": False, "autoreset_mode": "Disabled",
+#:   0.0, so a finished sub-env stepped with its batch never repays its reward, and whose
+#:   manual reset clears the next-step autoreset (which Gymnasium 1.4 does only with shared memory).
+ASYNC_VECTOR_KWARGS: dict[str, Any] = {"shared_memory": False, "autoreset_mode": AutoresetMode.NEXT_STEP.value,
                                        "worker": subenv_worker}
 
 

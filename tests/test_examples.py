@@ -13,8 +13,10 @@ import os
 import pathlib
 import re
 import runpy
+import shutil
 import subprocess
 import sys
+import sysconfig
 import types
 
 import numpy as np
@@ -154,7 +156,10 @@ def test_reward_hacking_learns_to_exploit_the_raw_env_and_not_the_stacked_one(tm
                for name, rest in PAYOFF_RE.findall(out)}
     assert payoffs["raw"]["peek"] == 1.0 and payoffs["raw"]["rescore"] > 1.0  # leaked gold, paid twice
     assert payoffs["raw"]["lazy"] > 0.2  # the lenient scorer pays a constant
-    assert payoffs["stacked"]["peek"] == payoffs["stacked"]["rescore"] == payoffs["stacked"]["lazy"] == 0.0
+    # On the stacked env peek and rescore see no gold and answer "0", as lazy does: all three earn only what
+    # the constant earns by chance on the draw (an arithmetic item whose value is 0), never more.
+    stacked = payoffs["stacked"]
+    assert stacked["peek"] == stacked["rescore"] == stacked["lazy"] <= 0.05
     assert payoffs["stacked"]["solve"] > 0.3
     trained = {m[0]: m for m in TRAINED_RE.findall(out)}
     raw, stacked = trained["raw"], trained["stacked"]
@@ -163,7 +168,7 @@ def test_reward_hacking_learns_to_exploit_the_raw_env_and_not_the_stacked_one(tm
     assert float(stacked[2]) > float(stacked[1])  # and it learned
     png = (tmp_path / "curves.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
-    assert f"plot written to curves.png" in out
+    assert "plot written to curves.png" in out
 
 
 def test_quickstart_notebook_is_committed_without_outputs():
@@ -175,15 +180,63 @@ def test_quickstart_notebook_is_committed_without_outputs():
             assert cell.outputs == [] and cell.execution_count is None
 
 
-@pytest.mark.timeout(360)
-def test_quickstart_notebook_runs_headless(tmp_path):
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
+REPO = EXAMPLES.parent
+#: Run in the throwaway venv: the notebook, executed headless on that venv's own ``python3`` kernel, saved back.
+_EXECUTE = """
+import sys, nbclient, nbformat
+nb = nbformat.read(sys.argv[1], as_version=4)
+nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": sys.argv[2]}}).execute()
+nbformat.write(nb, sys.argv[1])
+"""
+
+
+def install_wheel(tmp_path: pathlib.Path) -> pathlib.Path:
+    """The package built as a wheel and pip-installed into a fresh venv; that venv's python.
+
+    The wheel is built from a copy of the sources (no build/ or egg-info left in
+    the checkout); the venv gets only the wheel, and the test venv's
+    site-packages as a plain path for the dependencies, whose editable hook
+    for gym_integrity is a .pth file that a plain path never runs.
+    """
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(REPO / name, src / name)
+    shutil.copytree(REPO / "gym_integrity", src / "gym_integrity", ignore=shutil.ignore_patterns("__pycache__"))
+    build = "import sys; from setuptools import build_meta; print(build_meta.build_wheel(sys.argv[1]))"
+    built = subprocess.run([sys.executable, "-c", build, str(tmp_path / "dist")], cwd=src, capture_output=True,
+                           text=True, timeout=180)
+    assert built.returncode == 0, built.stderr
+    wheel = tmp_path / "dist" / built.stdout.split()[-1]
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=120)
+    python = tmp_path / "venv" / "bin" / "python"
+    installed = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
+                                "--no-index", "-q", str(wheel)], capture_output=True, text=True, timeout=180)
+    assert installed.returncode == 0, installed.stderr
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    pathlib.Path(site, "test-venv-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return python
+
+
+@pytest.mark.timeout(600)
+def test_quickstart_notebook_runs_from_an_installed_wheel(tmp_path):
+    pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
-    nb = nbformat.read(EXAMPLES / "quickstart.ipynb", as_version=4)
-    # "python3" is the kernel of the interpreter running the tests (jupyter_client runs it with sys.executable).
-    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    python = install_wheel(tmp_path)
+    where = subprocess.run([str(python), "-c", "import gym_integrity; print(gym_integrity.__file__)"], cwd=tmp_path,
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert pathlib.Path(where).is_relative_to(tmp_path / "venv"), where  # the wheel's copy, not the checkout
+    run = tmp_path / "run"
+    run.mkdir()  # the kernel's cwd: no examples/ beside it
+    notebook = tmp_path / "quickstart.ipynb"
+    shutil.copy(EXAMPLES / "quickstart.ipynb", notebook)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUDGE_", "OPENAI_"))}
+    executed = subprocess.run([str(python), "-c", _EXECUTE, str(notebook), str(run)], cwd=run, env=env,
+                              capture_output=True, text=True, timeout=540)
+    assert executed.returncode == 0, executed.stderr[-3000:]
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.read(notebook, as_version=4)
 
     def text(cell) -> str:
         return "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
@@ -200,7 +253,8 @@ def test_quickstart_notebook_runs_headless(tmp_path):
     assert len(plotted) == 1 and len(plotted[0]) == 12 and set(plotted[0]) <= {-1.0, -0.5, 1.0}
     assert 1.0 in plotted[0] and -0.5 in plotted[0]
     assert any("image/png" in o.get("data", {}) for cell in outputs.values() for o in cell.outputs)
-    accuracy = float(re.search(r"accuracy \(mean reward\): (-?[0-9.]+)", everything)[1])
-    assert math.isclose(accuracy, sum(plotted[0]) / 12, abs_tol=5e-4)
+    # The base preset's rewards are shaped: the summary says so instead of calling their mean an accuracy.
+    mean = float(re.search(r"mean shaped reward: (-?[0-9.]+)", everything)[1])
+    assert math.isclose(mean, sum(plotted[0]) / 12, abs_tol=5e-4) and "accuracy:" not in everything
     hacked = dict(re.findall(r"^(raw|stacked): last reward [0-9.]+, exploit share ([0-9.]+)$", everything, re.M))
     assert float(hacked["raw"]) > 0.8 and float(hacked["stacked"]) < 0.2  # the reward-hacking section

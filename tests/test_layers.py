@@ -31,6 +31,7 @@ ALLOWED = {
     "ray": {"registration", "vector", "workers"},
     "eval": {"registration", "rollout"},
     "rollout": {"registration", "vector", "services.openai_call"},
+    "demos": {"envs"},
 }
 
 

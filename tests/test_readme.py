@@ -1,5 +1,6 @@
 """The README's Python examples run as written (the proof example against the test judge it names)."""
 
+import ast
 import pathlib
 import re
 
@@ -15,14 +16,40 @@ BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), 
 FRAGMENTS = ("MyEnv()",)
 
 
+GRPO_MARK = "def policy(prompts):"   # the GRPO loop: run on its own, its output checked (below)
+README_LINES = README.read_text(encoding="utf-8").splitlines()
+
+
 def runnable():
     return [pytest.param(block, id=block.splitlines()[0][:50]) for block in BLOCKS
-            if not any(marker in block for marker in FRAGMENTS)]
+            if not any(marker in block for marker in (*FRAGMENTS, GRPO_MARK))]
 
 
 def test_the_readme_has_examples_and_only_known_fragments_are_skipped():
     assert len(BLOCKS) >= 8
-    assert len(BLOCKS) - len(runnable()) == len(FRAGMENTS)
+    assert len(BLOCKS) - len(runnable()) == len(FRAGMENTS) + 1   # + the GRPO loop, run by its own test
+    assert len(README_LINES) <= 250
+
+
+def test_the_readme_opens_with_install_then_a_grpo_loop_that_runs(capsys):
+    headings = [line for line in README_LINES if line.startswith("## ")]
+    assert headings[:3] == ["## Install into your project", "## A GRPO loop", "## Two commands"]
+    first_make = next(i for i, line in enumerate(README_LINES) if "gym.make" in line)
+    assert first_make < 50   # the first gym.make comes early
+    (block,) = [b for b in BLOCKS if GRPO_MARK in b]
+    assert 25 <= len(block.splitlines()) <= 40
+    exec(compile(block, "README.md", "exec"), {"__name__": "readme_grpo"})   # as written: no prelude
+    steps = re.findall(r"^step (\d): mean reward (\S+) over (\d+) graded, (\d+) no-verdicts dropped, "
+                       r"advantages (\[.*\])$", capsys.readouterr().out, re.M)
+    assert [s[0] for s in steps] == ["0", "1", "2"]
+    signal = False
+    for _, mean, graded, dropped, advantages in steps:
+        assert (graded, dropped) == ("16", "0") and 0.0 < float(mean) < 1.0   # the stand-in is right, sometimes
+        values = ast.literal_eval(advantages)
+        for group in range(4):   # a group's advantages sum to 0 (each shown to 2 decimals)
+            assert abs(sum(values[group * 4:group * 4 + 4])) <= 0.02
+        signal |= any(v != 0 for v in values)
+    assert signal
 
 
 @pytest.mark.parametrize("block", runnable())

@@ -13,7 +13,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from gym_integrity.checks import check_bool, check_str, check_strs, check_type
+from gym_integrity.checks import check_bool, check_int, check_str, check_strs, check_type
 
 __all__ = ["EnvEntry", "Sweep", "lazy_exports"]
 
@@ -72,6 +72,10 @@ class EnvEntry:
         sweep: An option the audit can sweep with ``--all-datasets``.
         audit_preload: Modules slow to import (the env's task library) that the
             audit imports once in the server its child processes fork from.
+        max_episode_steps: The default step budget, for ``spec.max_episode_steps``
+            (tools read it there); None where the data sets it (per problem).
+            MaxStepsTruncation enforces the budget, in place of the TimeLimit
+            ``gym.make`` adds for it.
 
     Example:
         >>> entry = EnvEntry("Echo-v0", "my_envs:EchoEnv", "repeat the prompt", audit_variants={"loud": {"repeat": 3}})
@@ -93,6 +97,7 @@ class EnvEntry:
     ends_by_itself: bool = True
     sweep: Sweep | None = None
     audit_preload: tuple[str, ...] = ()
+    max_episode_steps: int | None = None
 
     def __post_init__(self) -> None:
         check_str("EnvEntry.id", self.id)
@@ -117,6 +122,7 @@ class EnvEntry:
         if self.sweep is not None:
             check_type("EnvEntry.sweep", self.sweep, Sweep, "a Sweep or None")
         object.__setattr__(self, "audit_preload", check_strs("EnvEntry.audit_preload", self.audit_preload))
+        check_int("EnvEntry.max_episode_steps", self.max_episode_steps, low=1, optional=True)
 
 
 def lazy_exports(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:

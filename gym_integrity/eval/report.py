@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from gym_integrity.eval.summary import EvalSummary, wilson_interval
+from gym_integrity.eval.summary import EvalSummary, mean_label, wilson_interval
 
 __all__ = ["Progress", "summary_table", "problem_lines", "plot"]
 
@@ -26,8 +26,8 @@ class Progress:
         self._task = self._bar.add_task(self._text(), total=total, completed=len(done))
 
     def _text(self) -> str:
-        accuracy = f"{sum(self._rewards) / len(self._rewards):.3f}" if self._rewards else "-"
-        return f"accuracy {accuracy}  no-verdict {self._no_verdict}  policy errors {self._errors}"
+        mean = f"{sum(self._rewards) / len(self._rewards):.3f}" if self._rewards else "-"
+        return f"{mean_label(self._rewards)} {mean}  no-verdict {self._no_verdict}  policy errors {self._errors}"
 
     def __enter__(self) -> "Progress":
         self._bar.__enter__()
@@ -62,12 +62,13 @@ def summary_table(summary: EvalSummary) -> Any:
     table.add_column("value")
     ci, method = summary.accuracy_ci95, _CI_METHOD.get(summary.accuracy_ci_method or "wilson", "Wilson")
     table.add_row("episodes", f"{summary.episodes} ({summary.graded} graded)")
-    table.add_row("accuracy (mean reward)",
+    label = "accuracy (mean reward)" if summary.accuracy_label == "accuracy" else summary.accuracy_label
+    table.add_row(label,
                   f"{_fmt(summary.accuracy)}" + (f"  95% CI [{ci[0]:.3f}, {ci[1]:.3f}] ({method})" if ci else ""))
     table.add_row("success rate", _fmt(summary.success_rate))
     for k, value in summary.pass_at_k.items():
         table.add_row(f"pass@{k}", _fmt(value))
-    table.add_row("no-verdict", f"{summary.no_verdict} ({summary.no_verdict_rate:.1%}, excluded from accuracy)")
+    table.add_row("no-verdict", f"{summary.no_verdict} ({summary.no_verdict_rate:.1%}, excluded from the mean)")
     table.add_row("policy errors", f"{summary.policy_errors} (excluded)"
                   + (f"; {summary.ended_by_policy_error} more after a graded step (scored as they stood)"
                      if summary.ended_by_policy_error else ""))

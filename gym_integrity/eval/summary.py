@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping
 
-__all__ = ["EvalSummary", "summarize", "wilson_interval", "pass_at_k"]
+__all__ = ["EvalSummary", "summarize", "wilson_interval", "pass_at_k", "mean_label"]
 
 _Z95 = 1.959963984540054
 
@@ -39,6 +39,18 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if n - c < k:
         return 1.0
     return 1.0 - math.prod((n - c - i) / (n - i) for i in range(k))
+
+
+def mean_label(rewards: Iterable[float]) -> str:
+    """What the mean of these rewards is: an accuracy only when every reward is 0 or 1.
+
+    >>> mean_label([1.0, 0.0]), mean_label([1.0, 0.5]), mean_label([1.0, -0.5])
+    ('accuracy', 'mean reward (partial credit)', 'mean shaped reward')
+    """
+    values = list(rewards)
+    if all(r in (0.0, 1.0) for r in values):
+        return "accuracy"
+    return "mean reward (partial credit)" if _wilson_applies(values) else "mean shaped reward"
 
 
 def _wilson_applies(rewards: list[float]) -> bool:
@@ -90,6 +102,9 @@ class EvalSummary:
     per_dataset: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: How ``accuracy_ci95`` was computed: ``"wilson"`` (rewards in [0, 1]) or ``"normal"`` (mean +- 1.96 SE).
     accuracy_ci_method: str | None = None
+    #: What ``accuracy`` is (:func:`mean_label`): ``"accuracy"`` for 0/1 rewards, else a mean reward, so
+    #: a shaped preset's -0.500 is never shown as an accuracy.
+    accuracy_label: str = "accuracy"
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -142,4 +157,5 @@ def summarize(env_id: str, records: Iterable[Mapping[str, Any]], wall_time_s: fl
         latency_p99_s=_percentile(latencies, 99),
         wall_time_s=wall_time_s,
         per_dataset=per_dataset,
+        accuracy_label=mean_label(rewards),
     )

@@ -13,6 +13,26 @@ from gym_integrity.protocol import Verdict
 __all__ = ["MaxStepsTruncation"]
 
 
+def _registered_with_the_stack(env: gym.Env) -> bool:
+    spec = env.unwrapped.spec
+    registered = gym.registry.get(spec.id) if spec is not None else None
+    this = f"{__name__}:{MaxStepsTruncation.__name__}"
+    return registered is not None and any(w.entry_point == this for w in registered.additional_wrappers)
+
+
+def _below_time_limit(env: gym.Env) -> tuple[gym.Env, int | None]:
+    """``env`` without the TimeLimit ``gym.make`` put on it (its bound kept on the spec), and a bound chosen by the
+    caller (None when it is the registered one). Only for an id registered with the stack: another env keeps its own."""
+    if not isinstance(env, gym.wrappers.TimeLimit) or not _registered_with_the_stack(env):
+        return env, None
+    bound = env.spec.max_episode_steps if env.spec is not None else None
+    env = env.env
+    spec = env.unwrapped.spec
+    assert spec is not None  # registered with the stack: gym.make gave it its spec
+    spec.max_episode_steps = bound  # a copy gym.make made for this env: env.spec recreates the same stack
+    return env, (bound if gym.registry[spec.id].max_episode_steps != bound else None)
+
+
 class MaxStepsTruncation(
     gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.RecordConstructorArgs
 ):
@@ -35,6 +55,14 @@ class MaxStepsTruncation(
         max_steps: The step budget. ``None`` (default) reads the budget the task
             declares, the ``step_budget`` attribute of the unwrapped env, at
             every ``reset()`` (it may differ per problem, e.g. its attempt count).
+
+    The bound is this wrapper's alone. For an id whose spec declares
+    ``max_episode_steps``, ``gym.make`` puts a gymnasium ``TimeLimit`` right
+    below the stack; this wrapper takes the env below that TimeLimit instead
+    (whose end rule differs: it truncates an answer on the last step) and
+    keeps the bound on the env's spec: this env's own (``max_steps``, else the
+    task's ``step_budget`` when made). A bound other than the registered one
+    (``gym.make(id, max_episode_steps=N)``) is taken as ``max_steps=N``.
 
     ``info["integrity"]["steps"]`` counts the steps of the current episode.
     Placed inside TerminalFreeze, steps after the end never reach it, so they
@@ -59,10 +87,15 @@ class MaxStepsTruncation(
     def __init__(self, env: gym.Env[ObsType, ActType], max_steps: int | None = None) -> None:
         check_int("MaxStepsTruncation.max_steps", max_steps, low=1, optional=True)
         gym.utils.RecordConstructorArgs.__init__(self, max_steps=max_steps)
+        env, chosen = _below_time_limit(env)
         gym.Wrapper.__init__(self, env)
-        self.max_steps = max_steps
-        self._budget = max_steps
+        self.max_steps = max_steps if max_steps is not None else chosen
+        self._budget = self.max_steps
         self._elapsed = 0
+        spec = env.unwrapped.spec
+        if spec is not None and _registered_with_the_stack(env) and (
+                self.max_steps is not None or spec.max_episode_steps is not None):
+            spec.max_episode_steps = self.max_steps if self.max_steps is not None else self._declared_budget()
 
     def _declared_budget(self) -> int:
         task = self.env.unwrapped

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -392,3 +393,10 @@ def test_the_table_names_the_interval_it_shows():
     assert summary.accuracy_ci_method == "wilson" and "(Wilson)" in text
     summary, text = shown([-0.5, -1.0, 1.0, -0.5])   # the base preset's rewards: not a proportion
     assert summary.accuracy_ci_method == "normal" and "Wilson" not in text and "(normal approx.)" in text
+    # A shaped mean is named as one, never as an accuracy; a 0/1 mean is an accuracy.
+    assert summary.accuracy_label == "mean shaped reward" and "accuracy" not in text
+    assert re.search(r"mean shaped reward\s*│\s*-0\.250", text), text
+    summary, text = shown([1.0, 0.5, 0.0, 1.0])
+    assert summary.accuracy_label == "mean reward (partial credit)" and "accuracy" not in text
+    summary, text = shown([1.0, 0.0])
+    assert summary.accuracy_label == "accuracy" and "accuracy (mean reward)" in text

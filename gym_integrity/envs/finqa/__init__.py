@@ -18,6 +18,7 @@ ENTRY = EnvEntry(
     "gym_integrity.envs.finqa:FinQAEnv",
     "financial questions answered through table tools and a read-only SQL sandbox, one tool call per step",
     ends_by_itself=False,  # a tool env: only MaxStepsTruncation ends an episode that never submits
+    max_episode_steps=50,  # FinQAConfig.step_budget's default (a step_budget= option moves the bound with it)
 )
 
 __getattr__ = lazy_exports(__name__, {"FinQAConfig": "config", "FinQAEnv": "env", "format_tool_call": "env",

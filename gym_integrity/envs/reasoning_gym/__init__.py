@@ -20,6 +20,7 @@ ENTRY = EnvEntry(
     "reasoning-gym's procedural tasks (or a weighted composite): strict scoring, expression scorers sandboxed",
     sweep=Sweep("dataset", "gym_integrity.envs.reasoning_gym:available_datasets"),
     audit_preload=("reasoning_gym",),  # about 2 s to import
+    max_episode_steps=1,  # one answer, whatever the dataset
 )
 
 __getattr__ = lazy_exports(__name__, {"ReasoningGymConfig": "config", "available_datasets": "config",

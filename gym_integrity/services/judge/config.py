@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import re
 from dataclasses import dataclass, field
@@ -28,6 +29,21 @@ _HOW_TO_CONFIGURE = (
     "gym.make('QEDMath-v0', ...), or set JUDGE_BASE_URL and JUDGE_MODEL (and JUDGE_API_KEY if the endpoint "
     "needs a key); OPENAI_BASE_URL / OPENAI_API_KEY are never used for the judge; see docs/judge.md"
 )
+
+
+def _near_misses(given: Mapping[str, Any], fields: list[str]) -> dict[str, str]:
+    """A did-you-mean for each unknown key of ``given`` that is close to a field.
+
+    Cutoff 0.5, below difflib's default: the common slips here are a field's
+    short name (``url``, ``key``, ``timeout``, ``max_tokens``), which share half
+    the letters of ``base_url``, ``api_key``, ... and are never another field.
+    """
+    hints = {}
+    for key in given:
+        close = difflib.get_close_matches(str(key), fields, n=1, cutoff=0.5) if key not in fields else []
+        if close:
+            hints[str(key)] = f"did you mean {close[0]!r}?"
+    return hints
 
 
 @dataclass(frozen=True)
@@ -111,7 +127,8 @@ class JudgeConfig:
         if isinstance(value, JudgeConfig):
             return value
         if isinstance(value, Mapping):
-            reject_unknown("JudgeConfig", value, [f.name for f in dataclasses.fields(cls)])
+            fields = [f.name for f in dataclasses.fields(cls)]
+            reject_unknown("JudgeConfig", value, fields, hints=_near_misses(value, fields))
             return cls(**dict(value))
         raise TypeError(f"JudgeConfig must be given as a JudgeConfig, a dict of its fields or None, "
                         f"got {type(value).__name__} {value!r:.60}")

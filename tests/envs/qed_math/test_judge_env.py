@@ -321,7 +321,7 @@ def test_bad_judge_options_fail_at_make(tmp_path):
     template.write_text("{{proof}} {{gold}}")
     with pytest.raises(ValueError, match="unknown placeholders"):
         gym.make("QEDMath-v0", judge={"prompt": str(template)})
-    with pytest.raises(TypeError, match=r"^QEDMathConfig\.judge: JudgeConfig\.url is not an option"):
+    with pytest.raises(TypeError, match=r"^QEDMathConfig\.judge: JudgeConfig\.url is not an option \(did you mean 'base_url'\?\)"):
         gym.make("QEDMath-v0", judge={"url": "http://x"})
     with pytest.raises(TypeError, match=r"^QEDMathConfig\.judge: JudgeConfig\.timeout_s"):
         gym.make("QEDMath-v0", judge={"timeout_s": "5"})

@@ -10,7 +10,9 @@ from gym_integrity.envs.reasoning_gym.config import available_datasets
 from gym_integrity.envs.reasoning_gym.datasets import AUTO_SIZE, EAGER_SIZE_CAPS
 
 # Generous: the slowest dataset makes in ~1.5 s (arc_agi loads its task files) on the shared 2-core machine;
-# acre at 100,000 items took over 20 s, which is what this bound is here to catch.
+# acre at 100,000 items took over 20 s, which is what this bound is here to catch. CPU time of this process, not
+# wall time: building items is CPU work here, and on a loaded machine (other jobs, two xdist workers) wall time
+# grew to 14.6 s for futoshiki's 1.5 s.
 MAKE_BOUND_S = 10.0
 # reasoning-gym's own limits, found by its config's validate(); a new one shows up as a failure of the sweep's
 # size check below, to be reviewed (not silently accepted).
@@ -21,11 +23,11 @@ def test_every_dataset_makes_and_resets_with_defaults():
     envs, slow = [], {}
     try:
         for name in available_datasets():
-            start = time.perf_counter()
+            start = time.process_time()
             env = gym.make("ReasoningGym-v0", dataset=name)
             envs.append(env)
             question, info = env.reset(seed=0)
-            elapsed = time.perf_counter() - start
+            elapsed = time.process_time() - start
             if elapsed > MAKE_BOUND_S:
                 slow[name] = round(elapsed, 1)
             size = env.unwrapped.size
@@ -34,7 +36,7 @@ def test_every_dataset_makes_and_resets_with_defaults():
     finally:
         for env in envs:  # closed together: sandboxed datasets share one pool, stopped by the last close
             env.close()
-    assert not slow, f"made and reset slower than {MAKE_BOUND_S} s with defaults (eager? see EAGER_SIZE_CAPS): {slow}"
+    assert not slow, f"made and reset in more than {MAKE_BOUND_S} CPU s with defaults (eager? EAGER_SIZE_CAPS): {slow}"
 
 
 def test_size_above_a_datasets_own_limit_fails_at_make_naming_the_largest_that_works():

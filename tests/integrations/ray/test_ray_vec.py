@@ -282,3 +282,23 @@ def test_usage_errors():
         make_ray_vec(ID, 1, actor_options=["num_cpus"])
     with pytest.raises((TypeError, ValueError), match="dataset"):  # the env's own option error, before any actor
         make_ray_vec(ID, 1, dataset=3)
+
+
+def test_record_episode_statistics_counts_each_episode_once():
+    # The convention of every vector env we build (tests/test_vector_autoreset.py): next-step autoreset.
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    from gym_integrity.ray import make_ray_vec
+
+    envs = RecordEpisodeStatistics(make_ray_vec("FinQA-v0", 2))
+    submit, explore = format_tool_call("submit_answer", {"answer": "38.2%"}), format_tool_call("list_tools", {})
+    try:
+        assert envs.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+        for _ in range(2):   # sub-env 0 submits at once and is stepped on; sub-env 1 submits at its third step
+            envs.reset(seed=[0, 0], options={"question_id": "fq002"})
+            for step in range(3):
+                envs.step(_actions(submit if step == 0 else explore, submit if step == 2 else explore))
+        records = sorted((float(r), int(n)) for r, n in zip(envs.return_queue, envs.length_queue))
+    finally:
+        envs.close()
+    assert records == [(1.0, 1), (1.0, 1), (1.0, 3), (1.0, 3)]   # no 0-step records, no unfinished episode

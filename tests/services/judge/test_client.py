@@ -332,6 +332,12 @@ def test_bad_config_follows_the_error_rule(bad, error, name):
 def test_unknown_option_suggests_the_close_one_and_a_non_dict_is_a_type_error():
     with pytest.raises(TypeError, match=r"^JudgeConfig\.timeout is not an option \(did you mean 'timeout_s'\?\)"):
         JudgeConfig.from_value({"timeout": 5})
+    # A field's short name is the usual slip; a key close to nothing gets no guess.
+    for short, field in (("url", "base_url"), ("key", "api_key"), ("max_tokens", "max_output_tokens")):
+        with pytest.raises(TypeError, match=rf"^JudgeConfig\.{short} is not an option \(did you mean '{field}'\?\)"):
+            JudgeConfig.from_value({short: "x"})
+    with pytest.raises(TypeError, match=r"^JudgeConfig\.headers is not an option; valid options"):
+        JudgeConfig.from_value({"headers": {}})
     with pytest.raises(TypeError, match="JudgeConfig"):
         JudgeConfig.from_value("v1")
 
