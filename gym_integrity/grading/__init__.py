@@ -3,9 +3,9 @@ r"""Grading: every step from a model's text to its :class:`~gym_integrity.protoc
 The data flow is drawn once, in docs/architecture.md ("Grading: from text to
 Grade"). In short: the text is read once (:mod:`.reader`: ``<answer>`` tags,
 ``\boxed{}``, QEDMath's percent), and that one string goes to every rule and
-grader, with its operators in one spelling (:mod:`.spelling`); before a grader runs, the answer's cost is bounded (:mod:`.cost`) and
-its language checked (:mod:`.language`, one tokenizer for both); a pool
-outcome, or a refusal, becomes a grade through one fault table
+grader, with its operators in one spelling (:mod:`.spelling`); before a grader
+runs, the answer's cost is bounded (:mod:`.cost`) and its language checked
+(:mod:`.language`, one tokenizer for both); a pool outcome, or a refusal, becomes a grade through one fault table
 (:mod:`.faults`). Numbers everywhere are written in one grammar (:mod:`.numbers`).
 
 This front names what callers use. Imports are lazy:
