@@ -135,7 +135,8 @@ def not_an_answer(answer: str, gold: str, statement: str = "") -> str | None:
     * an answer that restates the question (:func:`restates`: the statement's own operation on the statement's
       own numbers) is not its value: math_verify evaluates ``7^{2026} \mod 100`` to 49;
     * numbers written side by side are not one number (``3 7`` was read as 10; ``3 \frac{1}{2}`` stays 7/2);
-    * several values (``3 \text{ or } 4``, ``3, 4``, ``\{3, 4\}``, ``3 \pm 1``) do not answer a single-valued gold.
+    * several values (``3 \text{ or } 4``, ``3, 4``, ``\{3, 4\}``, ``3 \pm 1``) do not answer a single-valued gold
+      (a box of prose with ``$...$`` is left to math_verify, which reads ``$3$ or $4$`` as the set {3, 4}).
 
     >>> not_an_answer(r"\int_0^{\pi} x \sin x \, dx", r"\pi")
     'it poses a computation (an integral, limit, sum, product or derivative) instead of its value'
@@ -157,6 +158,8 @@ def not_an_answer(answer: str, gold: str, statement: str = "") -> str | None:
     juxtaposed = _JUXTAPOSED.search(answer)
     if juxtaposed and not _JUXTAPOSED.search(gold):
         return f"it writes numbers side by side ({juxtaposed.group()}), which is not one number"
-    if _single_valued(gold) and several_values(answer):
+    # A box of prose with inline math ($...$, a worked solution boxed whole) is read by math_verify as the set of
+    # its formulas, which a single-valued gold never equals: its commas and words are not a list of values.
+    if "$" not in answer and _single_valued(gold) and several_values(answer):
         return "it gives several values for a question with one answer"
     return None

@@ -131,6 +131,13 @@ def test_one_value_and_multi_valued_golds_are_left_to_the_grader(answer, gold):
     assert _refused(answer, gold, "Find it.") is None
 
 
+def test_a_worked_solution_boxed_whole_is_left_to_the_grader():
+    # The audit's honest_pay answers each gold form, the reference solution too; its prose commas are not values.
+    reference = (r"$\gcd(a, 2026 - a) = \gcd(a, 2026)$, so we count $a \in [1, 2025]$ coprime to "
+                 r"$2026 = 2 \cdot 1013$ with $1013$ prime: $\varphi(2026) = 1012$.")
+    assert _refused(reference, "1012", "Find the number of ... $2026$ ...") is None
+
+
 # ----------------------------------------------------------------------------- the real env
 
 
