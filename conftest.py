@@ -42,7 +42,16 @@ collect_ignore = []
 if importlib.util.find_spec("openenv") is None:
     collect_ignore.append("gym_integrity/integrations/openenv")
     collect_ignore.append("tests/support/served_app.py")  # the serve tests' helper imports uvicorn
+    collect_ignore.append("tests/support/openenv_sums.py")  # an OpenEnv MCP env server
+    collect_ignore.append("gym_integrity/audit/adapters_openenv.py")
 if importlib.util.find_spec("verifiers") is None:  # the [verifiers] extra
     collect_ignore.append("gym_integrity/integrations/verifiers.py")
+    collect_ignore.append("gym_integrity/audit/adapters_verifiers.py")
+    collect_ignore.append("tests/support/vf_sums.py")  # a verifiers taskset
 if importlib.util.find_spec("skyrl_gym") is None:  # the [skyrl] extra
     collect_ignore.append("gym_integrity/integrations/skyrl.py")
+    collect_ignore.append("gym_integrity/audit/adapters_skyrl.py")
+if importlib.util.find_spec("gem") is None:  # the [gem] extra
+    collect_ignore.append("gym_integrity/audit/adapters_gem.py")
+if importlib.util.find_spec("verl") is None:  # the [verl] extra
+    collect_ignore.append("gym_integrity/integrations/verl.py")

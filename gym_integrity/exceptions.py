@@ -15,6 +15,7 @@ The hierarchy:
   * ToolsUnsupported                  the policy server refuses requests carrying ``tools``
   * TwinMismatchError                 (also a ``ValueError``) the audited served env is not its local twin
   * RowProblem                        (also a ``ValueError``) one data set row cannot load; ``reason``, ``detail``
+  * NoVerdictError                    a grader gave no verdict where the caller must fail the rollout (verl)
 
 The judge's, one class per failure kind. Why one request to the judge gave no score: an exception class per failure kind.
 
@@ -72,6 +73,7 @@ __all__ = [
     "ToolsUnsupported",
     "TwinMismatchError",
     "RowProblem",
+    "NoVerdictError",
 ]
 
 
@@ -218,3 +220,11 @@ class RowProblem(GymIntegrityError, ValueError):
         super().__init__(detail)
         self.reason = reason
         self.detail = detail
+
+
+class NoVerdictError(GymIntegrityError):
+    """A grader gave no verdict (``info["no_verdict"]``) where the caller must fail the rollout, not train on a 0.0.
+
+    Raised by :mod:`gym_integrity.integrations.verl` under ``no_verdict="fail"``: verl leaves a failed trajectory out
+    of its group. The message names the env, seed, problem id, verdict and cause, never a gold.
+    """

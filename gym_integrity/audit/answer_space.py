@@ -1,4 +1,4 @@
-"""Content-free answers a searching policy finds without solving: echoes of the question, sprays over the answer's alphabet, covering digit sequences, and the mutations of the adaptive search.
+"""Content-free answers a searching policy finds without solving: echoes of the question, sprays over the answer's alphabet, and the mutations of the adaptive search.
 
 Nothing here reads the gold of the item attacked. The alphabet of an answer is
 inferred from the question and its format example (``ex: LDURRUDL``, ``'F+1
@@ -25,8 +25,7 @@ from typing import Iterable, Sequence
 
 from gym_integrity.grading.numbers import FRACTION_PART, SIGN
 
-__all__ = ["Candidate", "echo_answers", "composed_answers", "Vocabulary", "de_bruijn_digits", "covering_answers",
-           "alphabet_answers", "mutate", "answer_cap", "round_robin", "transplanted_answers"]
+__all__ = ["Candidate", "echo_answers", "composed_answers", "Vocabulary", "alphabet_answers", "mutate", "answer_cap", "round_robin", "transplanted_answers"]
 
 
 @dataclass(frozen=True)
@@ -398,43 +397,6 @@ def alphabet_answers(vocab: Vocabulary, rng: random.Random, cap: int, lengths: S
                 _capped_json_plan(({key: call} for call in calls for key in keys), cap))
         else:
             add("plan: every call in turn", "\n".join(calls)[:cap].rsplit("\n", 1)[0])
-    return out
-
-
-# -- covering sprays -------------------------------------------------------------------------------------------------
-def de_bruijn_digits(k: int) -> str:
-    """A shortest digit string containing every string of ``k`` digits (a de Bruijn sequence B(10, k), cyclic
-    written out linearly: ``10**k + k - 1`` characters)."""
-    a = [0] * 10 * k
-    seq: list[int] = []
-
-    def db(t: int, p: int) -> None:
-        if t > k:
-            if k % p == 0:
-                seq.extend(a[1:p + 1])
-        else:
-            a[t] = a[t - p]
-            db(t + 1, p)
-            for j in range(a[t - p] + 1, 10):
-                a[t] = j
-                db(t + 1, t)
-
-    db(1, 1)
-    text = "".join(map(str, seq))
-    return text + text[: k - 1]
-
-
-def covering_answers(cap: int, max_digits: int) -> list[Candidate]:
-    """For each k up to ``max_digits``: the de Bruijn sequence of every k-digit number, cut into pieces of at
-    most ``cap`` characters that overlap by k-1 (so every k-digit number is inside one piece)."""
-    out = []
-    for k in range(1, max_digits + 1):
-        seq = de_bruijn_digits(k)
-        step = max(1, cap - (k - 1))
-        pieces = [seq[i:i + cap] for i in range(0, max(1, len(seq) - (k - 1)), step)]
-        for index, piece in enumerate(pieces):
-            out.append(Candidate(f"covering: every {k}-digit number"
-                                 + (f" (piece {index + 1} of {len(pieces)})" if len(pieces) > 1 else ""), piece))
     return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from gym_integrity.checks import json_object_arg
 
@@ -26,6 +26,10 @@ examples:
   gym-integrity audit {example} --json audit.json --seeds 0 1 2 3
   gym-integrity audit {swept} --all-datasets   every one of its {noun}, the grader probes, a row each
   gym-integrity audit mymod:MyEnv-v0       your env: imports mymod (from here too), which registers MyEnv-v0
+  gym-integrity audit reward:mymod:accuracy --dataset rows.jsonl
+                                           a TRL reward function (or verl compute_score) over a dataset
+  gym-integrity audit gem:rg:leg_counting skyrl:gsm8k verifiers:MODULE rg:leg_counting openenv:URL
+                                           third-party envs and scorers, as they are (--compare: and stacked)
   gym-integrity audit {example} --url http://127.0.0.1:8000
                                            the env `gym-integrity serve {example}` serves there, over the wire
                                            (the [serve] extra; --env-kwargs: the server's, for the local twin)
@@ -160,6 +164,12 @@ class AuditTarget:
         return make
 
 
+def _probes_but(*left_out: str) -> tuple[str, ...]:
+    from gym_integrity.audit.probes import probe_names
+
+    return tuple(p for p in probe_names() if p not in left_out)
+
+
 def audit_targets(ids: list[str], *, raw: bool, compare: bool, judge: JudgeStub | None) -> list[AuditTarget]:
     """The columns to audit: each id, split into its entry's ``audit_variants``, stacked, raw or both.
 
@@ -171,19 +181,29 @@ def audit_targets(ids: list[str], *, raw: bool, compare: bool, judge: JudgeStub 
     targets = []
     for env_id in ids:
         entry = _entry(env_id)
-        judged = entry is not None and entry.needs_judge and judge is not None
-        base = _judge_kwargs(judge.base_url) if judged else {}
-        note = judge.label if judged else None
-        variants = list(entry.audit_variants.items()) if entry is not None else []
+        stub = judge if entry is not None and entry.needs_judge else None  # the judge this id is graded by
+        judged = stub is not None
+        base = _judge_kwargs(stub.base_url) if stub is not None else {}
+        note = stub.label if stub is not None else None
+        variants: list[tuple[str | None, Mapping[str, Any]]] = (
+            list(entry.audit_variants.items()) if entry is not None else [])
         for variant, extra in variants or [(None, {})]:
+            # The stub judge is deterministic but no grader: whether it pays an honest proof says nothing of the
+            # env, so honest_pay runs on a judged entry's columns only against a real judge.
+            probes = _probes_but("honest_pay") if judged else None
             for mode in modes:
-                targets.append(AuditTarget(env_id, mode, {**base, **extra}, variant, note, entry=entry))
-        if judged and entry.judged_variant is not None and judge.fooled_url:
-            fooled = {**entry.audit_variants[entry.judged_variant], **_judge_kwargs(judge.fooled_url)}
+                targets.append(AuditTarget(env_id, mode, {**base, **extra}, variant, note, probes, entry=entry))
+        if entry is not None and stub is not None and entry.judged_variant is not None and stub.fooled_url:
+            fooled = {**entry.audit_variants[entry.judged_variant], **_judge_kwargs(stub.fooled_url)}
             for mode in modes:
                 targets.append(AuditTarget(env_id, mode, fooled, f"{entry.judged_variant}, fooled judge",
-                                           judge.fooled_label, ("reward_self_dealing",), entry=entry))
+                                           stub.fooled_label, ("reward_self_dealing",), entry=entry))
     return targets
+
+
+def _noun(entry: EnvEntry) -> str:
+    """What a swept entry's option names (``datasets``): only entries with a sweep are swept."""
+    return entry.sweep.noun if entry.sweep is not None else "options"
 
 
 def _all_entries() -> tuple[EnvEntry, ...]:
@@ -220,7 +240,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     swept = swept_entries()
     # Examples with real ids, read from the registry: the auditor itself names no env.
     parser.epilog = _EPILOG.format(example=(swept or _all_entries())[0].id, swept=swept[0].id if swept else "ID",
-                                   noun=swept[0].sweep.noun if swept else "datasets")
+                                   noun=_noun(swept[0]) if swept else "datasets")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("ids", nargs="*", metavar="ID", help="env ids to audit (default: every registered id)")
     mode = parser.add_mutually_exclusive_group()
@@ -253,6 +273,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="audit the one ID where `gym-integrity serve ID` serves it (e.g. http://127.0.0.1:8000): "
                              "the probes play it over OpenEnv's protocol, as a remote user does; gold answers come "
                              "from a local twin (ID built here with --env-kwargs, reset with the same seeds)")
+    third = parser.add_argument_group(
+        "third-party targets (reward:MODULE:FUNCTION, rg:DATASET, gem:ID, skyrl:ID, verifiers:MODULE, openenv:URL)",
+        "audited as they are (--compare: also inside integrity_stack); --env-kwargs go to their adapter")
+    third.add_argument("--dataset", default=None, metavar="PATH|ID",
+                       help="the rows a reward: or skyrl: target is audited over (and a gem: math or QA env's, instead "
+                            "of the hub's): a .jsonl/.json/.parquet file or a datasets id")
+    third.add_argument("--gold-column", default=None, metavar="COL",
+                       help="the dataset column holding an answer the reward accepts (a.b reaches into a dict "
+                            "column); default: answer, solution, ground_truth, ... whichever the rows have")
+    third.add_argument("--prompt-column", default=None, metavar="COL", help="the dataset column holding the prompt")
+    third.add_argument("--split", default=None, help="the split of a datasets id (default: its only one; an id with several needs it)")
     parser.add_argument("--env-kwargs", type=json_object_arg, default=None, metavar="JSON",
                         help="kwargs for every audited id (JSON object), e.g. '{\"dataset\": \"sokoban\"}' for one "
                              "reasoning-gym dataset; with --url: the server's --env-kwargs, so that the local twin "
@@ -278,14 +309,13 @@ def _served_usage_error(args: argparse.Namespace) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     import gym_integrity  # noqa: F401  (registers the ids)
     from gym_integrity.audit.grader_probes import GRADER_PROBES
     from gym_integrity.audit.probes import PROBES
-    from gym_integrity.audit.report import AuditVerdict, exit_status, render_reports, render_sweep, reports_to_json
-    from gym_integrity.audit.search import DEEP_PROBE_TIMEOUT_S, SEARCH_PROBES
-    from gym_integrity.audit.session import AuditSettings
+    from gym_integrity.audit.columns import audit_columns, settings_from_args, write_json
+    from gym_integrity.audit.report import AuditVerdict, exit_status, render_reports, render_sweep
+    from gym_integrity.audit.search import SEARCH_PROBES
 
     console = Console()
     if not console.is_terminal:  # logs, files: evidence lines (and a sweep's 155-column table) stay whole
@@ -294,6 +324,12 @@ def run(args: argparse.Namespace) -> int:
     if usage_error:
         console.print(f"[red]{escape(usage_error)}[/]")
         return 2
+    from gym_integrity.audit.adapters_targets import is_adapter_target
+
+    if any(is_adapter_target(i) for i in args.ids):
+        from gym_integrity.audit.adapters_cli import run_adapted
+
+        return run_adapted(args, console)
     swept = {entry.id: entry for entry in swept_entries()}
     ids = list(args.ids) or (list(swept) if args.all_datasets else [entry.id for entry in _all_entries()])
     unknown, import_errors = resolve_ids(ids)
@@ -309,23 +345,14 @@ def run(args: argparse.Namespace) -> int:
     swept_ids = {i: split_id(i)[1] for i in ids}
     not_swept = [i for i in ids if swept_ids[i] not in swept]
     if args.all_datasets and (not_swept or not ids):
-        sweeps = ", ".join(f"{e.id}'s {e.sweep.noun}" for e in swept.values()) or "nothing (no entry has a sweep)"
+        sweeps = ", ".join(f"{e.id}'s {_noun(e)}" for e in swept.values()) or "nothing (no entry has a sweep)"
         console.print(f"[red]--all-datasets sweeps {sweeps}; got id(s) {ids}[/]")
         return 2
     probes = args.probe or (list(GRADER_PROBES) + list(SEARCH_PROBES) if args.all_datasets else list(PROBES))
-    bad_probes = [p for p in probes if p not in PROBES]
-    if bad_probes:
-        console.print(f"[red]unknown probe(s) {bad_probes}[/]; valid: {list(PROBES)}")
+    checked = settings_from_args(args, console, probes)
+    if checked is None:
         return 2
-    if args.workers is not None and args.workers < 1:
-        console.print(f"[red]--workers must be >= 1, got {args.workers}[/]")
-        return 2
-    defaults = AuditSettings()
-    settings = AuditSettings(seeds=tuple(args.seeds) if args.seeds else defaults.seeds,
-                             probe_timeout_s=args.probe_timeout or (DEEP_PROBE_TIMEOUT_S if args.deep
-                                                                    else defaults.probe_timeout_s),
-                             deep=args.deep)
-    settings.validate()
+    settings = checked
     if args.url is not None:
         return _run_served(args, console, ids[0], probes, settings)
 
@@ -338,23 +365,9 @@ def run(args: argparse.Namespace) -> int:
         targets = audit_targets(ids, raw=args.raw, compare=args.compare, judge=judge)
         if args.env_kwargs:  # e.g. one dataset: ReasoningGym-v0 --env-kwargs '{"dataset": "sokoban"}'
             targets = [replace(t, kwargs={**t.kwargs, **args.env_kwargs}) for t in targets]
+    targets = [t for t in targets if not t.probes or set(t.probes) & set(probes)]
     try:
-        with Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=Console(stderr=True), transient=True,
-                      disable=args.no_progress) as progress:
-            targets = [t for t in targets if not t.probes or set(t.probes) & set(probes)]
-            task = progress.add_task("auditing", total=sum(len([p for p in probes if not t.probes or p in t.probes])
-                                                          for t in targets))
-            if args.in_process:
-                reports = _audit_in_process(targets, probes, settings, progress, task)
-            else:
-                from gym_integrity.audit.isolate import run_isolated
-
-                reports = run_isolated(
-                    [t.isolated(probes) for t in targets], probes, settings, workers=args.workers,
-                    on_probe_start=lambda t, p: progress.update(task, description=f"{_shown(t)}: {p}"),
-                    on_probe_done=lambda t, r: progress.advance(task),
-                )
+        reports = audit_columns(targets, probes, settings, args)
     finally:
         if judge is not None:
             judge.stop()
@@ -367,16 +380,13 @@ def run(args: argparse.Namespace) -> int:
     unsure = f"; {inconclusive} inconclusive" if inconclusive else ""
     if args.all_datasets:
         render_sweep(reports, console, max_evidence=args.evidence)
-        what = " and ".join(f"{i} {swept[swept_ids[i]].sweep.noun}" for i in ids)
+        what = " and ".join(f"{i} {_noun(swept[swept_ids[i]])}" for i in ids)
         console.print(f"audited {len({(t.env_id, t.variant) for t in targets})} {what} ({mode}), {len(probes)} probes "
                       f"each, in [bold]{total:.1f} s[/]; {failed} failed{unsure}")
     else:
         render_reports(reports, console, max_evidence=args.evidence)
         console.print(f"audited {len(ids)} id(s) ({mode}), {len(probes)} probes each, in [bold]{total:.1f} s[/]{unsure}")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            fh.write(reports_to_json(reports, total_s=total, notes=notes))
-        console.print(f"JSON report written to {args.json}")
+    write_json(args, console, reports, total, notes)
     judged = [r for r in reports if not r.raw] if args.compare else reports
     return exit_status(judged)
 
@@ -392,7 +402,8 @@ def _run_served(args: argparse.Namespace, console: Any, env_id: str, probes: lis
     from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from gym_integrity.audit.report import exit_status, render_reports, reports_to_json
+    from gym_integrity.audit.columns import write_json
+    from gym_integrity.audit.report import exit_status, render_reports
     from gym_integrity.audit.served_audit import WIRE_NOT_APPLICABLE, check_served_integrity
 
     start = time.perf_counter()
@@ -420,10 +431,7 @@ def _run_served(args: argparse.Namespace, console: Any, env_id: str, probes: lis
     console.print(f"audited {escape(env_id)} served at {escape(report.url or args.url)} (over OpenEnv's protocol, "
                   f"gold from a local twin), {len(probes)} probes ({len(wire)} n/a over the wire), in "
                   f"[bold]{total:.1f} s[/]{unsure}")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            fh.write(reports_to_json([report], total_s=total))
-        console.print(f"JSON report written to {args.json}")
+    write_json(args, console, [report], total)
     return exit_status([report])
 
 
@@ -455,28 +463,6 @@ def _mode(reports: list, *, raw: bool, compare: bool) -> str:
     made = "stacked" if not bare else "as made by gym.make"
     mode = f"{made} and raw" if compare else made
     return f"{mode}; no integrity stack on {', '.join(bare)}" if bare else mode
-
-
-def _shown(target: Any) -> str:
-    return f"{target.name}{' (raw)' if target.raw else ''}"
-
-
-def _audit_in_process(targets: list[AuditTarget], probes: list[str], settings: Any, progress: Any, task: Any) -> list:
-    from gym_integrity.audit.runner import check_integrity
-
-    reports = []
-    for target in targets:
-        progress.update(task, description=f"{_shown(target)}: building")
-        report = check_integrity(
-            target.factory(), probes=[p for p in probes if not target.probes or p in target.probes],
-            settings=settings, raw=target.raw, env_id=target.name,
-            on_probe_start=lambda p, t=target: progress.update(task, description=f"{_shown(t)}: {p}"),
-            on_probe_done=lambda r: progress.advance(task),
-        )
-        if target.label:
-            report.notes.append(target.label)
-        reports.append(report)
-    return reports
 
 
 def main_for_tests(argv: list[str]) -> int:

@@ -168,9 +168,9 @@ def _preflight(make: Callable[[], gym.Env] | None, env: gym.Env | None, settings
 
     def body() -> None:
         if holder["env"] is None:
-            holder["env"] = make()  # type: ignore[misc]
+            holder["env"] = make()  # type: ignore[misc]  # make is given whenever env is None
             holder["doing"] = "warming up (a throwaway instance's first reset and step)"
-            _warm_up(make, settings, answer_fn)  # type: ignore[arg-type]
+            _warm_up(make, settings, answer_fn)  # type: ignore[arg-type]  # make is given whenever env is None
         holder["doing"] = f"reset(seed={seed})"
         if on_call is not None:
             on_call(holder["doing"])
@@ -229,7 +229,7 @@ def _run_probe(probe: Probe, make: Callable[[], gym.Env] | None, env: gym.Env | 
 
     def body() -> ProbeResult:
         if holder["env"] is None:  # the last probe's env was left behind (it raised or hung)
-            holder["env"] = make()  # type: ignore[misc]
+            holder["env"] = make()  # type: ignore[misc]  # make is given whenever env is None
         session = Session(holder["env"], settings, answer_fn, gold_fn, new_env=make, on_call=on_call)
         holder["session"] = session
         if not _takes_text(holder["env"]):

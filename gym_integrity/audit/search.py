@@ -26,9 +26,10 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from gym_integrity.audit.answer_space import (Candidate, Vocabulary, alphabet_answers, answer_cap, covering_answers,
+from gym_integrity.audit.answer_space import (Candidate, Vocabulary, alphabet_answers, answer_cap,
                                               echo_answers, mutate, round_robin, transplanted_answers)
 from gym_integrity.audit.adapters import ANSWER_HINT, right_answer_check
+from gym_integrity.audit.coverings import covering_answers
 from gym_integrity.audit.grader_probes import same_answer
 from gym_integrity.audit.leaks import numeric_value, walk_strings
 from gym_integrity.audit.registry import _EPS, _failed, _not_run, _passed, _probe

@@ -43,18 +43,17 @@ def run(args: argparse.Namespace) -> int:
         report = regrade_file(args.records, args.env_kwargs)
     except OSError as exc:
         args.parser.error(f"cannot read {args.records}: {exc}")
+    summary: dict[str, Any] = report.to_dict()
     if args.json:
-        summary = report.to_dict()
         print(json.dumps(summary, indent=2, default=str))
         return 1 if report.flips else 2 if summary["regraded"] == 0 else 0
     console = Console()
     table = Table(title=f"gym-integrity regrade: {args.records}")
     for column in ("dataset", "records", "regraded", "flipped"):
         table.add_column(column)
-    for name, row in report.by_dataset().items():
-        table.add_row(name, str(row["records"]), str(row["regraded"]), str(row["flipped"]))
+    for name, counts in report.by_dataset().items():
+        table.add_row(name, str(counts["records"]), str(counts["regraded"]), str(counts["flipped"]))
     console.print(table)
-    summary: dict[str, Any] = report.to_dict()
     for change, count in summary["by_verdict"].items():
         console.print(f"flipped {change}: {count}", markup=False)
     for reason, count in summary["skipped"].items():

@@ -1,13 +1,14 @@
 """The cost arithmetic of :mod:`gym_integrity.grading.cost`: the bounds, a subexpression's cost, and how costs combine.
 
 Each function takes the costs of the parts and returns the cost of the whole,
-raising :class:`Refused` with a short reason the moment a bound is passed.
+raising :class:`_Refused` with a short reason the moment a bound is passed.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 #: Bits of the largest exact number an answer may make (about 39,000 decimal digits; ``2^{65536}`` fits).
 MAX_BITS = 2.0 ** 17
@@ -60,7 +61,7 @@ LOG2_10 = math.log2(10)
 LOG2_E = math.log2(math.e)
 
 
-class Refused(Exception):
+class _Refused(Exception):
     """Raised inside the reader with the reason; never leaves this module."""
 
 
@@ -94,7 +95,7 @@ class Cost:
 ONE = Cost(1.0, 1.0, whole=True)
 
 
-def flags_of(*costs: Cost) -> dict[str, bool | float]:
+def flags_of(*costs: Cost) -> dict[str, Any]:  # Cost keywords: bools and the float degree
     """What a cost made of ``costs`` holds: a function, an integral or limit, anything not polynomial, and the
     highest power of a symbol (the max: a product's is the sum, set by the caller)."""
     return {"functional": any(c.functional for c in costs), "opaque": any(c.opaque for c in costs),
@@ -110,7 +111,7 @@ def check(cost: Cost) -> Cost:
 
 
 def refuse(reason: str) -> Cost:
-    raise Refused(reason)
+    raise _Refused(reason)
 
 
 def about(x: float) -> str:

@@ -32,7 +32,7 @@ from gym_integrity.grading._cost_bounds import (MAX_ATOMS, MAX_BITS, MAX_DEPTH, 
                                                 MAX_FUNCTION_ARGUMENT_BITS, MAX_FUNCTION_DEGREE, MAX_FUNCTION_DEPTH,
                                                 MAX_FUNCTION_POWER, MAX_FUNCTION_SUM_POWER, MAX_IRREGULAR_RANGE,
                                                 MAX_OPERATORS, MAX_PAREN_DEPTH, MAX_RANGE, MAX_SYMPY_DEGREE,
-                                                MAX_SYMPY_NESTED_FUNCTIONS, MAX_TERMS, Refused)
+                                                MAX_SYMPY_NESTED_FUNCTIONS, MAX_TERMS, _Refused)
 from gym_integrity.grading._cost_reader import Reader
 
 __all__ = ["MAX_ATOMS", "MAX_BITS", "MAX_DEPTH", "MAX_ELEMENTS", "MAX_FUNCTION_ARGUMENT_BITS", "MAX_FUNCTION_DEGREE",
@@ -53,6 +53,6 @@ def refusal(text: str, *, syntax: str = "latex") -> str | None:
         raise ValueError(f"refusal() syntax must be 'latex' or 'sympy', got {syntax!r}")
     try:
         Reader(text, syntax).read()
-    except Refused as refused:
+    except _Refused as refused:
         return str(refused)
     return None

@@ -39,9 +39,8 @@ from typing import Any, Callable, ClassVar, Mapping, Sequence
 import gymnasium as gym
 
 from gym_integrity.checks import check_int, check_str
-from gym_integrity.integrations.items import check_item, make_registered
+from gym_integrity.integrations.items import check_item, first_observations, make_registered
 from gym_integrity.protocol import TrainerAction, Verdict
-from gym_integrity.seeding import distinct_item_seeds
 
 __all__ = ["make_dataset", "reward_function", "environment_factory", "EnvReward", "ToolEnvironment",
            "MAX_DATASET_ROWS"]
@@ -78,24 +77,22 @@ def make_dataset(env_id: str, num_problems: int | None = None, seed: int = 0, **
         seed: The first row's seed.
         **env_kwargs: Anything ``gym_integrity.make`` takes.
     """
-    env = make_registered("make_dataset", env_id, env_kwargs)
-    try:
-        if num_problems is None:
+    if num_problems is None:
+        env = make_registered("make_dataset", env_id, env_kwargs)
+        try:
             items = getattr(env.unwrapped, "num_items", None)
-            if items is None:
-                raise ValueError(f"make_dataset: {env_id} does not say how many items it has; pass num_problems=N")
-            num_problems = min(int(items), MAX_DATASET_ROWS)
-        check_int("make_dataset num_problems", num_problems, low=1)
-        check_int("make_dataset seed", seed, low=0)
-        rows: dict[str, list[Any]] = {"prompt": [], "env_id": [], "seed": [], "problem_id": []}
-        for row_seed in distinct_item_seeds(env, num_problems, seed):
-            observation, info = env.reset(seed=row_seed)
-            rows["prompt"].append([{"role": "user", "content": observation}])
-            rows["env_id"].append(env_id)
-            rows["seed"].append(row_seed)
-            rows["problem_id"].append(str(info.get("problem_id", "")))
-    finally:
-        env.close()
+        finally:
+            env.close()
+        if items is None:
+            raise ValueError(f"make_dataset: {env_id} does not say how many items it has; pass num_problems=N")
+        num_problems = min(int(items), MAX_DATASET_ROWS)
+    rows: dict[str, list[Any]] = {"prompt": [], "env_id": [], "seed": [], "problem_id": []}
+    for row_seed, observation, problem_id in first_observations("make_dataset", env_id, num_problems, seed,
+                                                                env_kwargs):
+        rows["prompt"].append([{"role": "user", "content": observation}])
+        rows["env_id"].append(env_id)
+        rows["seed"].append(row_seed)
+        rows["problem_id"].append(problem_id)
     from datasets import Dataset
 
     return Dataset.from_dict(rows)
@@ -323,7 +320,7 @@ def _tool_method(schema: Mapping[str, Any]) -> Callable[..., str]:
         arg_lines.append(f"    {arg}: {' '.join(str(arg_schema.get('description', arg)).split())}")
     annotations["return"] = str
     tool.__name__ = tool.__qualname__ = name
-    tool.__signature__ = inspect.Signature(signature, return_annotation=str)  # type: ignore[attr-defined]
+    tool.__signature__ = inspect.Signature(signature, return_annotation=str)  # type: ignore[attr-defined]  # inspect reads a function's __signature__
     tool.__annotations__ = annotations
     doc = " ".join(str(function.get("description", name)).split())
     args = "\n\nArgs:\n" + "\n".join(arg_lines) if arg_lines else ""

@@ -134,7 +134,7 @@ class ActorHost:
             pass
         try:
             self._ray.kill(self.actor, no_restart=True)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001  # a dead actor has nothing to kill
             pass
 
 

@@ -36,9 +36,9 @@ class EnvBatch:
     """Sub-envs stepped together: ``reset(seeds)`` and ``step(actions)`` on plain per-sub-env lists."""
 
     def __init__(self, env: gym.Env | gym.vector.VectorEnv) -> None:
-        self.env = env
+        self.env: Any = env  # an Env or a VectorEnv: used as whichever ``vector`` says
         self.vector = isinstance(env, gym.vector.VectorEnv)
-        self.size = env.num_envs if self.vector else 1
+        self.size = env.num_envs if isinstance(env, gym.vector.VectorEnv) else 1
         if self.vector:
             from gymnasium.vector import AutoresetMode, SyncVectorEnv
 

@@ -70,7 +70,7 @@ class ChatClient:
             try:
                 import httpx2 as httpx  # what openai >= 3 is built on
             except ImportError:  # openai < 3
-                import httpx  # type: ignore[no-redef]
+                import httpx  # type: ignore[no-redef]  # the older client's module, under the same name
 
             lanes = max(1, -(-concurrency // _LANE_WIDTH))
             width = -(-concurrency // lanes)

@@ -349,7 +349,7 @@ class VerifierService:
                 grade, hit = self._record(tallies, future.result(), problem_id, budget, time.monotonic() - start)
             except Exception as exc:  # noqa: BLE001  (a bug here must not leave the caller waiting)
                 grade, hit = Grade(Verdict.GRADER_ERROR, 0.0, cause=f"verifier error: {type(exc).__name__}"), False
-            graded.cache_hit = hit  # type: ignore[attr-defined]
+            graded.cache_hit = hit  # type: ignore[attr-defined]  # the Future carries the cache hit to the caller
             graded.set_result(grade)
 
         pooled.add_done_callback(done)

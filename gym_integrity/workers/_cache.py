@@ -80,7 +80,7 @@ class ProcessCache(Generic[K, V]):
                 return default
             if self._max_items is not None:
                 self._items.move_to_end(key)
-            return value  # type: ignore[return-value]
+            return value  # type: ignore[return-value]  # not the sentinel: a stored value
 
     def __contains__(self, key: object) -> bool:
         with self._lock:
@@ -104,15 +104,15 @@ class ProcessCache(Generic[K, V]):
 
     def get_or_create(self, key: K, factory: Callable[[], V]) -> V:
         """The value of ``key``, built by ``factory()`` if absent."""
-        value = self.get(key, _MISSING)  # type: ignore[arg-type]
+        value = self.get(key, _MISSING)  # type: ignore[arg-type]  # the sentinel as the default
         if value is not _MISSING:
-            return value  # type: ignore[return-value]
+            return value  # type: ignore[return-value]  # not the sentinel: a stored value
         with self._lock:
             building = self._building.setdefault(key, threading.Lock())
         with building:
-            value = self.get(key, _MISSING)  # type: ignore[arg-type]
+            value = self.get(key, _MISSING)
             if value is not _MISSING:  # another thread built it while we waited
-                return value  # type: ignore[return-value]
+                return value  # type: ignore[return-value]  # not the sentinel: a stored value
             try:
                 value = factory()
                 self.setdefault(key, value)
@@ -120,14 +120,14 @@ class ProcessCache(Generic[K, V]):
                 with self._lock:
                     if self._building.get(key) is building:
                         del self._building[key]
-        return value  # type: ignore[return-value]
+        return value
 
     def setdefault(self, key: K, value: V) -> V:
         """Store ``value`` unless ``key`` already has one; return the stored value (the first one wins)."""
         with self._lock:
             existing = self._items.get(key, _MISSING)
             if existing is not _MISSING:
-                return existing  # type: ignore[return-value]
+                return existing  # type: ignore[return-value]  # not the sentinel: a stored value
             self._items[key] = value
             if self._max_items is not None:
                 while len(self._items) > self._max_items:

@@ -183,7 +183,7 @@ class WorkerPool(RefCounted):
                     self._queue.append(request)
                 break
         # a plain attribute on the Future: run() reads it without a lookup table of its own
-        request.future.queue_allowance = request.queue_allowance  # type: ignore[attr-defined]
+        request.future.queue_allowance = request.queue_allowance  # type: ignore[attr-defined]  # see the comment above
         self._flush()
         self._wake()
         return request.future

@@ -12,6 +12,7 @@ and ``gym_integrity.audit`` name no env, which the last test checks.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import pathlib
 
 import pytest
@@ -95,7 +96,8 @@ def test_judged_entries_are_graded_by_the_labelled_local_stubs(reports, entry):
 def test_stacked_envs_pass_every_probe(reports, entry):
     for name in _columns(entry):
         report = reports[(name, False)]
-        assert [r.probe for r in report.results] == (["reward_self_dealing"] if name in FOOLED else probe_names())
+        expected = probe_names() if not entry.needs_judge else [p for p in probe_names() if p != "honest_pay"]
+        assert [r.probe for r in report.results] == (["reward_self_dealing"] if name in FOOLED else expected)
         failures = [(r.probe, r.summary, r.evidence[:3]) for r in report.failures]
         assert not failures, f"{name}: {failures}"
         assert all(r.status is Status.PASSED for r in report.results), name
@@ -164,8 +166,11 @@ def _env_names() -> set[str]:
     for entry in ENTRIES:
         module, _, cls = entry.entry_point.partition(":")
         names |= {entry.id, entry.id.rsplit("-v", 1)[0], cls}
-        if module.startswith("gym_integrity.envs."):
-            names.add(module.split(".")[2])  # the env's package: reasoning_gym, ...
+        package = module.split(".")[2] if module.startswith("gym_integrity.envs.") else ""
+        # the env's package (finqa, ...), unless a third-party library has that name: the audit's rg: adapter
+        # names the reasoning_gym library, whose scorers it audits, not our env
+        if package and importlib.util.find_spec(package) is None:
+            names.add(package)
     return {n.lower() for n in names}
 
 

@@ -57,7 +57,7 @@ __all__ = [
 #: The small set shipped with the package (fictional companies, FinQA-benchmark layout), found through
 #: importlib.resources. The loaders walk it by path, which any installed package allows (wheels install
 #: files); a zipped one would need ``importlib.resources.as_file``, which takes directories from Python 3.12.
-EMBEDDED_DATA_PATH: Path = resources.files("gym_integrity") / "data" / "finqa"  # type: ignore[assignment]
+EMBEDDED_DATA_PATH: Path = resources.files("gym_integrity") / "data" / "finqa"  # type: ignore[assignment]  # a real path in any installed package (above)
 
 
 # ------------------------------------------------------------------ per-process cache

@@ -137,7 +137,7 @@ _FILTER = re.compile(r"\b(?:WHERE|HAVING)\b", re.IGNORECASE)
 #: sqlite copies a subquery's or WITH table's expressions into every place that reads it while it prepares
 #: the query, before any clock can run: each level of nesting multiplies the work (12 nested levels of
 #: ``x||x||x||x`` took 36 s and 4.8 GB). One level keeps the worst case of a 4,000-character query to a
-#: fraction of a second, so a hostile query no longer holds a shared worker for its whole budget.
+#: fraction of a second, so a hostile query cannot hold a shared worker for its whole budget.
 _MAX_NESTING = 1
 _PAREN = re.compile(r"\(\s*(SELECT\b)?|\)", re.IGNORECASE)
 

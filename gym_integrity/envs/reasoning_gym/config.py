@@ -112,7 +112,7 @@ class ReasoningGymConfig:
     def dataset_names(self) -> list[str]:
         """Every dataset this config draws from (one, or a composite's members)."""
         specs = self.composite_specs()
-        return [self.dataset] if specs is None else [s["name"] for s in specs]  # type: ignore[list-item]
+        return [self.dataset] if specs is None else [s["name"] for s in specs]  # type: ignore[list-item]  # a single dataset is a name
 
     def validate(self) -> None:
         """Check every field: a wrong type is a ``TypeError``, a wrong value a ``ValueError``, both naming it."""
@@ -125,7 +125,7 @@ class ReasoningGymConfig:
         specs = self.composite_specs()
         if specs is None:
             _check_dataset_name(self.dataset, "dataset")
-            _check_task_config(self.dataset, self.dataset_config, "ReasoningGymConfig.dataset_config")  # type: ignore[arg-type]
+            _check_task_config(self.dataset, self.dataset_config, "ReasoningGymConfig.dataset_config")  # type: ignore[arg-type]  # a single dataset is a name
         else:
             self._validate_composite(specs)
         self._check_size_limits()
@@ -136,7 +136,7 @@ class ReasoningGymConfig:
     def _task_configs(self) -> list[tuple[str, Mapping[str, Any]]]:
         specs = self.composite_specs()
         if specs is None:
-            return [(self.dataset, self.dataset_config)]  # type: ignore[list-item]
+            return [(self.dataset, self.dataset_config)]  # type: ignore[list-item]  # a single dataset is a name
         return [(s["name"], s["config"]) for s in specs]
 
     def _check_size_limits(self) -> None:
@@ -146,8 +146,8 @@ class ReasoningGymConfig:
         if self._auto_size():
             return
         for name, task_config in self._task_configs():
-            limit = size_limit(name, task_config, self.size)  # type: ignore[arg-type]
-            if limit < self.size:  # type: ignore[operator]
+            limit = size_limit(name, task_config, self.size)  # type: ignore[arg-type]  # an int: not auto
+            if limit < self.size:  # type: ignore[operator]  # an int: not auto
                 raise ValueError(f"ReasoningGymConfig.size: {name} accepts at most {limit} items (its own config "
                                  f"refuses more), got {self.size}; pass size<={limit}, or leave size unset "
                                  f"(None/'auto') to get the largest default that works")
@@ -157,7 +157,7 @@ class ReasoningGymConfig:
         from gym_integrity.envs.reasoning_gym.datasets import auto_size
 
         if not self._auto_size():
-            return int(self.size)  # type: ignore[arg-type]
+            return int(self.size)  # type: ignore[arg-type]  # an int: not auto
         return min(auto_size(name, task_config) for name, task_config in self._task_configs())
 
     def _validate_scalars(self) -> None:
@@ -166,7 +166,7 @@ class ReasoningGymConfig:
             if not is_int(self.size) and not isinstance(self.size, str):
                 raise TypeError(f"ReasoningGymConfig.size must be {expected}; "
                                 f"got {type(self.size).__name__} {self.size!r}")
-            if isinstance(self.size, str) or self.size < 1:
+            if not is_int(self.size) or self.size < 1:  # type: ignore[operator]  # an int here: checked above
                 raise ValueError(f"ReasoningGymConfig.size must be {expected}; got {self.size!r}")
         check_int("ReasoningGymConfig.seed", self.seed)
         check_int("ReasoningGymConfig.max_answer_chars", self.max_answer_chars, low=1)

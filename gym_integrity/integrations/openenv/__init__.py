@@ -11,7 +11,7 @@ guarantees and what exposing a server means.
 from __future__ import annotations
 
 try:
-    import openenv.core  # noqa: F401
+    import openenv.core  # noqa: F401  # imported only to fail early without the extra
 except ImportError as exc:  # pragma: no cover - the message is the point
     raise ImportError("gym_integrity.integrations.openenv needs openenv: pip install 'gym-integrity[serve]'") from exc
 

@@ -40,7 +40,7 @@ def answer_from_responses(body: str) -> Answer:
             for part in _list(item.get("content"), body):
                 if isinstance(part, dict) and part.get("type") == "output_text" and isinstance(part.get("text"), str):
                     texts.append(part["text"])
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
     return Answer(_nonempty("".join(texts), body), _count(usage.get("input_tokens")), _count(usage.get("output_tokens")))
 
 
@@ -59,7 +59,7 @@ def answer_from_chat(body: str) -> Answer:
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, list):  # some servers send content parts
         content = "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
     return Answer(_nonempty(content, body), _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")))
 
 
