@@ -25,7 +25,7 @@ from typing import Any
 _EXPORTS = {
     # reader.py: the one extractor
     "ANSWER_FORMATS": "reader", "Extraction": "reader", "all_boxed": "reader", "boxed_answer": "reader",
-    "braced_group": "reader", "extract_answer": "reader", "last_boxed": "reader", "last_tag_body": "reader",
+    "braced_group": "braces", "extract_answer": "reader", "last_boxed": "reader", "last_tag_body": "reader",
     "last_tagged": "reader", "without_percent": "reader",
     # spelling.py: one spelling of LaTeX operators, the normal form of a text answer
     "normal_spelling": "spelling", "normal_text": "spelling",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from gym_integrity.grading.braces import braced_group
 from gym_integrity.grading.spelling import normal_spelling
 from gym_integrity.protocol import Grade, Verdict
 
@@ -49,35 +50,6 @@ def _check(answer: str, max_chars: int) -> Extraction:
     if len(answer) > max_chars:
         return _TOO_LONG
     return Extraction(answer)
-
-
-def braced_group(text: str, i: int) -> tuple[str | None, int]:
-    r"""The content of the ``{...}`` group at ``text[i]`` (after spaces), braces matched, and the index after it.
-
-    ``(None, i)`` when no ``{`` stands there; ``(None, len(text))`` when the group
-    never closes. Escaped braces (``\{``, ``\}``) neither open nor close.
-
-    >>> braced_group(r"\boxed {a{b}\}c}!", 6)
-    ('a{b}\\}c', 16)
-    """
-    while i < len(text) and text[i] in " \t":
-        i += 1
-    if i >= len(text) or text[i] != "{":
-        return None, i
-    depth, j = 0, i
-    while j < len(text):
-        ch = text[j]
-        if ch == "\\":
-            j += 2
-            continue
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return text[i + 1 : j], j + 1
-        j += 1
-    return None, len(text)
 
 
 def last_boxed(text: str, max_chars: int = 4096) -> Extraction:

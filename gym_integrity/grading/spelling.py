@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import re
 
+from gym_integrity.grading.braces import braced_group
+
 __all__ = ["OPERATOR_NAMES", "normal_spelling", "normal_text"]
 
 #: Operator names that a font or ``\operatorname`` wrapper may spell out in letters (``\mathrm{lim}`` is ``\lim``).
@@ -67,8 +69,6 @@ def _one_argument(text: str, i: int) -> tuple[str, int]:
         return "", i
     ch = text[i]
     if ch == "{":
-        from gym_integrity.grading.reader import braced_group  # the reader imports this module
-
         content, end = braced_group(text, i)
         return ("{" + content + "}" if content is not None else text[i:]), end
     if ch == "\\":
