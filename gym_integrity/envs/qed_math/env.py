@@ -18,8 +18,8 @@ from gym_integrity.envs.qed_math.shaping import answer_reward, length_discount, 
 from gym_integrity.grading.reader import boxed_answer, without_percent
 from gym_integrity.grading.spelling import normal_text
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, Verdict, grade_info, split_trainer_action
-from gym_integrity.workers import WORKER_START_ALLOWANCE_S
 from gym_integrity.services.verifier import VerifierService, VerifierTally, get_verifier
+from gym_integrity.workers import WORKER_START_ALLOWANCE_S
 
 __all__ = ["QEDMathEnv"]
 
