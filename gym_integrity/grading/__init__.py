@@ -3,9 +3,9 @@ r"""Grading: every step from a model's text to its :class:`~gym_integrity.protoc
 The data flow is drawn once, in docs/architecture.md ("Grading: from text to
 Grade"). In short: the text is read once (:mod:`.reader`: ``<answer>`` tags,
 ``\boxed{}``, QEDMath's percent), and that one string goes to every rule and
-grader; before a grader runs, the answer's cost is bounded (:mod:`.cost`) and
-its language checked (:mod:`.language`, one tokenizer for both); a pool
-outcome, or a refusal, becomes a grade through one fault table
+grader, with its operators in one spelling (:mod:`.spelling`); before a grader
+runs, the answer's cost is bounded (:mod:`.cost`) and its language checked
+(:mod:`.language`, one tokenizer for both); a pool outcome, or a refusal, becomes a grade through one fault table
 (:mod:`.faults`). Numbers everywhere are written in one grammar (:mod:`.numbers`).
 
 This front names what callers use. Imports are lazy:
@@ -25,8 +25,10 @@ from typing import Any
 _EXPORTS = {
     # reader.py: the one extractor
     "ANSWER_FORMATS": "reader", "Extraction": "reader", "all_boxed": "reader", "boxed_answer": "reader",
-    "braced_group": "reader", "extract_answer": "reader", "last_boxed": "reader", "last_tag_body": "reader",
+    "braced_group": "braces", "extract_answer": "reader", "last_boxed": "reader", "last_tag_body": "reader",
     "last_tagged": "reader", "without_percent": "reader",
+    # spelling.py: one spelling of LaTeX operators, the normal form of a text answer
+    "normal_spelling": "spelling", "normal_text": "spelling",
     # cost.py: the static cost bound
     "refusal": "cost",
     # language.py: the answer languages and their one tokenizer
@@ -53,6 +55,8 @@ __all__ = [
     "last_boxed",
     "last_tag_body",
     "last_tagged",
+    "normal_spelling",
+    "normal_text",
     "outside_language",
     "plain_causes",
     "refusal",

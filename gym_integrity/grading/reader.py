@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from gym_integrity.grading.braces import braced_group
+from gym_integrity.grading.spelling import normal_spelling
 from gym_integrity.protocol import Grade, Verdict
 
 __all__ = ["ANSWER_FORMATS", "Extraction", "all_boxed", "boxed_answer", "braced_group", "extract_answer", "last_boxed",
@@ -48,35 +50,6 @@ def _check(answer: str, max_chars: int) -> Extraction:
     if len(answer) > max_chars:
         return _TOO_LONG
     return Extraction(answer)
-
-
-def braced_group(text: str, i: int) -> tuple[str | None, int]:
-    r"""The content of the ``{...}`` group at ``text[i]`` (after spaces), braces matched, and the index after it.
-
-    ``(None, i)`` when no ``{`` stands there; ``(None, len(text))`` when the group
-    never closes. Escaped braces (``\{``, ``\}``) neither open nor close.
-
-    >>> braced_group(r"\boxed {a{b}\}c}!", 6)
-    ('a{b}\\}c', 16)
-    """
-    while i < len(text) and text[i] in " \t":
-        i += 1
-    if i >= len(text) or text[i] != "{":
-        return None, i
-    depth, j = 0, i
-    while j < len(text):
-        ch = text[j]
-        if ch == "\\":
-            j += 2
-            continue
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return text[i + 1 : j], j + 1
-        j += 1
-    return None, len(text)
 
 
 def last_boxed(text: str, max_chars: int = 4096) -> Extraction:
@@ -135,9 +108,11 @@ def without_percent(text: str) -> str:
 def boxed_answer(text: str, max_chars: int) -> tuple[str | None, Grade | None]:
     r"""``(content, None)`` of the last ``\boxed{}`` in ``text``, or ``(None, grade)`` saying why there is none.
 
-    Missing: ``no_answer``. Empty, unbalanced or longer than ``max_chars``: ``unparsable``.
+    The content is handed on in its one spelling (:func:`~gym_integrity.grading.spelling.normal_spelling`:
+    ``\dfrac`` is ``\frac``, ``\operatorname{lim}`` is ``\lim``), so every rule and the grader read the operators
+    one way. Missing: ``no_answer``. Empty, unbalanced or longer than ``max_chars``: ``unparsable``.
 
-    >>> boxed_answer(r"so the answer is \boxed{\frac{1}{2}}.", max_chars=64)
+    >>> boxed_answer(r"so the answer is \boxed{\dfrac {1}{2}}.", max_chars=64)
     ('\\frac{1}{2}', None)
     >>> boxed_answer("I give up", max_chars=64)[1].verdict.value
     'no_answer'
@@ -151,7 +126,10 @@ def boxed_answer(text: str, max_chars: int) -> tuple[str | None, Grade | None]:
         return None, Grade(Verdict.UNPARSABLE, 0.0, cause=f"the boxed answer is longer than {max_chars} characters")
     if extraction.failure is not None or extraction.answer is None:
         return None, Grade(Verdict.UNPARSABLE, 0.0, cause="the last \\boxed{} is empty or its braces are unbalanced")
-    return extraction.answer, None
+    answer = normal_spelling(extraction.answer)
+    if not answer:  # only layout commands (\displaystyle, \left.)
+        return None, Grade(Verdict.UNPARSABLE, 0.0, cause="the last \\boxed{} is empty or its braces are unbalanced")
+    return answer, None
 
 
 def last_tag_body(text: str, tag: str, *, ignore_case: bool = False) -> str | None:

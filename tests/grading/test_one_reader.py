@@ -106,7 +106,7 @@ def test_qed_math_the_final_answer_rule_the_cost_bound_and_math_verify_read_one_
 
     recorder = Recorder(monkeypatch)
     recorder.returns(qed_env, "boxed_answer", "reader", lambda result: result[0])
-    recorder.receives(qed_env, "not_an_answer", "final-answer rule", lambda answer, gold: answer)
+    recorder.receives(qed_env, "not_an_answer", "final-answer rule", lambda answer, gold, statement="": answer)
     recorder.receives(verifier_module, "refusal", "cost bound", lambda text, **kw: text)
     # what goes to math_verify on its worker: the payload's answer (the worker process cannot be patched)
     recorder.receives(verifier_module.VerifierService, "_payload", "math_verify",

@@ -11,14 +11,15 @@ from gym_integrity.checks import check_str
 from gym_integrity.datacheck import user_stacklevel
 from gym_integrity.envs.base import TextEnv
 from gym_integrity.envs.qed_math.config import QEDMathConfig
-from gym_integrity.envs.qed_math.golds import not_an_answer
-from gym_integrity.grading.reader import boxed_answer, without_percent
+from gym_integrity.envs.qed_math.final_answer import not_an_answer
 from gym_integrity.envs.qed_math.grading import GradedAttempt
 from gym_integrity.envs.qed_math.problems import Problem, load_problems
 from gym_integrity.envs.qed_math.shaping import answer_reward, length_discount, shape_reward, strip_reasoning
+from gym_integrity.grading.reader import boxed_answer, without_percent
+from gym_integrity.grading.spelling import normal_text
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, Verdict, grade_info, split_trainer_action
-from gym_integrity.workers import WORKER_START_ALLOWANCE_S
 from gym_integrity.services.verifier import VerifierService, VerifierTally, get_verifier
+from gym_integrity.workers import WORKER_START_ALLOWANCE_S
 
 __all__ = ["QEDMathEnv"]
 
@@ -239,10 +240,18 @@ class QEDMathEnv(TextEnv):
                                  metrics=self._verifier.extraction_failed(self._verifier_tally))
         assert answer is not None
         gold = without_percent(problem.gold_answer)
-        reason = not_an_answer(answer, gold)
-        if reason is not None:  # a value math_verify would compute from the question itself: graded unrun
-            grade = Grade(Verdict.INCORRECT, 0.0, cause=f"not a final answer: {reason}")
-            return GradedAttempt(grade, answer_reward(grade, self.config.reward_preset), success=False,
+        reason = not_an_answer(answer, gold, problem.problem)
+        if reason is not None or problem.answer_kind == "text":
+            # A value math_verify would compute from the question itself is graded unrun; a text gold (a name, a
+            # word, an option letter) is matched exactly, after normal_text, and needs no worker either.
+            if reason is not None:
+                grade = Grade(Verdict.INCORRECT, 0.0, cause=f"not a final answer: {reason}")
+            elif normal_text(answer) == normal_text(gold):
+                grade = Grade(Verdict.CORRECT, 1.0)
+            else:
+                grade = Grade(Verdict.INCORRECT, 0.0, cause="the answer does not match the expected text")
+            return GradedAttempt(grade, answer_reward(grade, self.config.reward_preset),
+                                 success=grade.verdict is Verdict.CORRECT,
                                  metrics=VerifierService.outcome_metrics(self._verifier_tally, 0.0, False))
         outcome = self._verifier.verify_answer(answer, gold, problem_id=problem.problem_id,
                                                tally=self._verifier_tally)

@@ -40,10 +40,11 @@ import re
 from typing import Iterable
 
 from gym_integrity.grading.reader import all_boxed
+from gym_integrity.grading.spelling import normal_spelling, normal_text
 from gym_integrity.workers import ProcessCache
 
-__all__ = ["not_an_answer", "GOLD_READ_BUDGET_S", "MAX_GOLD_CHARS", "MAX_PLAIN_DEPTH", "distinct_boxed",
-           "is_plain_math", "plain_words", "check_golds", "read_gold", "warm"]
+__all__ = ["GOLD_READ_BUDGET_S", "MAX_GOLD_CHARS", "MAX_PLAIN_DEPTH", "MAX_TEXT_GOLD_CHARS", "check_golds",
+           "distinct_boxed", "is_option_gold", "is_plain_math", "is_text_gold", "plain_words", "read_gold", "warm"]
 
 #: A gold longer than this is not read (the verifier caps answers at 1024 characters too).
 MAX_GOLD_CHARS = 1024
@@ -53,51 +54,20 @@ GOLD_READ_BUDGET_S = 3.0
 MAX_PLAIN_DEPTH = 4
 
 _HANDLER = "gym_integrity.envs.qed_math.golds:read_gold"
-
-
-# ----------------------------------------------------------------------------- answers that pose what they answer
-
-#: Operators that pose a computation (math_verify evaluates them: ``\lim_{x\to 0}\frac{\sin 2x}{x}`` equals 2).
-_POSING = re.compile(r"\\(?:i+nt|oint|lim|sum|prod|partial)(?![A-Za-z])|\\frac\{d\}\{d|\\mathrm\{d\}")
-#: Two numbers side by side: math_verify reads ``3 7`` as 10 (as if a mixed number) and ``1 000`` as 0.
-_JUXTAPOSED = re.compile(r"\d\s+\d")
-
-
-def not_an_answer(answer: str, gold: str) -> str | None:
-    r"""Why a boxed ``answer`` is wrong whatever value math_verify gives it, or None. QEDMath pays a final value:
-
-    ``answer`` is the string the verifier grades (the grading layer's one reading of the step:
-    :func:`~gym_integrity.grading.boxed_answer` of the text without percent signs), never a reading of its own.
-
-    * an answer that holds an integral, limit, sum, product or derivative poses a computation (the gold holds
-      none): math_verify evaluates ``\int_0^{\pi} x \sin x \, dx`` to the gold ``\pi``, so the question itself,
-      echoed, was paid;
-    * numbers written side by side are not one number (``3 7`` was read as 10; ``3 \frac{1}{2}`` stays 7/2).
-
-    >>> not_an_answer(r"\int_0^{\pi} x \sin x \, dx", r"\pi")
-    'it poses a computation (an integral, limit, sum, product or derivative) instead of its value'
-    >>> not_an_answer("a+b+c=12", "12"), not_an_answer("3 7", "10")
-    (None, 'it writes numbers side by side (3 7), which is not one number')
-    >>> not_an_answer(r"\frac{7}{2}", r"\frac{7}{2}"), not_an_answer(r"3 \frac{1}{2}", "3.5")
-    (None, None)
-    """
-    if _POSING.search(answer) and not _POSING.search(gold):
-        return "it poses a computation (an integral, limit, sum, product or derivative) instead of its value"
-    juxtaposed = _JUXTAPOSED.search(answer)
-    if juxtaposed and not _JUXTAPOSED.search(gold):
-        return f"it writes numbers side by side ({juxtaposed.group()}), which is not one number"
-    return None
+#: A text gold longer than this is not matched exactly (a sentence is not an answer to match character by character).
+MAX_TEXT_GOLD_CHARS = 200
+#: An option letter as a gold: ``B``, ``(B)``, ``B.``; a text gold when the statement lists that option.
+_OPTION_GOLD = re.compile(r"\(?([A-J])\)?\.?")
+#: Words (letters and digits) joined by single spaces, hyphens, apostrophes, ampersands or dots: a text gold.
+_WORDS = re.compile(r"[^\W_]+(?:[ '\-.&][^\W_]+)*")
 
 
 # ----------------------------------------------------------------------------- boxed answers of a reference
 
 
 def _same_answer_key(content: str) -> str:
-    # Spacing and \left/\right or \dfrac/\tfrac spellings do not make two boxed answers different.
-    content = re.sub(r"\\(?:left|right)\b", "", content)
-    content = re.sub(r"\\[dt]frac\b", r"\\frac", content)
-    content = re.sub(r"\\[,;:! ]", "", content)
-    return re.sub(r"\s+", "", content)
+    # Spacing and spellings (\left/\right, \dfrac/\tfrac...) do not make two boxed answers different.
+    return re.sub(r"\s+", "", re.sub(r"\\[,;:! ]", "", normal_spelling(content)))
 
 
 def distinct_boxed(text: str) -> list[str]:
@@ -297,6 +267,35 @@ def plain_words(text: str) -> list[str]:
     ([], ['pi'], ['no', 'solution'])
     """
     return re.findall(r"[A-Za-z]{2,}", re.sub(r"\\[A-Za-z]+", " ", text))
+
+
+# ----------------------------------------------------------------------------- text golds
+
+
+def is_option_gold(gold: str, statement: str) -> bool:
+    """True if ``gold`` is an option letter (``B``, ``(B)``) that ``statement`` lists: ``(B)``, or ``B)`` on a line.
+
+    >>> is_option_gold("B", "Which is prime? (A) 4 (B) 5"), is_option_gold("x", "Solve for (x)")
+    (True, False)
+    """
+    match = _OPTION_GOLD.fullmatch(gold.strip())
+    if match is None:
+        return False
+    letter = re.escape(match.group(1))
+    return re.search(rf"\({letter}\)|(?:^|\n)\s*{letter}[.):]", statement) is not None
+
+
+def is_text_gold(gold: str, verdict: tuple[str, str] | None) -> bool:
+    r"""True if a gold math_verify cannot use (``verdict``, from :func:`check_golds`) is short words: a name, a word.
+
+    Such a gold is matched exactly (:func:`~gym_integrity.grading.spelling.normal_text`) instead of skipped. Words
+    mixed with math (``e^pi is larger``) are not: no exact match would pay ``e^{\pi}`` for ``e^pi``.
+
+    >>> [is_text_gold(g, ("unparsable_gold", "")) for g in (r"\text{Alice}", "New York", "e^pi is larger", "???")]
+    [True, True, False, False]
+    """
+    return (verdict is not None and verdict[0] == "unparsable_gold" and len(gold) <= MAX_TEXT_GOLD_CHARS
+            and bool(plain_words(gold)) and _WORDS.fullmatch(normal_text(gold)) is not None)
 
 
 # ----------------------------------------------------------------------------- reading a gold with math_verify

@@ -1,17 +1,11 @@
 r"""QEDMath problem sets: local JSONL/JSON files and Hugging Face datasets loaded into checked, normalised Problem rows.
 
-(About 490 lines, over the ~400 aimed for: a row's way from any source through
-alias normalisation, type detection and the load-time checks to a Problem reads
-top to bottom here; the gold checks, the part with its own machinery, are
-already apart in ``golds.py``.)
-
 One loader for every source ``QEDMath-v0(dataset=...)`` accepts:
 
 * a local ``.jsonl`` file, or a ``.json`` file holding a list or ``{"problems": [...]}``;
 * a Hugging Face dataset (through ``datasets``): a hub id ``"owner/name"``, a
   dict ``{"hub_id" | "path", "config", "split"}``, or a loaded ``Dataset``;
-* a list mixing any of these;
-* ``None``: the built-in set, ``gym_integrity/data/qed_problems.jsonl``.
+* a list mixing any of these; ``None``: the built-in set, ``gym_integrity/data/qed_problems.jsonl``.
 
 Field aliases are normalised (see :data:`FIELD_ALIASES`); a rubric list of
 ``{title, points, desc}`` becomes readable text. The type is explicit
@@ -22,10 +16,10 @@ without a rubric is graded by the judge with :data:`GENERIC_PROOF_GUIDELINES`.
 Every row is checked at load (:mod:`gym_integrity.datacheck`): it loads with a
 gold answer its grader can use, or is skipped with one ``DataWarning`` naming
 source, row and reason. An answer problem's gold must be one answer (a
-reference boxing different answers is ambiguous) that math_verify reads as math
-(:mod:`gym_integrity.envs.qed_math.golds`). A source with no usable row raises
-``ValueError``. Rows are loaded once per process; ``gym-integrity check-data qed``
-prints the same check as a table.
+reference boxing different answers is ambiguous) that math_verify reads as math,
+or short text (a name, a word, an option letter: matched exactly) (:mod:`~gym_integrity.envs.qed_math.golds`).
+A source with no usable row raises ``ValueError``. Rows are loaded once per process;
+``gym-integrity check-data qed`` prints the same check as a table.
 
 Example:
     >>> from gym_integrity.envs.qed_math.problems import normalise_row
@@ -51,7 +45,7 @@ import os
 import re
 import sys
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -59,7 +53,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from gym_integrity.checks import is_int
 from gym_integrity.datacheck import DataReport, DataWarning, RowProblem, user_stacklevel
-from gym_integrity.envs.qed_math.golds import check_golds, distinct_boxed
+from gym_integrity.envs.qed_math.golds import check_golds, distinct_boxed, is_option_gold, is_text_gold
 from gym_integrity.grading.reader import all_boxed, last_boxed
 from gym_integrity.workers import ProcessCache
 
@@ -103,7 +97,7 @@ class Problem:
     """One normalised problem. ``gold_answer`` and ``reference_solution`` are answer-bearing.
 
     ``grader`` is what grades it: ``"judge"`` (proofs, and multi-step problems
-    with a rubric) or ``"verifier"`` (math_verify on the boxed answer).
+    with a rubric) or ``"verifier"`` (math_verify on the boxed answer); ``answer_kind`` ``"text"``: matched exactly.
     """
 
     problem_id: str
@@ -115,6 +109,7 @@ class Problem:
     dataset_source: str
     original_problem: str | None = None
     max_attempts: int | None = None
+    answer_kind: str = "math"
 
     @property
     def grader(self) -> str:
@@ -263,17 +258,20 @@ def _normalise(row: Any, source: str, index: int) -> tuple[Problem, bool]:
         dataset_source=source if source_name is None else str(source_name),
         original_problem=None if original is None else _text(original, "original_problem") or None,
         max_attempts=attempts,
+        answer_kind="text" if not grades_by_judge and is_option_gold(gold, problem) else "math",
     ), whole_reference
 
 
-def _gold_skip(problem: Problem, whole_reference: bool, verdict: tuple[str, str] | None) -> tuple[str, str] | None:
-    """``(reason, detail)`` if the gold check says the row must go, else None."""
+def _gold_checked(problem: Problem, whole_reference: bool, verdict: tuple[str, str] | None) -> tuple[Problem, Any]:
+    """The problem as its gold check leaves it (short words become a text gold), and why the row must go, or None."""
     if verdict is None or verdict[0] == "unchecked":
-        return None
+        return problem, None
+    if not whole_reference and is_text_gold(problem.gold_answer, verdict):
+        return replace(problem, answer_kind="text"), None
     reason, detail = verdict
     if whole_reference:
         detail = "the gold answer is the whole reference solution (it has no \\boxed{}), and " + detail
-    return reason, detail
+    return problem, (reason, detail)
 
 
 def normalise_row(row: Any, source: str, index: int) -> Problem:
@@ -282,8 +280,8 @@ def normalise_row(row: Any, source: str, index: int) -> Problem:
     ``index`` is the row's 1-based number, used for the default id ``"<source>/<index>"``.
     """
     problem, whole_reference = _normalise(row, source, index)
-    if problem.grader == "verifier":
-        skip = _gold_skip(problem, whole_reference, check_golds([problem.gold_answer])[problem.gold_answer])
+    if problem.grader == "verifier" and problem.answer_kind == "math":
+        problem, skip = _gold_checked(problem, whole_reference, check_golds([problem.gold_answer])[problem.gold_answer])
         if skip is not None:
             raise BadRow(*skip)
     return problem
@@ -403,21 +401,24 @@ def _scan(source: Any) -> tuple[str, tuple[Problem, ...], DataReport]:
             continue
         candidates.append((number, problem, whole_reference))
     # One batch for math_verify: plain golds cost nothing, the rest share one short-lived worker pool.
-    verdicts = check_golds(p.gold_answer for _, p, _ in candidates if p.grader == "verifier")
+    verdicts = check_golds(p.gold_answer for _, p, _ in candidates
+                           if p.grader == "verifier" and p.answer_kind == "math")
     problems: list[Problem] = []
     seen: set[str] = set()
     for number, problem, whole_reference in candidates:
-        if problem.grader == "verifier":
+        if problem.grader == "verifier" and problem.answer_kind == "math":
             verdict = verdicts.get(problem.gold_answer)
             if verdict is not None and verdict[0] == "unchecked":
                 report.note(f"gold answers not checked: {verdict[1]}")
-            skip = _gold_skip(problem, whole_reference, verdict)
+            problem, skip = _gold_checked(problem, whole_reference, verdict)
             if skip is not None:
                 report.skip(number, *skip)
                 continue
         if problem.problem_id in seen:
             report.skip(number, "duplicate_id", f"duplicate problem_id {problem.problem_id!r}")
             continue
+        if problem.answer_kind == "text":
+            report.note("text gold answers (names, words, option letters) matched exactly")
         if problem.grading_guidelines == GENERIC_PROOF_GUIDELINES:
             report.note("proofs graded with the generic guidelines (no rubric)")
         seen.add(problem.problem_id)

@@ -495,9 +495,12 @@ def test_the_question_restated_is_not_an_answer(tmp_path):
 
 def test_every_builtin_gold_is_a_final_answer():
     """The rule that refuses restated questions leaves every shipped answer problem's gold alone."""
-    from gym_integrity.envs.qed_math.golds import not_an_answer
+    from gym_integrity.envs.qed_math.final_answer import not_an_answer
     from gym_integrity.envs.qed_math.problems import load_problems
 
+    from gym_integrity.grading.reader import boxed_answer, without_percent
+
     problems = [p for p in load_problems(None, None).problems if p.grader == "verifier"]
-    assert problems and not [(p.problem_id, not_an_answer(p.gold_answer, p.gold_answer))
-                             for p in problems if not_an_answer(p.gold_answer, p.gold_answer)]
+    read = {p.problem_id: boxed_answer(without_percent(rf"\boxed{{{p.gold_answer}}}"), 1024)[0] for p in problems}
+    assert problems and not [(p.problem_id, not_an_answer(read[p.problem_id], p.gold_answer, p.problem))
+                             for p in problems if not_an_answer(read[p.problem_id], p.gold_answer, p.problem)]

@@ -1,0 +1,241 @@
+r"""QEDMath's final-answer rule as classes: a restated question, several values, and text golds matched exactly.
+
+The rule's unit cases run without a worker; the env cases run the real env with
+math_verify on its real workers (the issue's examples were paid there).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from gym_integrity.envs.qed_math.final_answer import not_an_answer, restates, several_values  # noqa: E402
+from gym_integrity.grading.reader import boxed_answer, without_percent  # noqa: E402
+
+
+def _read(answer: str) -> str:
+    read, failure = boxed_answer(without_percent(f"\\boxed{{{answer}}}"), max_chars=1024)
+    assert failure is None and read is not None, (answer, failure)
+    return read
+
+
+def _refused(answer: str, gold: str, statement: str) -> str | None:
+    return not_an_answer(_read(answer), gold, statement)
+
+
+REMAINDER = "Find the remainder when $7^{2026}$ is divided by $100$."
+DETERMINANT = (r"Compute the determinant of the matrix $\begin{pmatrix} 2 & 1 & 0 \\ 1 & 2 & 1 \\ 0 & 1 & 2 "
+               r"\end{pmatrix}$.")
+MATRIX_BODY = r"2 & 1 & 0 \\ 1 & 2 & 1 \\ 0 & 1 & 2"
+CHOOSE = "In how many ways can a committee of $3$ be chosen from $10$ people?"
+GCD = r"Compute $\gcd(12, 18)$."
+POWER = "Compute $2^{10}$."
+
+
+# ----------------------------------------------------------------------------- the restatement class
+
+#: The statement's own operation on the statement's own numbers, in the spellings the search draws from.
+OPERATIONS = {
+    (REMAINDER, "49"): [r"7^{2026} \mod 100", r"7^{2026} \bmod 100", r"7^{2026} \pmod{100}", r"7^{2026} \mod{100}",
+                        r"7^{2026} \operatorname{mod} 100", r"7^{2026} \text{ mod } 100", "7^{2026} mod 100"],
+    (DETERMINANT, "4"): [rf"\begin{{{env}}} {MATRIX_BODY} \end{{{env}}}" for env in ("vmatrix", "Vmatrix")]
+                        + [rf"\det{sep}\begin{{{env}}} {MATRIX_BODY} \end{{{env}}}"
+                           for env in ("pmatrix", "bmatrix", "matrix") for sep in ("", " ", r"\left(")]
+                        + [rf"\operatorname{{det}}\begin{{pmatrix}} {MATRIX_BODY} \end{{pmatrix}}"],
+    (CHOOSE, "120"): [r"\binom{10}{3}", r"\dbinom{10}{3}", r"\tbinom{10}{3}", r"{10 \choose 3}", r"\binom{10}3"],
+    (GCD, "6"): [r"\gcd(18, 12)", r"\gcd(12,18)", r"\operatorname{gcd}(12, 18)", r"\mathrm{gcd}(18,12)"],
+    (POWER, "1024"): ["2^{10}", "2^{ 10 }", r"\left(2\right)^{10}"],
+}
+
+
+@pytest.mark.parametrize("statement, gold", list(OPERATIONS))
+def test_the_statements_operation_on_its_numbers_is_not_a_final_answer(statement, gold):
+    for answer in OPERATIONS[statement, gold]:
+        reason = _refused(answer, gold, statement)
+        assert reason is not None and "restates the question" in reason, (answer, _read(answer), reason)
+    assert _refused(gold, gold, statement) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(list(OPERATIONS)), st.data())
+def test_restatements_in_any_layout_are_refused(case, data):
+    statement, gold = case
+    answer = data.draw(st.sampled_from(OPERATIONS[case]))
+    prefix = data.draw(st.sampled_from(["", r"\displaystyle ", " ", r"\textstyle"]))
+    suffix = data.draw(st.sampled_from(["", " ", r"\,", "."]))
+    reason = _refused(prefix + answer + suffix, gold, statement)
+    assert reason is not None and "restates" in reason, (prefix + answer + suffix, reason)
+
+
+#: Honest answers that reuse numbers of the statement, or an operation it names: each must still be paid.
+HONEST = [
+    ("a+b+c=12", "12", "Positive integers $a, b, c$ satisfy ... = 12. Find $a+b+c$."),
+    (r"3\sqrt{2}", r"\sqrt{18}", r"A square has side $\sqrt{2}$ ... times 3. Find its diagonal times $3$."),
+    ("49", "49", REMAINDER),
+    ("100", "100", "Find the remainder ... the answer is a number below 1000; mod out by 1000: 100."),
+    ("4", "4", DETERMINANT),
+    (r"2^{11}", "2048", POWER),  # a power the statement does not write
+    (r"7^{2}", "49", REMAINDER),  # 7 and 2 are statement numbers, but the statement writes no 7^2
+    (r"\begin{pmatrix} 1 & 0 \\ 0 & 1 \end{pmatrix}", r"\begin{pmatrix} 1 & 0 \\ 0 & 1 \end{pmatrix}",
+     r"Find the inverse of $\begin{pmatrix} 1 & 0 \\ 0 & 1 \end{pmatrix}$."),  # the gold is a matrix itself
+    (r"x \equiv 3 \pmod{7}", r"x \equiv 3 \pmod{7}", "Solve $5x \\equiv 1 \\pmod 7$ ... 3"),  # the gold is a congruence
+    (r"\binom{10}{3}", r"\binom{10}{3}", CHOOSE),  # the gold is written as a binomial
+    ("120", "120", CHOOSE),
+    (r"2^{10}", r"2^{10}", POWER),
+]
+
+
+@pytest.mark.parametrize("answer, gold, statement", HONEST)
+def test_an_answer_reusing_a_statement_number_is_paid(answer, gold, statement):
+    assert _refused(answer, gold, statement) is None
+
+
+def test_restates_needs_every_number_from_the_statement():
+    assert restates(r"7^{2026} \mod 100", REMAINDER, "49") == "a remainder (mod)"
+    assert restates(r"7^{2026} \mod 101", REMAINDER, "49") is None  # not the statement's numbers: a wrong answer
+    assert restates(r"\mod", REMAINDER, "49") is None  # no number at all
+
+
+def test_every_shipped_answer_gold_passes_the_rule_with_its_statement():
+    from gym_integrity.envs.qed_math.problems import load_problems
+
+    problems = [p for p in load_problems(None, None).problems if p.grader == "verifier"]
+    assert len(problems) == 22
+    refused = {p.problem_id: r for p in problems if (r := _refused(p.gold_answer, p.gold_answer, p.problem))}
+    assert refused == {}
+
+
+# ----------------------------------------------------------------------------- several values for one gold
+
+SEVERAL = [r"3 \text{ or } 4", r"4 \text{ or } 3", "3 or 4", "3, 4", "4, 3", r"\{3, 4\}", r"\left\{3, 4\right\}",
+           r"3 \pm 1", r"4 \mp 1", r"x = 3 \text{ and } x = 4", "3; 4", r"3 \lor 4", r"3 \vee 4", r"3 \text{or} 4"]
+
+
+@pytest.mark.parametrize("answer", SEVERAL)
+def test_a_box_of_several_values_is_never_paid_for_a_single_valued_gold(answer):
+    assert several_values(_read(answer)), answer
+    reason = _refused(answer, "3", "Find x.")
+    assert reason is not None, answer
+
+
+@pytest.mark.parametrize("answer, gold", [("1,000", "1000"), ("(2, 3)", "(2,3)"), (r"\{-1, 0, 1\}", r"\{-1, 0, 1\}"),
+                                          ("3, 4", "3, 4"), (r"1 \pm \sqrt{2}", r"1 \pm \sqrt{2}"),
+                                          (r"[2, \infty)", r"[2, \infty)"), (r"3 \frac{1}{2}", "3.5")])
+def test_one_value_and_multi_valued_golds_are_left_to_the_grader(answer, gold):
+    assert _refused(answer, gold, "Find it.") is None
+
+
+def test_a_worked_solution_boxed_whole_is_left_to_the_grader():
+    # The audit's honest_pay answers each gold form, the reference solution too; its prose commas are not values.
+    reference = (r"$\gcd(a, 2026 - a) = \gcd(a, 2026)$, so we count $a \in [1, 2025]$ coprime to "
+                 r"$2026 = 2 \cdot 1013$ with $1013$ prime: $\varphi(2026) = 1012$.")
+    assert _refused(reference, "1012", "Find the number of ... $2026$ ...") is None
+
+
+# ----------------------------------------------------------------------------- the real env
+
+
+@pytest.fixture(scope="module")
+def env():
+    from gym_integrity.envs.qed_math import QEDMathEnv
+
+    e = QEDMathEnv(verifier={"deadline_s": 10.0}, problem_types=["answer", "multi_step"])
+    yield e
+    e.close()
+
+
+def _verdict(env, problem_id: str, text: str) -> tuple[str, str]:
+    env.reset(options={"problem_id": problem_id})
+    info = env.step(text)[4]
+    return info["verdict"], info.get("cause") or ""
+
+
+@pytest.mark.parametrize("problem_id, answer", [
+    ("qed-ans-007", r"7^{2026} \mod 100"), ("qed-ms-007", r"3^{2026} \mod 100"),
+    ("qed-ms-005", rf"\begin{{vmatrix}} {MATRIX_BODY} \end{{vmatrix}}"),
+    ("qed-ms-005", rf"\det\begin{{pmatrix}} {MATRIX_BODY} \end{{pmatrix}}"),
+])
+def test_the_issues_restatements_are_incorrect_in_the_env(env, problem_id, answer):
+    verdict, cause = _verdict(env, problem_id, rf"\boxed{{{answer}}}")
+    assert (verdict, cause.startswith("not a final answer: it restates")) == ("incorrect", True), cause
+    assert _verdict(env, problem_id, rf"\boxed{{{env._problem.gold_answer}}}")[0] == "correct"
+
+
+def test_the_issues_spellings_are_incorrect_in_the_env(tmp_path):
+    from gym_integrity.envs.qed_math import QEDMathEnv
+
+    rows = [{"id": "deriv", "task": r"Differentiate $x^3$.", "answer": "3x^2"},
+            {"id": "lim", "task": r"Find $\lim_{x \to 0} \frac{\sin 2x}{x}$.", "answer": "2"}]
+    path = tmp_path / "spellings.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    e = QEDMathEnv(dataset=str(path), verifier={"deadline_s": 10.0})
+    try:
+        for problem_id, answer in [("deriv", r"\dfrac{d}{dx}(x^3)"), ("deriv", r"\frac {d}{dx}(x^3)"),
+                                   ("deriv", r"\frac{d}{dx}(x^3)"),
+                                   ("lim", r"\operatorname{lim}_{x\to 0}\frac{\sin 2x}{x}"),
+                                   ("lim", r"\lim_{x\to 0}\frac{\sin 2x}{x}")]:
+            verdict, cause = _verdict(e, problem_id, rf"\boxed{{{answer}}}")
+            assert (verdict, "poses a computation" in cause) == ("incorrect", True), (answer, cause)
+        assert _verdict(e, "deriv", r"\boxed{3x^2}")[0] == "correct"
+    finally:
+        e.close()
+
+
+# ----------------------------------------------------------------------------- text golds (D5)
+
+TEXT_ROWS = [
+    {"id": "name", "problem": "Who wins the game, Alice or Bob?", "solution": "Alice wins.", "answer": "Alice"},
+    {"id": "text-name", "problem": "Who moves first?", "solution": "...", "answer": r"\text{Bob}"},
+    {"id": "words", "problem": "Which city is the capital?", "answer": "New York"},
+    {"id": "yes", "problem": "Is 91 prime? Answer yes or no.", "answer": r"\text{no}"},
+    {"id": "option", "problem": "Which is prime? (A) 4 (B) 5 (C) 6 (D) 8", "solution": r"$\boxed{B}$"},
+    {"id": "option-lines", "problem": "Which is even?\nA) 3\nB) 5\nC) 8", "answer": "(C)"},
+    {"id": "number", "problem": "What is $2+2$?", "answer": "4"},
+]
+
+
+def _write(tmp_path: Path) -> Path:
+    path = tmp_path / "text.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in TEXT_ROWS), encoding="utf-8")
+    return path
+
+
+def test_text_golds_load_instead_of_being_skipped(tmp_path):
+    from gym_integrity.envs.qed_math.problems import check_problems, load_problems
+
+    path = _write(tmp_path)
+    report = check_problems(str(path))
+    assert (report.loaded, report.skipped) == (len(TEXT_ROWS), [])
+    kinds = {p.problem_id: p.answer_kind for p in load_problems(str(path)).problems}
+    assert kinds == {"name": "text", "text-name": "text", "words": "text", "yes": "text", "option": "text",
+                     "option-lines": "text", "number": "math"}
+
+
+@pytest.mark.parametrize("problem_id, answer, verdict", [
+    ("name", "Alice", "correct"), ("name", r"\text{ alice. }", "correct"), ("name", r"\textbf{ALICE}", "correct"),
+    ("name", "Bob", "incorrect"), ("name", r"\text{Alice or Bob}", "incorrect"), ("name", "Alice, Bob", "incorrect"),
+    ("name", r"\{Alice, Bob\}", "incorrect"), ("name", "Alicia", "incorrect"),
+    ("text-name", "bob", "correct"), ("text-name", r"\text{Bob}", "correct"), ("text-name", "Alice", "incorrect"),
+    ("words", r"\text{new   york}", "correct"), ("words", "newyork", "incorrect"), ("words", "York", "incorrect"),
+    ("yes", "No", "correct"), ("yes", r"\text{No.}", "correct"), ("yes", "yes", "incorrect"),
+    ("yes", r"\text{yes or no}", "incorrect"),
+    ("option", "B", "correct"), ("option", "(B)", "correct"), ("option", r"\text{(b)}", "correct"),
+    ("option", "A", "incorrect"), ("option", "5", "incorrect"), ("option", "B, C", "incorrect"),
+    ("option-lines", "C", "correct"), ("option-lines", "(C)", "correct"), ("option-lines", "8", "incorrect"),
+    ("number", "4", "correct"), ("number", r"4 \pm 0", "incorrect"), ("number", r"4 \text{ or } 5", "incorrect"),
+])
+def test_text_golds_are_graded_by_normalised_exact_match(tmp_path, problem_id, answer, verdict):
+    from gym_integrity.envs.qed_math import QEDMathEnv
+
+    e = QEDMathEnv(dataset=str(_write(tmp_path)), verifier={"deadline_s": 10.0})
+    try:
+        got, cause = _verdict(e, problem_id, rf"so \boxed{{{answer}}}")
+        assert got == verdict, (problem_id, answer, cause)
+    finally:
+        e.close()
