@@ -50,6 +50,7 @@ Example:
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 from collections.abc import Callable, Sequence
 from copy import deepcopy
 from typing import Any
@@ -176,17 +177,19 @@ def step_sub_env(env: gym.Env, autoreset_mode: AutoresetMode, needs_reset: bool,
         if needs_reset:
             obs, info = env.reset()
             return obs, 0.0, False, False, info, None
-        return (*env.step(action), None)
+        obs, reward, terminated, truncated, info = env.step(action)
+        return obs, float(reward), terminated, truncated, info, None
     if autoreset_mode == AutoresetMode.DISABLED:
         # An ended sub-env is stepped with its batch: TerminalFreeze answers (reward 0.0).
-        return (*env.step(action), None)
+        obs, reward, terminated, truncated, info = env.step(action)
+        return obs, float(reward), terminated, truncated, info, None
     if autoreset_mode == AutoresetMode.SAME_STEP:
         obs, reward, terminated, truncated, info = env.step(action)
         if terminated or truncated:
             final = {"final_obs": obs, "final_info": info}
             obs, info = env.reset()
-            return obs, reward, terminated, truncated, info, final
-        return obs, reward, terminated, truncated, info, None
+            return obs, float(reward), terminated, truncated, info, final
+        return obs, float(reward), terminated, truncated, info, None
     raise ValueError(f"Unexpected autoreset mode, {autoreset_mode}")
 
 
@@ -297,12 +300,12 @@ class ThreadedVectorEnv(SyncVectorEnv):
     def _reset_sub_envs(self, indices: list[int], seeds: list[int | None],
                         options: dict[str, Any] | None) -> list[tuple[Any, dict[str, Any]]]:
         """Reset the sub-envs at ``indices`` (all at once); their ``(obs, info)`` in that order."""
-        return self._all([lambda i=i: self.envs[i].reset(seed=seeds[i], options=options) for i in indices])
+        return self._all([functools.partial(self.envs[i].reset, seed=seeds[i], options=options) for i in indices])
 
     def _step_sub_envs(self, actions: list[Any]) -> list[SubStep]:
         """Every sub-env's share of the batch step (all at once), in sub-env order."""
-        return self._all([lambda i=i, a=a: step_sub_env(self.envs[i], self.autoreset_mode,
-                                                        bool(self._autoreset_envs[i]), a)
+        return self._all([functools.partial(step_sub_env, self.envs[i], self.autoreset_mode,
+                                            bool(self._autoreset_envs[i]), a)
                           for i, a in enumerate(actions)])
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
@@ -340,7 +343,7 @@ class ThreadedVectorEnv(SyncVectorEnv):
             attr = env.get_wrapper_attr(name)
             return attr(*args, **kwargs) if callable(attr) else attr
 
-        return tuple(self._all([lambda env=env: one(env) for env in self.envs]))
+        return tuple(self._all([functools.partial(one, env) for env in self.envs]))
 
     def close_extras(self, **kwargs: Any) -> None:
         try:

@@ -190,6 +190,7 @@ async def evaluate(config: EvalConfig, *, on_record: Callable[[dict[str, Any]], 
     latest: dict[tuple[Any, Any], dict[str, Any]] = {}
     for record in results.existing() if results is not None else []:
         if record.get("run") != run_key:
+            assert results is not None  # the records come from it
             results.close()
             raise ValueError(f"{config.out} holds results of another run ({record.get('env_id')!r} with other "
                              "options): resume it with the options it was started with, or choose another --out")

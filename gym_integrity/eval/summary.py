@@ -128,7 +128,7 @@ def summarize(env_id: str, records: Iterable[Mapping[str, Any]], wall_time_s: fl
         if estimates:
             pass_k[k] = sum(estimates) / len(estimates)
     per_dataset: dict[str, dict[str, Any]] = {}
-    datasets = {r.get("dataset") for r in graded if r.get("dataset")}
+    datasets = {str(r["dataset"]) for r in graded if r.get("dataset")}
     if len(datasets) > 1:
         for name in sorted(datasets):
             values = [float(r["reward"]) for r in graded if r.get("dataset") == name]
