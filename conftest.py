@@ -44,5 +44,10 @@ if importlib.util.find_spec("openenv") is None:
     collect_ignore.append("tests/support/served_app.py")  # the serve tests' helper imports uvicorn
 if importlib.util.find_spec("verifiers") is None:  # the [verifiers] extra
     collect_ignore.append("gym_integrity/integrations/verifiers.py")
+    collect_ignore.append("gym_integrity/audit/adapters_verifiers.py")
+    collect_ignore.append("tests/support/vf_sums.py")  # a verifiers taskset
 if importlib.util.find_spec("skyrl_gym") is None:  # the [skyrl] extra
     collect_ignore.append("gym_integrity/integrations/skyrl.py")
+    collect_ignore.append("gym_integrity/audit/adapters_skyrl.py")
+if importlib.util.find_spec("gem") is None:  # the [gem] extra
+    collect_ignore.append("gym_integrity/audit/adapters_gem.py")

@@ -26,6 +26,10 @@ examples:
   gym-integrity audit {example} --json audit.json --seeds 0 1 2 3
   gym-integrity audit {swept} --all-datasets   every one of its {noun}, the grader probes, a row each
   gym-integrity audit mymod:MyEnv-v0       your env: imports mymod (from here too), which registers MyEnv-v0
+  gym-integrity audit reward:mymod:accuracy --dataset rows.jsonl
+                                           a TRL reward function (or verl compute_score) over a dataset
+  gym-integrity audit gem:rg:leg_counting skyrl:gsm8k verifiers:MODULE rg:leg_counting
+                                           third-party envs and scorers, as they are (--compare: and stacked)
   gym-integrity audit {example} --url http://127.0.0.1:8000
                                            the env `gym-integrity serve {example}` serves there, over the wire
                                            (the [serve] extra; --env-kwargs: the server's, for the local twin)
@@ -253,6 +257,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="audit the one ID where `gym-integrity serve ID` serves it (e.g. http://127.0.0.1:8000): "
                              "the probes play it over OpenEnv's protocol, as a remote user does; gold answers come "
                              "from a local twin (ID built here with --env-kwargs, reset with the same seeds)")
+    third = parser.add_argument_group(
+        "third-party targets (reward:MODULE:FUNCTION, rg:DATASET, gem:ID, skyrl:ID, verifiers:MODULE)",
+        "audited as they are (--compare: also inside integrity_stack); --env-kwargs go to their adapter")
+    third.add_argument("--dataset", default=None, metavar="PATH|ID",
+                       help="the rows a reward: or skyrl: target is audited over: a .jsonl/.json/.parquet file or "
+                            "a datasets id")
+    third.add_argument("--gold-column", default=None, metavar="COL",
+                       help="the dataset column holding an answer the reward accepts (a.b reaches into a dict "
+                            "column); default: answer, solution, ground_truth, ... whichever the rows have")
+    third.add_argument("--prompt-column", default=None, metavar="COL", help="the dataset column holding the prompt")
+    third.add_argument("--split", default=None, help="the split of a datasets id (default: its only one, or train)")
     parser.add_argument("--env-kwargs", type=json_object_arg, default=None, metavar="JSON",
                         help="kwargs for every audited id (JSON object), e.g. '{\"dataset\": \"sokoban\"}' for one "
                              "reasoning-gym dataset; with --url: the server's --env-kwargs, so that the local twin "
@@ -278,14 +293,13 @@ def _served_usage_error(args: argparse.Namespace) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     import gym_integrity  # noqa: F401  (registers the ids)
     from gym_integrity.audit.grader_probes import GRADER_PROBES
     from gym_integrity.audit.probes import PROBES
-    from gym_integrity.audit.report import AuditVerdict, exit_status, render_reports, render_sweep, reports_to_json
-    from gym_integrity.audit.search import DEEP_PROBE_TIMEOUT_S, SEARCH_PROBES
-    from gym_integrity.audit.session import AuditSettings
+    from gym_integrity.audit.columns import audit_columns, settings_from_args, write_json
+    from gym_integrity.audit.report import AuditVerdict, exit_status, render_reports, render_sweep
+    from gym_integrity.audit.search import SEARCH_PROBES
 
     console = Console()
     if not console.is_terminal:  # logs, files: evidence lines (and a sweep's 155-column table) stay whole
@@ -294,6 +308,12 @@ def run(args: argparse.Namespace) -> int:
     if usage_error:
         console.print(f"[red]{escape(usage_error)}[/]")
         return 2
+    from gym_integrity.audit.adapters_targets import is_adapter_target
+
+    if any(is_adapter_target(i) for i in args.ids):
+        from gym_integrity.audit.adapters_cli import run_adapted
+
+        return run_adapted(args, console)
     swept = {entry.id: entry for entry in swept_entries()}
     ids = list(args.ids) or (list(swept) if args.all_datasets else [entry.id for entry in _all_entries()])
     unknown, import_errors = resolve_ids(ids)
@@ -313,19 +333,10 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"[red]--all-datasets sweeps {sweeps}; got id(s) {ids}[/]")
         return 2
     probes = args.probe or (list(GRADER_PROBES) + list(SEARCH_PROBES) if args.all_datasets else list(PROBES))
-    bad_probes = [p for p in probes if p not in PROBES]
-    if bad_probes:
-        console.print(f"[red]unknown probe(s) {bad_probes}[/]; valid: {list(PROBES)}")
+    checked = settings_from_args(args, console, probes)
+    if checked is None:
         return 2
-    if args.workers is not None and args.workers < 1:
-        console.print(f"[red]--workers must be >= 1, got {args.workers}[/]")
-        return 2
-    defaults = AuditSettings()
-    settings = AuditSettings(seeds=tuple(args.seeds) if args.seeds else defaults.seeds,
-                             probe_timeout_s=args.probe_timeout or (DEEP_PROBE_TIMEOUT_S if args.deep
-                                                                    else defaults.probe_timeout_s),
-                             deep=args.deep)
-    settings.validate()
+    settings = checked
     if args.url is not None:
         return _run_served(args, console, ids[0], probes, settings)
 
@@ -338,23 +349,9 @@ def run(args: argparse.Namespace) -> int:
         targets = audit_targets(ids, raw=args.raw, compare=args.compare, judge=judge)
         if args.env_kwargs:  # e.g. one dataset: ReasoningGym-v0 --env-kwargs '{"dataset": "sokoban"}'
             targets = [replace(t, kwargs={**t.kwargs, **args.env_kwargs}) for t in targets]
+    targets = [t for t in targets if not t.probes or set(t.probes) & set(probes)]
     try:
-        with Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=Console(stderr=True), transient=True,
-                      disable=args.no_progress) as progress:
-            targets = [t for t in targets if not t.probes or set(t.probes) & set(probes)]
-            task = progress.add_task("auditing", total=sum(len([p for p in probes if not t.probes or p in t.probes])
-                                                          for t in targets))
-            if args.in_process:
-                reports = _audit_in_process(targets, probes, settings, progress, task)
-            else:
-                from gym_integrity.audit.isolate import run_isolated
-
-                reports = run_isolated(
-                    [t.isolated(probes) for t in targets], probes, settings, workers=args.workers,
-                    on_probe_start=lambda t, p: progress.update(task, description=f"{_shown(t)}: {p}"),
-                    on_probe_done=lambda t, r: progress.advance(task),
-                )
+        reports = audit_columns(targets, probes, settings, args)
     finally:
         if judge is not None:
             judge.stop()
@@ -373,10 +370,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         render_reports(reports, console, max_evidence=args.evidence)
         console.print(f"audited {len(ids)} id(s) ({mode}), {len(probes)} probes each, in [bold]{total:.1f} s[/]{unsure}")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            fh.write(reports_to_json(reports, total_s=total, notes=notes))
-        console.print(f"JSON report written to {args.json}")
+    write_json(args, console, reports, total, notes)
     judged = [r for r in reports if not r.raw] if args.compare else reports
     return exit_status(judged)
 
@@ -392,7 +386,8 @@ def _run_served(args: argparse.Namespace, console: Any, env_id: str, probes: lis
     from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from gym_integrity.audit.report import exit_status, render_reports, reports_to_json
+    from gym_integrity.audit.columns import write_json
+    from gym_integrity.audit.report import exit_status, render_reports
     from gym_integrity.audit.served_audit import WIRE_NOT_APPLICABLE, check_served_integrity
 
     start = time.perf_counter()
@@ -420,10 +415,7 @@ def _run_served(args: argparse.Namespace, console: Any, env_id: str, probes: lis
     console.print(f"audited {escape(env_id)} served at {escape(report.url or args.url)} (over OpenEnv's protocol, "
                   f"gold from a local twin), {len(probes)} probes ({len(wire)} n/a over the wire), in "
                   f"[bold]{total:.1f} s[/]{unsure}")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            fh.write(reports_to_json([report], total_s=total))
-        console.print(f"JSON report written to {args.json}")
+    write_json(args, console, [report], total)
     return exit_status([report])
 
 
@@ -455,28 +447,6 @@ def _mode(reports: list, *, raw: bool, compare: bool) -> str:
     made = "stacked" if not bare else "as made by gym.make"
     mode = f"{made} and raw" if compare else made
     return f"{mode}; no integrity stack on {', '.join(bare)}" if bare else mode
-
-
-def _shown(target: Any) -> str:
-    return f"{target.name}{' (raw)' if target.raw else ''}"
-
-
-def _audit_in_process(targets: list[AuditTarget], probes: list[str], settings: Any, progress: Any, task: Any) -> list:
-    from gym_integrity.audit.runner import check_integrity
-
-    reports = []
-    for target in targets:
-        progress.update(task, description=f"{_shown(target)}: building")
-        report = check_integrity(
-            target.factory(), probes=[p for p in probes if not target.probes or p in target.probes],
-            settings=settings, raw=target.raw, env_id=target.name,
-            on_probe_start=lambda p, t=target: progress.update(task, description=f"{_shown(t)}: {p}"),
-            on_probe_done=lambda r: progress.advance(task),
-        )
-        if target.label:
-            report.notes.append(target.label)
-        reports.append(report)
-    return reports
 
 
 def main_for_tests(argv: list[str]) -> int:

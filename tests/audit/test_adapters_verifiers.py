@@ -1,0 +1,46 @@
+"""A verifiers v1 taskset (tests/support/vf_sums.py, loaded by module name through verifiers' own loader) and its
+@vf.reward scoring, untouched, under the audit: the lenient reward fails with evidence, the strict one passes."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from gym_integrity.audit import Status, check_integrity
+from gym_integrity.audit.adapters_targets import adapt
+from gym_integrity.cli import main
+
+if os.environ.get("GYM_INTEGRITY_REQUIRE_EXTRAS") == "1":
+    import verifiers  # noqa: F401  (the [verifiers] CI step must fail, not skip, on a broken install)
+else:
+    pytest.importorskip("verifiers")
+
+pytestmark = [pytest.mark.verifiers, pytest.mark.timeout(300)]
+LENIENCY = ["gold_answer_scored", "constant_answers", "covering_sprays"]
+
+
+def test_a_taskset_reward_that_pays_any_reply_holding_the_answer_fails():
+    env = adapt("verifiers:vf_sums", num_tasks=8)
+    env.reset(seed=1)
+    [gold] = env.gold_answers()
+    assert env.step(f"maybe {gold}")[1:3] == (1.0, True)
+    report = check_integrity(lambda: adapt("verifiers:vf_sums"), probes=LENIENCY)
+    assert report.status_of("gold_answer_scored") is Status.PASSED
+    assert report.status_of("covering_sprays") is Status.FAILED
+    assert any("-> reward 1" in line for line in report.result("covering_sprays").evidence)
+
+
+def test_the_strict_reward_passes_from_the_cli(tmp_path, capsys):
+    path = tmp_path / "audit.json"
+    code = main(["audit", "verifiers:vf_sums", "--env-kwargs", '{"task": {"strict": true}}', "--no-progress",
+                 "--json", str(path)])
+    out = capsys.readouterr().out
+    [report] = json.loads(path.read_text())["reports"]
+    assert code == 0 and report["verdict"] == "pass", out
+
+
+def test_an_unknown_taskset_is_named():
+    with pytest.raises(ModuleNotFoundError, match="no_such_taskset"):
+        adapt("verifiers:no_such_taskset")
