@@ -1,0 +1,204 @@
+"""The field's integrity report: `check_integrity` on third-party envs and reward functions, as they are and inside
+`integrity_stack`, through the adapters of `gym_integrity.audit.adapters_targets`.
+
+Run it in a venv that has the third-party packages at the pinned versions (:data:`PINS`; the [gem], [skyrl] and
+[verifiers] extras, plus `pip install --no-deps verl==0.9.1 trl==1.16.0`):
+
+    python benchmarks/ecosystem_audit.py --out ecosystem.json             # every target, raw and stacked
+    python benchmarks/ecosystem_audit.py --only verl --raw-only --deep    # a slice
+    python benchmarks/ecosystem_audit.py --table ecosystem.json           # the markdown table of docs/ecosystem.md
+
+Datasets are offline: small files in each library's real format (benchmarks/ecosystem_data.py) or the data a
+package generates (reasoning-gym). Each audit runs in a child process (`check_target`), as the CLI does; results
+are appended to the JSON file after each target, so a partial run keeps what finished.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import ecosystem_data
+
+#: The third-party packages and the versions the figures were measured with.
+PINS = {"gem-llm": "0.1.0", "skyrl-gym": "0.4.0", "verifiers": "0.4.0", "verl": "0.9.1", "trl": "1.16.0",
+        "reasoning-gym": "0.1.23", "math-verify": None}
+
+#: Shims that import a reward function from a file of an installed package without its package's heavy
+#: ``__init__`` (verl's imports torch, ray and tensordict; the reward modules need none of them).
+SHIMS = '''"""Reward functions of installed packages, imported from their files (their package __init__ is heavy)."""
+import importlib.util
+import os
+import sys
+import types
+
+
+def _package_dir(dist):
+    import importlib.metadata
+    return str(importlib.metadata.distribution(dist).locate_file(""))
+
+
+def _load(dist, relative, name):
+    # Register empty parent packages so the module's own absolute imports of its siblings resolve to the files.
+    root = _package_dir(dist)
+    parts = name.split(".")
+    for i in range(1, len(parts)):
+        pkg = ".".join(parts[:i])
+        if pkg not in sys.modules:
+            module = types.ModuleType(pkg)
+            module.__path__ = [os.path.join(root, *parts[:i])]
+            sys.modules[pkg] = module
+    spec = importlib.util.spec_from_file_location(name, os.path.join(root, relative))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def verl_math(data_source, solution_str, ground_truth, extra_info=None):
+    module = _load("verl", "verl/utils/reward_score/math_reward.py", "verl.utils.reward_score.math_reward")
+    return module.compute_score(solution_str, ground_truth)
+
+
+def verl_gsm8k(data_source, solution_str, ground_truth, extra_info=None):
+    module = _load("verl", "verl/utils/reward_score/gsm8k.py", "verl.utils.reward_score.gsm8k")
+    return module.compute_score(solution_str, ground_truth)
+
+
+def verl_default(data_source, solution_str, ground_truth, extra_info=None):
+    module = _load("verl", "verl/utils/reward_score/__init__.py", "verl.utils.reward_score")
+    return module.default_compute_score(data_source, solution_str, ground_truth, extra_info)
+'''
+
+
+@dataclass
+class Target:
+    """One third-party target: a spec for ``adapters_targets``, its options, the package it comes from."""
+
+    name: str
+    spec: str
+    package: str
+    options: dict[str, Any] = field(default_factory=dict)
+    group: str = ""
+
+
+def targets(data: dict[str, str], rg_datasets: list[str]) -> list[Target]:
+    """Every target of the report, with its dataset paths filled in."""
+    out = [
+        Target("TRL accuracy_reward", "reward:trl.rewards:accuracy_reward", "trl",
+               {"dataset": data["trl_math"], "gold_column": "solution"}, "trl"),
+        Target("verl math compute_score", "reward:eco_shims:verl_math", "verl",
+               {"dataset": data["verl_math"], "style": "verl"}, "verl"),
+        Target("verl gsm8k compute_score", "reward:eco_shims:verl_gsm8k", "verl",
+               {"dataset": data["verl_gsm8k"], "style": "verl"}, "verl"),
+        Target("verl default_compute_score (gsm8k rows)", "reward:eco_shims:verl_default", "verl",
+               {"dataset": data["verl_gsm8k"], "style": "verl"}, "verl"),
+        Target("verl default_compute_score (MATH rows)", "reward:eco_shims:verl_default", "verl",
+               {"dataset": data["verl_math"], "style": "verl"}, "verl"),
+        Target("skyrl-gym gsm8k", "skyrl:gsm8k", "skyrl-gym", {"dataset": data["skyrl_gsm8k"]}, "skyrl"),
+        Target("skyrl-gym gsm8k_multi_turn", "skyrl:gsm8k_multi_turn", "skyrl-gym",
+               {"dataset": data["skyrl_gsm8k"]}, "skyrl"),
+        Target("skyrl-gym aime", "skyrl:aime", "skyrl-gym", {"dataset": data["skyrl_math"]}, "skyrl"),
+        Target("GEM math:GSM8K", "gem:math:GSM8K", "gem-llm", {"dataset": data["math"]}, "gem"),
+        Target("GEM math:MATH500", "gem:math:MATH500", "gem-llm", {"dataset": data["math"]}, "gem"),
+        Target("GEM qa:NaturalQuestions", "gem:qa:NaturalQuestions", "gem-llm", {"dataset": data["qa"]}, "gem"),
+        Target("GEM rg:leg_counting", "gem:rg:leg_counting", "gem-llm", {}, "gem"),
+        Target("GEM rg:game_of_life_halting", "gem:rg:game_of_life_halting", "gem-llm", {}, "gem"),
+    ]
+    out += [Target(f"reasoning-gym {name}", f"rg:{name}", "reasoning-gym", {"size": 16}, "rg")
+            for name in rg_datasets]
+    return out
+
+
+def version_of(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def summarize(report: Any) -> dict[str, Any]:
+    """A report as the table needs it: verdict, and per probe its status, summary and first evidence line."""
+    return {"verdict": str(report.verdict), "error": report.error, "duration_s": round(report.duration_s, 1),
+            "notes": list(report.notes),
+            "probes": {r.probe: {"status": str(r.status), "summary": r.summary, "evidence": r.evidence[:2],
+                                 "reason": r.reason} for r in report.results}}
+
+
+def run_target(target: Target, *, stacked: bool, deep: bool, probes: list[str] | None) -> dict[str, Any]:
+    from gym_integrity.audit.adapters_targets import check_target
+    from gym_integrity.audit.session import AuditSettings
+
+    start = time.perf_counter()
+    try:
+        report = check_target(target.spec, stacked=stacked, probes=probes, settings=AuditSettings(deep=deep),
+                              **target.options)
+        result = summarize(report)
+    except Exception as exc:  # noqa: BLE001  (a target that cannot be built is a row of the table, with why)
+        result = {"verdict": "not run", "error": f"{type(exc).__name__}: {exc}"[:600], "probes": {}}
+    result["wall_s"] = round(time.perf_counter() - start, 1)
+    return result
+
+
+def reasoning_gym_datasets() -> list[str]:
+    import reasoning_gym
+
+    return sorted(reasoning_gym.factory.DATASETS)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default="ecosystem.json", help="JSON results (appended to, per target)")
+    parser.add_argument("--only", action="append", help="run targets whose name contains this (repeatable)")
+    parser.add_argument("--group", action="append", help="run targets of this group: trl verl skyrl gem rg")
+    parser.add_argument("--rg", default="leg_counting,game_of_life_halting,basic_arithmetic,chain_sum,countdown",
+                        help="reasoning-gym datasets as targets (comma list, or 'all')")
+    parser.add_argument("--raw-only", action="store_true", help="skip the stacked column")
+    parser.add_argument("--deep", action="store_true", help="the audit's --deep search")
+    parser.add_argument("--probe", action="append", help="run only these probes")
+    parser.add_argument("--workdir", default=None, help="where the dataset files and shims go")
+    parser.add_argument("--list", action="store_true", help="list the targets and exit")
+    args = parser.parse_args(argv)
+
+    workdir = args.workdir or tempfile.mkdtemp(prefix="ecosystem-")
+    data = ecosystem_data.write_all(workdir)
+    with open(os.path.join(workdir, "eco_shims.py"), "w", encoding="utf-8") as fh:
+        fh.write(SHIMS)
+    sys.path.insert(0, workdir)  # the audit's child processes get this sys.path
+    rg = reasoning_gym_datasets() if args.rg == "all" else [n for n in args.rg.split(",") if n]
+    chosen = [t for t in targets(data, rg)
+              if (not args.only or any(o in t.name for o in args.only)) and (not args.group or t.group in args.group)]
+    if args.list:
+        for t in chosen:
+            print(f"{t.name:45s} {t.spec}")
+        return 0
+    results: dict[str, Any] = {}
+    if os.path.exists(args.out):
+        with open(args.out, encoding="utf-8") as fh:
+            results = json.load(fh)
+    for target in chosen:
+        for stacked in ([False] if args.raw_only else [False, True]):
+            key = f"{target.name} | {'stacked' if stacked else 'raw'}{' | deep' if args.deep else ''}"
+            row = run_target(target, stacked=stacked, deep=args.deep, probes=args.probe)
+            row.update(spec=target.spec, package=target.package, version=version_of(target.package),
+                       stacked=stacked, deep=args.deep, group=target.group)
+            results[key] = row
+            failed = [p for p, r in row["probes"].items() if r["status"] == "failed"]
+            print(f"{key}: {row['verdict']} in {row['wall_s']} s; failed: {failed} {row.get('error') or ''}",
+                  flush=True)
+            with open(args.out, "w", encoding="utf-8") as fh:
+                json.dump(results, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
