@@ -34,7 +34,10 @@ PINS = {"gem-llm": "0.1.0", "skyrl-gym": "0.4.0", "verifiers": "0.4.0", "verl": 
         "reasoning-gym": "0.1.23", "math-verify": None}
 
 #: Shims that import a reward function from a file of an installed package without its package's heavy
-#: ``__init__`` (verl's imports torch, ray and tensordict; the reward modules need none of them).
+#: ``__init__`` (verl's imports torch, ray and tensordict; these reward modules need none of them). verl's
+#: ``default_compute_score`` is not called itself: it imports verl.utils.import_utils, which imports ray; for the
+#: data sources of these rows it calls ``gsm8k.compute_score`` and ``math_reward.compute_score``, audited here.
+#: ``math_verify.compute_score`` grades in a spawned pool whose workers import all of verl: not audited.
 SHIMS = '''"""Reward functions of installed packages, imported from their files (their package __init__ is heavy)."""
 import importlib.util
 import os
@@ -74,9 +77,9 @@ def verl_gsm8k(data_source, solution_str, ground_truth, extra_info=None):
     return module.compute_score(solution_str, ground_truth)
 
 
-def verl_default(data_source, solution_str, ground_truth, extra_info=None):
-    module = _load("verl", "verl/utils/reward_score/__init__.py", "verl.utils.reward_score")
-    return module.default_compute_score(data_source, solution_str, ground_truth, extra_info)
+def verl_dapo(data_source, solution_str, ground_truth, extra_info=None):
+    module = _load("verl", "verl/utils/reward_score/math_dapo.py", "verl.utils.reward_score.math_dapo")
+    return module.compute_score(solution_str, ground_truth)
 '''
 
 
@@ -91,18 +94,23 @@ class Target:
     group: str = ""
 
 
-def targets(data: dict[str, str], rg_datasets: list[str]) -> list[Target]:
-    """Every target of the report, with its dataset paths filled in."""
-    out = [
+def targets(data: dict[str, str], rg_datasets: list[str], openenv_root: str | None = None) -> list[Target]:
+    """Every target of the report, with its dataset paths filled in (OpenEnv's with ``openenv_root``)."""
+    out = []
+    if openenv_root:
+        out += [Target(f"OpenEnv reasoning_gym_env ({name})", f"openenv:reasoning_gym_env:{name}", "openenv",
+                       {"root": openenv_root, "dataset": name}, "openenv")
+                for name in ("leg_counting", "game_of_life_halting", "basic_arithmetic")]
+        out.append(Target("OpenEnv finqa_env compute_reward", "reward:eco_shims:finqa_reward", "openenv",
+                          {"dataset": data["finqa"], "style": "verl"}, "openenv"))
+    out += [
         Target("TRL accuracy_reward", "reward:trl.rewards:accuracy_reward", "trl",
                {"dataset": data["trl_math"], "gold_column": "solution"}, "trl"),
         Target("verl math compute_score", "reward:eco_shims:verl_math", "verl",
                {"dataset": data["verl_math"], "style": "verl"}, "verl"),
         Target("verl gsm8k compute_score", "reward:eco_shims:verl_gsm8k", "verl",
                {"dataset": data["verl_gsm8k"], "style": "verl"}, "verl"),
-        Target("verl default_compute_score (gsm8k rows)", "reward:eco_shims:verl_default", "verl",
-               {"dataset": data["verl_gsm8k"], "style": "verl"}, "verl"),
-        Target("verl default_compute_score (MATH rows)", "reward:eco_shims:verl_default", "verl",
+        Target("verl math_dapo compute_score", "reward:eco_shims:verl_dapo", "verl",
                {"dataset": data["verl_math"], "style": "verl"}, "verl"),
         Target("skyrl-gym gsm8k", "skyrl:gsm8k", "skyrl-gym", {"dataset": data["skyrl_gsm8k"]}, "skyrl"),
         Target("skyrl-gym gsm8k_multi_turn", "skyrl:gsm8k_multi_turn", "skyrl-gym",
@@ -134,14 +142,29 @@ def summarize(report: Any) -> dict[str, Any]:
                                  "reason": r.reason} for r in report.results}}
 
 
+def _check_openenv(target: Target, stacked: bool, probes: list[str] | None, settings: Any) -> Any:
+    """An OpenEnv server env (ecosystem_openenv.py) audited in a child process, as check_target does."""
+    from gym_integrity.audit.in_process import probe_list
+    from gym_integrity.audit.isolate import IsolatedTarget, run_isolated
+
+    names = probe_list(probes)
+    kwargs = {"stacked": stacked, **target.options}
+    isolated = IsolatedTarget("ecosystem_openenv:build", kwargs, not stacked, target.spec, sys_path=tuple(sys.path))
+    [report] = run_isolated([isolated], names, settings, workers=1)
+    return report
+
+
 def run_target(target: Target, *, stacked: bool, deep: bool, probes: list[str] | None) -> dict[str, Any]:
     from gym_integrity.audit.adapters_targets import check_target
     from gym_integrity.audit.session import AuditSettings
 
     start = time.perf_counter()
     try:
-        report = check_target(target.spec, stacked=stacked, probes=probes, settings=AuditSettings(deep=deep),
-                              **target.options)
+        if target.spec.startswith("openenv:"):
+            report = _check_openenv(target, stacked, probes, AuditSettings(deep=deep))
+        else:
+            report = check_target(target.spec, stacked=stacked, probes=probes, settings=AuditSettings(deep=deep),
+                                  **target.options)
         result = summarize(report)
     except Exception as exc:  # noqa: BLE001  (a target that cannot be built is a row of the table, with why)
         result = {"verdict": "not run", "error": f"{type(exc).__name__}: {exc}"[:600], "probes": {}}
@@ -159,13 +182,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="ecosystem.json", help="JSON results (appended to, per target)")
     parser.add_argument("--only", action="append", help="run targets whose name contains this (repeatable)")
-    parser.add_argument("--group", action="append", help="run targets of this group: trl verl skyrl gem rg")
+    parser.add_argument("--group", action="append", help="run targets of this group: trl verl skyrl gem rg openenv")
     parser.add_argument("--rg", default="leg_counting,game_of_life_halting,basic_arithmetic,chain_sum,countdown",
                         help="reasoning-gym datasets as targets (comma list, or 'all')")
     parser.add_argument("--raw-only", action="store_true", help="skip the stacked column")
     parser.add_argument("--deep", action="store_true", help="the audit's --deep search")
     parser.add_argument("--probe", action="append", help="run only these probes")
     parser.add_argument("--workdir", default=None, help="where the dataset files and shims go")
+    parser.add_argument("--openenv-git", default=None,
+                        help="a clone of OpenEnv's repository (git dir) holding ecosystem_openenv.COMMIT")
     parser.add_argument("--list", action="store_true", help="list the targets and exit")
     args = parser.parse_args(argv)
 
@@ -173,9 +198,17 @@ def main(argv: list[str] | None = None) -> int:
     data = ecosystem_data.write_all(workdir)
     with open(os.path.join(workdir, "eco_shims.py"), "w", encoding="utf-8") as fh:
         fh.write(SHIMS)
+    root = None
+    if args.openenv_git:
+        import ecosystem_openenv
+
+        root = ecosystem_openenv.extract(args.openenv_git, workdir)
+        with open(os.path.join(workdir, "eco_shims.py"), "a", encoding="utf-8") as fh:
+            fh.write(f"\n\ndef finqa_reward(*args, **kwargs):\n    os.environ['ECOSYSTEM_OPENENV_ROOT'] = {root!r}\n"
+                     f"    import ecosystem_openenv\n    return ecosystem_openenv.finqa_reward(*args, **kwargs)\n")
     sys.path.insert(0, workdir)  # the audit's child processes get this sys.path
     rg = reasoning_gym_datasets() if args.rg == "all" else [n for n in args.rg.split(",") if n]
-    chosen = [t for t in targets(data, rg)
+    chosen = [t for t in targets(data, rg, root)
               if (not args.only or any(o in t.name for o in args.only)) and (not args.group or t.group in args.group)]
     if args.list:
         for t in chosen:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 
-__all__ = ["GSM8K", "MATH", "QA", "write_all"]
+__all__ = ["FINQA", "GSM8K", "MATH", "QA", "write_all"]
 
 #: (question, worked answer, final number): GSM8K's layout.
 GSM8K = [
@@ -61,6 +61,18 @@ QA = [
     ("What is the largest ocean on Earth?", "Pacific Ocean"),
 ]
 
+#: (question, answer): FinQA's layout (answers as the benchmark writes them: percents, amounts, ratios).
+FINQA = [
+    ("What was the percentage change in net revenue from 2021 to 2022?", "12.5%"),
+    ("What is the ratio of current assets to current liabilities at year end 2022?", "1.84"),
+    ("How much did operating income grow from 2020 to 2022, in millions?", "$1,204 million"),
+    ("What share of total revenue came from services in 2022?", "37.2%"),
+    ("What was the effective tax rate in 2021?", "21.3%"),
+    ("What were total capital expenditures over 2020-2022, in millions?", "3,480"),
+    ("By how much did diluted EPS change from 2021 to 2022?", "0.83"),
+    ("What was free cash flow in 2022, in millions?", "2,915"),
+]
+
 _INSTRUCTION = "Let's think step by step and output the final answer after \"####\"."
 _BOXED = "Let's think step by step and output the final answer within \\boxed{}."
 
@@ -95,6 +107,7 @@ def write_all(directory: str) -> dict[str, str]:
                   for i, (p, a) in enumerate(MATH)]
     trl_math = [{"prompt": _user(p), "solution": f"${a}$"} for p, a in MATH]
     qa = [{"question": q, "answer": a} for q, a in QA]
+    finqa = [{"data_source": "finqa", "question": q, "answer": a} for q, a in FINQA]
     return {
         "gsm8k": _write(directory, "gsm8k.jsonl", gsm8k),
         "math": _write(directory, "math.jsonl", math_rows),
@@ -104,4 +117,5 @@ def write_all(directory: str) -> dict[str, str]:
         "skyrl_math": _write(directory, "skyrl_math.jsonl", skyrl_math),
         "trl_math": _write(directory, "trl_math.jsonl", trl_math),
         "qa": _write(directory, "qa.jsonl", qa),
+        "finqa": _write(directory, "finqa.jsonl", finqa),
     }
