@@ -109,7 +109,7 @@ def targets(data: dict[str, str], rg_datasets: list[str], openenv_root: str | No
         Target("verl math compute_score", "reward:eco_shims:verl_math", "verl",
                {"dataset": data["verl_math"], "style": "verl"}, "verl"),
         Target("verl gsm8k compute_score", "reward:eco_shims:verl_gsm8k", "verl",
-               {"dataset": data["verl_gsm8k"], "style": "verl"}, "verl"),
+               {"dataset": data["verl_gsm8k"], "style": "verl", "answer_template": "#### {}"}, "verl"),
         Target("verl math_dapo compute_score", "reward:eco_shims:verl_dapo", "verl",
                {"dataset": data["verl_math"], "style": "verl"}, "verl"),
         Target("skyrl-gym gsm8k", "skyrl:gsm8k", "skyrl-gym", {"dataset": data["skyrl_gsm8k"]}, "skyrl"),
@@ -142,14 +142,32 @@ def summarize(report: Any) -> dict[str, Any]:
                                  "reason": r.reason} for r in report.results}}
 
 
-def _check_openenv(target: Target, stacked: bool, probes: list[str] | None, settings: Any) -> Any:
-    """An OpenEnv server env (ecosystem_openenv.py) audited in a child process, as check_target does."""
+def build_templated(spec: str, answer_template: str, stacked: bool = False, **options: Any) -> Any:
+    """``adapters_targets.adapt(spec)`` answered in ``answer_template``'s form (``"#### {answer}"``: verl's gsm8k
+    reads the answer after ``####``), the hook the skyrl adapter sets for its gsm8k; inside the stack if asked."""
+    from gym_integrity.audit.adapters_targets import adapt
+
+    env = adapt(spec, **options)
+    env.audit_answer_action = answer_template.format  # type: ignore[attr-defined]
+    if stacked:
+        from gym_integrity.wrappers import integrity_stack
+
+        return integrity_stack(env)
+    return env
+
+
+def _check_isolated(target: Target, stacked: bool, probes: list[str] | None, settings: Any) -> Any:
+    """A target built by this script's own entry (an OpenEnv server env, a reward answered in a fixed form),
+    audited in a child process as check_target does."""
     from gym_integrity.audit.in_process import probe_list
     from gym_integrity.audit.isolate import IsolatedTarget, run_isolated
 
     names = probe_list(probes)
-    kwargs = {"stacked": stacked, **target.options}
-    isolated = IsolatedTarget("ecosystem_openenv:build", kwargs, not stacked, target.spec, sys_path=tuple(sys.path))
+    if target.spec.startswith("openenv:"):
+        entry, kwargs = "ecosystem_openenv:build", {"stacked": stacked, **target.options}
+    else:
+        entry, kwargs = "ecosystem_audit:build_templated", {"spec": target.spec, "stacked": stacked, **target.options}
+    isolated = IsolatedTarget(entry, kwargs, not stacked, target.spec, sys_path=tuple(sys.path))
     [report] = run_isolated([isolated], names, settings, workers=1)
     return report
 
@@ -160,8 +178,8 @@ def run_target(target: Target, *, stacked: bool, deep: bool, probes: list[str] |
 
     start = time.perf_counter()
     try:
-        if target.spec.startswith("openenv:"):
-            report = _check_openenv(target, stacked, probes, AuditSettings(deep=deep))
+        if target.spec.startswith("openenv:") or "answer_template" in target.options:
+            report = _check_isolated(target, stacked, probes, AuditSettings(deep=deep))
         else:
             report = check_target(target.spec, stacked=stacked, probes=probes, settings=AuditSettings(deep=deep),
                                   **target.options)
