@@ -156,6 +156,26 @@ def build_templated(spec: str, answer_template: str, stacked: bool = False, **op
     return env
 
 
+def append_finqa_shim(workdir: str, root: str) -> None:
+    """eco_shims.finqa_reward: OpenEnv finqa_env's grader, its sources found at ``root`` in every process."""
+    with open(os.path.join(workdir, "eco_shims.py"), "a", encoding="utf-8") as fh:
+        fh.write(f"\n\ndef finqa_reward(*args, **kwargs):\n    os.environ['ECOSYSTEM_OPENENV_ROOT'] = {root!r}\n"
+                 f"    import ecosystem_openenv\n    return ecosystem_openenv.finqa_reward(*args, **kwargs)\n")
+
+
+def make_env(target: Target, stacked: bool = False) -> Any:
+    """The target's env in this process (what each audit child builds)."""
+    if target.spec.startswith("openenv:"):
+        import ecosystem_openenv
+
+        return ecosystem_openenv.build(stacked=stacked, **target.options)
+    if "answer_template" in target.options:
+        return build_templated(target.spec, stacked=stacked, **target.options)
+    from gym_integrity.audit.adapters_targets import build
+
+    return build(target.spec, stacked=stacked, **target.options)
+
+
 def _check_isolated(target: Target, stacked: bool, probes: list[str] | None, settings: Any) -> Any:
     """A target built by this script's own entry (an OpenEnv server env, a reward answered in a fixed form),
     audited in a child process as check_target does."""
@@ -178,7 +198,11 @@ def run_target(target: Target, *, stacked: bool, deep: bool, probes: list[str] |
 
     start = time.perf_counter()
     try:
-        if target.spec.startswith("openenv:") or "answer_template" in target.options:
+        if target.spec.startswith("openenv:"):
+            # Importing openenv-core (fastapi, gradio, fastmcp) in a fresh child took over 100 s on the loaded
+            # benchmark machine: past the default 30 s bound on building an env, which is a probe's bound.
+            report = _check_isolated(target, stacked, probes, AuditSettings(deep=deep, probe_timeout_s=240.0))
+        elif "answer_template" in target.options:
             report = _check_isolated(target, stacked, probes, AuditSettings(deep=deep))
         else:
             report = check_target(target.spec, stacked=stacked, probes=probes, settings=AuditSettings(deep=deep),
@@ -221,9 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         import ecosystem_openenv
 
         root = ecosystem_openenv.extract(args.openenv_git, workdir)
-        with open(os.path.join(workdir, "eco_shims.py"), "a", encoding="utf-8") as fh:
-            fh.write(f"\n\ndef finqa_reward(*args, **kwargs):\n    os.environ['ECOSYSTEM_OPENENV_ROOT'] = {root!r}\n"
-                     f"    import ecosystem_openenv\n    return ecosystem_openenv.finqa_reward(*args, **kwargs)\n")
+        append_finqa_shim(workdir, root)
     sys.path.insert(0, workdir)  # the audit's child processes get this sys.path
     rg = reasoning_gym_datasets() if args.rg == "all" else [n for n in args.rg.split(",") if n]
     chosen = [t for t in targets(data, rg, root)

@@ -116,19 +116,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append")
     parser.add_argument("--rg", default="leg_counting,game_of_life_halting,basic_arithmetic,chain_sum,countdown")
     parser.add_argument("--workdir", default=None)
+    parser.add_argument("--openenv-git", default=None, help="as ecosystem_audit.py's")
     args = parser.parse_args(argv)
     sys.path.append(args.gradecheck_site)
-
-    from gym_integrity.audit.adapters_targets import adapt
 
     workdir = args.workdir or ecosystem_audit.tempfile.mkdtemp(prefix="ecosystem-")
     data = ecosystem_data.write_all(workdir)
     with open(os.path.join(workdir, "eco_shims.py"), "w", encoding="utf-8") as fh:
         fh.write(ecosystem_audit.SHIMS)
+    root = None
+    if args.openenv_git:
+        import ecosystem_openenv
+
+        root = ecosystem_openenv.extract(args.openenv_git, workdir)
+        ecosystem_audit.append_finqa_shim(workdir, root)
     sys.path.insert(0, workdir)
     makers: dict[str, Any] = {}
-    for target in ecosystem_audit.targets(data, [n for n in args.rg.split(",") if n]):
-        makers[target.name] = (lambda t=target: adapt(t.spec, **t.options))
+    for target in ecosystem_audit.targets(data, [n for n in args.rg.split(",") if n], root):
+        makers[target.name] = (lambda t=target: ecosystem_audit.make_env(t))
     makers.update(_ours())
     results: dict[str, Any] = {}
     for name, make in makers.items():
