@@ -192,7 +192,8 @@ def _check_isolated(target: Target, stacked: bool, probes: list[str] | None, set
     return report
 
 
-def run_target(target: Target, *, stacked: bool, deep: bool, probes: list[str] | None) -> dict[str, Any]:
+def run_target(target: Target, *, stacked: bool, deep: bool, probes: list[str] | None,
+               probe_timeout_s: float = 30.0) -> dict[str, Any]:
     from gym_integrity.audit.adapters_targets import check_target
     from gym_integrity.audit.session import AuditSettings
 
@@ -201,12 +202,12 @@ def run_target(target: Target, *, stacked: bool, deep: bool, probes: list[str] |
         if target.spec.startswith("openenv:"):
             # Importing openenv-core (fastapi, gradio, fastmcp) in a fresh child took over 100 s on the loaded
             # benchmark machine: past the default 30 s bound on building an env, which is a probe's bound.
-            report = _check_isolated(target, stacked, probes, AuditSettings(deep=deep, probe_timeout_s=240.0))
+            report = _check_isolated(target, stacked, probes, AuditSettings(deep=deep, probe_timeout_s=max(240.0, probe_timeout_s)))
         elif "answer_template" in target.options:
-            report = _check_isolated(target, stacked, probes, AuditSettings(deep=deep))
+            report = _check_isolated(target, stacked, probes, AuditSettings(deep=deep, probe_timeout_s=probe_timeout_s))
         else:
-            report = check_target(target.spec, stacked=stacked, probes=probes, settings=AuditSettings(deep=deep),
-                                  **target.options)
+            report = check_target(target.spec, stacked=stacked, probes=probes,
+                                  settings=AuditSettings(deep=deep, probe_timeout_s=probe_timeout_s), **target.options)
         result = summarize(report)
     except Exception as exc:  # noqa: BLE001  (a target that cannot be built is a row of the table, with why)
         result = {"verdict": "not run", "error": f"{type(exc).__name__}: {exc}"[:600], "probes": {}}
@@ -230,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--raw-only", action="store_true", help="skip the stacked column")
     parser.add_argument("--deep", action="store_true", help="the audit's --deep search")
     parser.add_argument("--probe", action="append", help="run only these probes")
+    parser.add_argument("--probe-timeout", type=float, default=30.0,
+                        help="AuditSettings.probe_timeout_s (also the bound on building an env and its first step)")
     parser.add_argument("--workdir", default=None, help="where the dataset files and shims go")
     parser.add_argument("--openenv-git", default=None,
                         help="a clone of OpenEnv's repository (git dir) holding ecosystem_openenv.COMMIT")
@@ -261,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     for target in chosen:
         for stacked in ([False] if args.raw_only else [False, True]):
             key = f"{target.name} | {'stacked' if stacked else 'raw'}{' | deep' if args.deep else ''}"
-            row = run_target(target, stacked=stacked, deep=args.deep, probes=args.probe)
+            row = run_target(target, stacked=stacked, deep=args.deep, probes=args.probe,
+                             probe_timeout_s=args.probe_timeout)
             row.update(spec=target.spec, package=target.package, version=version_of(target.package),
                        stacked=stacked, deep=args.deep, group=target.group)
             results[key] = row

@@ -1,6 +1,6 @@
 """Markdown tables of docs/ecosystem.md from the JSON that ecosystem_audit.py writes.
 
-    python benchmarks/ecosystem_table.py results.json [more.json ...] > table.md
+    python benchmarks/ecosystem_table.py results.json [more.json ...] [--gradecheck auditors.json] > table.md
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["LENIENCY", "STACK_CLASS", "render"]
+__all__ = ["COST", "LENIENCY", "STACK_CLASS", "render", "render_gradecheck"]
 
 #: Probes whose failure is a property of the episode (what happens after the end, what is shown, how long an
 #: episode lasts, what a reset does): the integrity stack's wrappers are meant to close these.
@@ -17,8 +17,9 @@ STACK_CLASS = ("rescore_after_end", "inert_after_end", "reference_leakage", "ste
                "failed_reset_keeps_end")
 #: Probes whose failure is the grader paying what it should not: no wrapper fixes it, a stricter grader does.
 LENIENCY = ("gold_answer_scored", "constant_answers", "question_echo", "alphabet_sprays", "covering_sprays",
-            "adaptive_search", "reward_self_dealing", "code_injection", "pathological_answers", "garbage_actions",
-            "cross_env_isolation", "seeded_reset")
+            "adaptive_search", "reward_self_dealing", "code_injection")
+#: Probes whose failure is the grader's cost (a hang, a step past its bound): a grader with a bound closes it.
+COST = ("garbage_actions", "pathological_answers", "cross_env_isolation")
 
 
 def _cell(text: str, limit: int = 160) -> str:
@@ -60,31 +61,59 @@ def render(results: dict[str, Any]) -> str:
                 detail += f"<br>not run: {', '.join(missing)}"
         lines.append(f"| {name} | {row['package']} {row['version']} | {row['verdict']} | {detail} | "
                      f"{row['wall_s']} s |")
-    lines += ["", ("| target | raw: failed | stacked: failed | the stack closed | only a stricter grader closes "
-              "| time raw / stacked |"), "|---|---|---|---|---|---|"]
+    lines += ["", ("| target | raw: failed | stacked: failed | the stack closed | left to a stricter grader "
+                   "(leniency) | left to a bounded grader (cost) | time raw / stacked |"),
+              "|---|---|---|---|---|---|---|"]
     for name, modes in pairs.items():
-        if "raw" not in modes or "stacked" not in modes:
+        if "raw" not in modes or "stacked" not in modes or not modes["raw"].get("probes"):
             continue
         raw, stacked = _failed(modes["raw"]), _failed(modes["stacked"])
-        closed = [p for p in raw if p not in stacked and modes["stacked"]["probes"].get(p, {}).get("status")
+        closed = [p for p in raw if p in STACK_CLASS and modes["stacked"]["probes"].get(p, {}).get("status")
                   == "passed"]
-        left = [p for p in stacked if p in raw]
-        new = [p for p in stacked if p not in raw]
-        left_text = ", ".join(left) or "none"
-        if new:
-            left_text += f"; failed only stacked: {', '.join(new)}"
-        lines.append(f"| {name} | {', '.join(raw) or 'none'} | {', '.join(stacked) or 'none'} | "
-                     f"{', '.join(closed) or 'none'} | {left_text} | {modes['raw']['wall_s']} s / "
+        flipped = [p for p in raw if p not in stacked and p not in closed]
+        lenient = [p for p in stacked if p in LENIENCY or (p in STACK_CLASS and p in raw)]
+        cost = [p for p in stacked if p in COST]
+        closed_text = ", ".join(closed) or "none"
+        if flipped:
+            closed_text += f" (passed stacked, not a stack property: {', '.join(flipped)})"
+        lines.append(f"| {name} | {', '.join(raw) or 'none'} | {', '.join(stacked) or 'none'} | {closed_text} | "
+                     f"{', '.join(lenient) or 'none'} | {', '.join(cost) or 'none'} | {modes['raw']['wall_s']} s / "
                      f"{modes['stacked']['wall_s']} s |")
     return "\n".join(lines) + "\n"
 
 
+def render_gradecheck(gradecheck: dict[str, Any], ours: dict[str, Any]) -> str:
+    """gradecheck's findings beside ours per target: what each flags, and how long each took."""
+    lines = ["| target | gradecheck: fooled / warn | gradecheck time | ours (raw): failed | ours time |",
+             "|---|---|---|---|---|"]
+    pairs = _pairs(ours)
+    for name, result in gradecheck.items():
+        if "error" in result:
+            flagged = f"could not run: {_cell(result['error'], 100)}"
+        else:
+            flagged = ", ".join(f"{f['attack']} ({f['verdict']})" for f in result["findings"]
+                                if f["verdict"] in ("fooled", "warn")) or "none"
+        row = pairs.get(name, {}).get("raw")
+        mine = ", ".join(_failed(row)) or "none" if row else "(not in this run)"
+        took = f"{row['wall_s']} s" if row else ""
+        lines.append(f"| {name} | {flagged} | {result['wall_s']} s | {mine} | {took} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(paths: list[str]) -> int:
+    """Tables of the audit JSON files given; ``--gradecheck FILE`` adds the auditor comparison."""
+    gradecheck: dict[str, Any] = {}
     results: dict[str, Any] = {}
-    for path in paths:
+    args = iter(paths)
+    for path in args:
+        target = gradecheck if path == "--gradecheck" else results
+        if path == "--gradecheck":
+            path = next(args)
         with open(path, encoding="utf-8") as fh:
-            results.update(json.load(fh))
+            target.update(json.load(fh))
     sys.stdout.write(render(results))
+    if gradecheck:
+        sys.stdout.write("\n" + render_gradecheck(gradecheck, results))
     return 0
 
 
