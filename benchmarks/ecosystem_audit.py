@@ -77,6 +77,11 @@ def verl_gsm8k(data_source, solution_str, ground_truth, extra_info=None):
     return module.compute_score(solution_str, ground_truth)
 
 
+def verifiers_boxed_math(data_source, solution_str, ground_truth, extra_info=None):
+    from verifiers.v1 import verify_boxed_math_answer
+    return verify_boxed_math_answer(solution_str, ground_truth)
+
+
 def verl_dapo(data_source, solution_str, ground_truth, extra_info=None):
     module = _load("verl", "verl/utils/reward_score/math_dapo.py", "verl.utils.reward_score.math_dapo")
     return module.compute_score(solution_str, ground_truth)
@@ -112,6 +117,8 @@ def targets(data: dict[str, str], rg_datasets: list[str], openenv_root: str | No
                {"dataset": data["verl_gsm8k"], "style": "verl", "answer_template": "#### {}"}, "verl"),
         Target("verl math_dapo compute_score", "reward:eco_shims:verl_dapo", "verl",
                {"dataset": data["verl_math"], "style": "verl"}, "verl"),
+        Target("verifiers verify_boxed_math_answer", "reward:eco_shims:verifiers_boxed_math", "verifiers",
+               {"dataset": data["verl_math"], "style": "verl"}, "verifiers"),
         Target("skyrl-gym gsm8k", "skyrl:gsm8k", "skyrl-gym", {"dataset": data["skyrl_gsm8k"]}, "skyrl"),
         Target("skyrl-gym gsm8k_multi_turn", "skyrl:gsm8k_multi_turn", "skyrl-gym",
                {"dataset": data["skyrl_gsm8k"]}, "skyrl"),
@@ -225,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="ecosystem.json", help="JSON results (appended to, per target)")
     parser.add_argument("--only", action="append", help="run targets whose name contains this (repeatable)")
-    parser.add_argument("--group", action="append", help="run targets of this group: trl verl skyrl gem rg openenv")
+    parser.add_argument("--group", action="append", help="run targets of this group: trl verl verifiers skyrl gem rg openenv")
     parser.add_argument("--rg", default="leg_counting,game_of_life_halting,basic_arithmetic,chain_sum,countdown",
                         help="reasoning-gym datasets as targets (comma list, or 'all')")
     parser.add_argument("--raw-only", action="store_true", help="skip the stacked column")

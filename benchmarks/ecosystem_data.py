@@ -103,8 +103,8 @@ def write_all(directory: str) -> dict[str, str]:
                     "reward_spec": {"method": "rule", "ground_truth": final}, "extra_info": {"index": i}}
                    for i, (q, _, final) in enumerate(GSM8K)]
     skyrl_math = [{"prompt": _user(f"{p} {_BOXED}"), "env_class": "aime",
-                   "reward_spec": {"method": "rule", "ground_truth": a}, "extra_info": {"index": i}}
-                  for i, (p, a) in enumerate(MATH)]
+                   "reward_model": {"method": "rule", "ground_truth": a}, "extra_info": {"index": i}}
+                  for i, (p, a) in enumerate(MATH)]  # skyrl-gym's aime reads reward_model (its gsm8k reward_spec)
     trl_math = [{"prompt": _user(p), "solution": f"${a}$"} for p, a in MATH]
     qa = [{"question": q, "answer": a} for q, a in QA]
     finqa = [{"data_source": "finqa", "question": q, "answer": a} for q, a in FINQA]
