@@ -114,7 +114,7 @@ def targets(data: dict[str, str], rg_datasets: list[str], openenv_root: str | No
         Target("verl math compute_score", "reward:eco_shims:verl_math", "verl",
                {"dataset": data["verl_math"], "style": "verl"}, "verl"),
         Target("verl gsm8k compute_score", "reward:eco_shims:verl_gsm8k", "verl",
-               {"dataset": data["verl_gsm8k"], "style": "verl", "answer_template": "#### {}"}, "verl"),
+               {"dataset": data["verl_gsm8k"], "style": "verl", "reply_template": "#### {}"}, "verl"),
         Target("verl math_dapo compute_score", "reward:eco_shims:verl_dapo", "verl",
                {"dataset": data["verl_math"], "style": "verl"}, "verl"),
         Target("verifiers verify_boxed_math_answer", "reward:eco_shims:verifiers_boxed_math", "verifiers",
@@ -122,7 +122,9 @@ def targets(data: dict[str, str], rg_datasets: list[str], openenv_root: str | No
         Target("skyrl-gym gsm8k", "skyrl:gsm8k", "skyrl-gym", {"dataset": data["skyrl_gsm8k"]}, "skyrl"),
         Target("skyrl-gym gsm8k_multi_turn", "skyrl:gsm8k_multi_turn", "skyrl-gym",
                {"dataset": data["skyrl_gsm8k"]}, "skyrl"),
-        Target("skyrl-gym aime", "skyrl:aime", "skyrl-gym", {"dataset": data["skyrl_math"]}, "skyrl"),
+        # skyrl-gym's aime reads the answer after "Answer:" (Minerva's form): the adapter's own answer_template.
+        Target("skyrl-gym aime", "skyrl:aime", "skyrl-gym",
+               {"dataset": data["skyrl_math"], "answer_template": "Answer: {answer}"}, "skyrl"),
         Target("GEM math:GSM8K", "gem:math:GSM8K", "gem-llm", {"dataset": data["math"]}, "gem"),
         Target("GEM math:MATH500", "gem:math:MATH500", "gem-llm", {"dataset": data["math"]}, "gem"),
         Target("GEM qa:NaturalQuestions", "gem:qa:NaturalQuestions", "gem-llm", {"dataset": data["qa"]}, "gem"),
@@ -149,13 +151,13 @@ def summarize(report: Any) -> dict[str, Any]:
                                  "reason": r.reason} for r in report.results}}
 
 
-def build_templated(spec: str, answer_template: str, stacked: bool = False, **options: Any) -> Any:
-    """``adapters_targets.adapt(spec)`` answered in ``answer_template``'s form (``"#### {answer}"``: verl's gsm8k
+def build_templated(spec: str, reply_template: str, stacked: bool = False, **options: Any) -> Any:
+    """``adapters_targets.adapt(spec)`` answered in ``reply_template``'s form (``"#### {answer}"``: verl's gsm8k
     reads the answer after ``####``), the hook the skyrl adapter sets for its gsm8k; inside the stack if asked."""
     from gym_integrity.audit.adapters_targets import adapt
 
     env = adapt(spec, **options)
-    env.audit_answer_action = answer_template.format  # type: ignore[attr-defined]
+    env.audit_answer_action = reply_template.format  # type: ignore[attr-defined]
     if stacked:
         from gym_integrity.wrappers import integrity_stack
 
@@ -176,7 +178,7 @@ def make_env(target: Target, stacked: bool = False) -> Any:
         import ecosystem_openenv
 
         return ecosystem_openenv.build(stacked=stacked, **target.options)
-    if "answer_template" in target.options:
+    if "reply_template" in target.options:
         return build_templated(target.spec, stacked=stacked, **target.options)
     from gym_integrity.audit.adapters_targets import build
 
@@ -210,7 +212,7 @@ def run_target(target: Target, *, stacked: bool, deep: bool, probes: list[str] |
             # Importing openenv-core (fastapi, gradio, fastmcp) in a fresh child took over 100 s on the loaded
             # benchmark machine: past the default 30 s bound on building an env, which is a probe's bound.
             report = _check_isolated(target, stacked, probes, AuditSettings(deep=deep, probe_timeout_s=max(240.0, probe_timeout_s)))
-        elif "answer_template" in target.options:
+        elif "reply_template" in target.options:
             report = _check_isolated(target, stacked, probes, AuditSettings(deep=deep, probe_timeout_s=probe_timeout_s))
         else:
             report = check_target(target.spec, stacked=stacked, probes=probes,
