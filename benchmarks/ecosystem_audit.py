@@ -224,6 +224,18 @@ def run_target(target: Target, *, stacked: bool, deep: bool, probes: list[str] |
     return result
 
 
+def trl_main_thread() -> None:
+    """TRL's accuracy_reward on the main thread (where GRPOTrainer calls it and math_verify's alarms work), timed on
+    the answers that hung the audit's probe thread."""
+    from trl.rewards import accuracy_reward
+
+    for label, text in [("tower \\boxed{9^{9^{9^{9}}}}", "\\boxed{9^{9^{9^{9}}}}"), ("1 MB of text", "x" * 1_000_000),
+                        ("every integer 0..999", " ".join(map(str, range(1000))))]:
+        start = time.perf_counter()
+        reward = accuracy_reward([[{"role": "assistant", "content": text}]], ["$13$"])
+        print(f"TRL accuracy_reward, main thread, {label}: reward {reward} in {time.perf_counter() - start:.1f} s")
+
+
 def reasoning_gym_datasets() -> list[str]:
     import reasoning_gym
 
@@ -246,7 +258,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--openenv-git", default=None,
                         help="a clone of OpenEnv's repository (git dir) holding ecosystem_openenv.COMMIT")
     parser.add_argument("--list", action="store_true", help="list the targets and exit")
+    parser.add_argument("--trl-main-thread", action="store_true",
+                        help="time TRL's accuracy_reward on the main thread on the answers that hang it off it, and exit")
     args = parser.parse_args(argv)
+    if args.trl_main_thread:
+        trl_main_thread()
+        return 0
 
     workdir = args.workdir or tempfile.mkdtemp(prefix="ecosystem-")
     data = ecosystem_data.write_all(workdir)
