@@ -236,6 +236,22 @@ def trl_main_thread() -> None:
         print(f"TRL accuracy_reward, main thread, {label}: reward {reward} in {time.perf_counter() - start:.1f} s")
 
 
+def verifiers_threads() -> None:
+    """verifiers' verify_boxed_math_answer on the gold, on the main thread and on another one (math_verify's
+    signal-based timeout raises off the main thread, and the scorer's ``except Exception`` pays that 0.0)."""
+    import threading
+
+    from verifiers.v1 import verify_boxed_math_answer
+
+    out: list[float] = []
+    print("verifiers verify_boxed_math_answer('so \\boxed{13}', '13'), main thread:",
+          verify_boxed_math_answer("so \\boxed{13}", "13"))
+    thread = threading.Thread(target=lambda: out.append(verify_boxed_math_answer("so \\boxed{13}", "13")))
+    thread.start()
+    thread.join()
+    print("verifiers verify_boxed_math_answer('so \\boxed{13}', '13'), another thread:", out[0])
+
+
 def reasoning_gym_datasets() -> list[str]:
     import reasoning_gym
 
@@ -258,11 +274,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--openenv-git", default=None,
                         help="a clone of OpenEnv's repository (git dir) holding ecosystem_openenv.COMMIT")
     parser.add_argument("--list", action="store_true", help="list the targets and exit")
-    parser.add_argument("--trl-main-thread", action="store_true",
-                        help="time TRL's accuracy_reward on the main thread on the answers that hang it off it, and exit")
+    parser.add_argument("--threads", action="store_true",
+                        help="TRL's and verifiers' math scorers on and off the main thread (what the audit's probe "
+                             "thread changes), and exit")
     args = parser.parse_args(argv)
-    if args.trl_main_thread:
-        trl_main_thread()
+    if args.threads:
+        import importlib.util
+
+        for check, module in ((trl_main_thread, "trl"), (verifiers_threads, "verifiers")):
+            if importlib.util.find_spec(module) is not None:
+                check()
         return 0
 
     workdir = args.workdir or tempfile.mkdtemp(prefix="ecosystem-")
