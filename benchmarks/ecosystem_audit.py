@@ -119,6 +119,8 @@ def targets(data: dict[str, str], rg_datasets: list[str], openenv_root: str | No
                {"dataset": data["verl_math"], "style": "verl"}, "verl"),
         Target("verifiers verify_boxed_math_answer", "reward:eco_shims:verifiers_boxed_math", "verifiers",
                {"dataset": data["verl_math"], "style": "verl"}, "verifiers"),
+        Target("NeMo-Gym math_with_judge (library half)", "reward:eco_shims:nemo_math", "nemo-gym",
+               {"dataset": data["verl_math"], "style": "verl"}, "nemo"),
         Target("skyrl-gym gsm8k", "skyrl:gsm8k", "skyrl-gym", {"dataset": data["skyrl_gsm8k"]}, "skyrl"),
         Target("skyrl-gym gsm8k_multi_turn", "skyrl:gsm8k_multi_turn", "skyrl-gym",
                {"dataset": data["skyrl_gsm8k"]}, "skyrl"),
@@ -170,6 +172,44 @@ def append_finqa_shim(workdir: str, root: str) -> None:
     with open(os.path.join(workdir, "eco_shims.py"), "a", encoding="utf-8") as fh:
         fh.write(f"\n\ndef finqa_reward(*args, **kwargs):\n    os.environ['ECOSYSTEM_OPENENV_ROOT'] = {root!r}\n"
                  f"    import ecosystem_openenv\n    return ecosystem_openenv.finqa_reward(*args, **kwargs)\n")
+
+
+#: NeMo-Gym's math verifier: resources_servers/math_with_judge/app.py at this tag (PyPI's nemo-gym 0.4.0 ships
+#: no resources servers), its library half (math_verify in a forked, killable child per answer, 10 s) as the
+#: server's verify calls it with the judge off (the judge half needs a model server).
+NEMO_TAG = "v0.4.0"
+NEMO_SHIM = '''
+
+def nemo_math(data_source, solution_str, ground_truth, extra_info=None):
+    import asyncio
+    import importlib.util
+    import types
+    spec = importlib.util.spec_from_file_location("nemo_math_with_judge_app", {path!r})
+    app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app)
+    server = app.LibraryJudgeMathResourcesServer
+
+    async def verify():
+        this = types.SimpleNamespace(_library_verifier_semaphore=asyncio.Semaphore(32),
+                                     config=types.SimpleNamespace(library_verifier_timeout_seconds=10.0),
+                                     _wait_for_library_verifier_process=server._wait_for_library_verifier_process)
+        return await server._verify_answer_with_library_async(this, str(ground_truth), solution_str)
+
+    return asyncio.run(verify())[0]
+'''
+
+
+def append_nemo_shim(git_dir: str, workdir: str) -> None:
+    """eco_shims.nemo_math: NeMo-Gym's math verifier from its repository at :data:`NEMO_TAG`."""
+    import subprocess
+
+    path = os.path.join(workdir, "nemo_math_with_judge_app.py")
+    source = subprocess.run(["git", "--git-dir", git_dir, "show", f"{NEMO_TAG}:resources_servers/math_with_judge/app.py"],
+                            check=True, capture_output=True, text=True).stdout
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(source)
+    with open(os.path.join(workdir, "eco_shims.py"), "a", encoding="utf-8") as fh:
+        fh.write(NEMO_SHIM.format(path=path))
 
 
 def make_env(target: Target, stacked: bool = False) -> Any:
@@ -262,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="ecosystem.json", help="JSON results (appended to, per target)")
     parser.add_argument("--only", action="append", help="run targets whose name contains this (repeatable)")
-    parser.add_argument("--group", action="append", help="run targets of this group: trl verl verifiers skyrl gem rg openenv")
+    parser.add_argument("--group", action="append", help="run targets of this group: trl verl verifiers nemo skyrl gem rg openenv")
     parser.add_argument("--rg", default="leg_counting,game_of_life_halting,basic_arithmetic,chain_sum,countdown",
                         help="reasoning-gym datasets as targets (comma list, or 'all')")
     parser.add_argument("--raw-only", action="store_true", help="skip the stacked column")
@@ -273,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", default=None, help="where the dataset files and shims go")
     parser.add_argument("--openenv-git", default=None,
                         help="a clone of OpenEnv's repository (git dir) holding ecosystem_openenv.COMMIT")
+    parser.add_argument("--nemo-git", default=None, help="a clone of NeMo-Gym's repository (git dir) holding NEMO_TAG")
     parser.add_argument("--list", action="store_true", help="list the targets and exit")
     parser.add_argument("--threads", action="store_true",
                         help="TRL's and verifiers' math scorers on and off the main thread (what the audit's probe "
@@ -296,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
 
         root = ecosystem_openenv.extract(args.openenv_git, workdir)
         append_finqa_shim(workdir, root)
+    if args.nemo_git:
+        append_nemo_shim(args.nemo_git, workdir)
     sys.path.insert(0, workdir)  # the audit's child processes get this sys.path
     rg = reasoning_gym_datasets() if args.rg == "all" else [n for n in args.rg.split(",") if n]
     chosen = [t for t in targets(data, rg, root)
