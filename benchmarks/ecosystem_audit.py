@@ -128,8 +128,8 @@ def targets(data: dict[str, str], rg_datasets: list[str], openenv_root: str | No
         Target("skyrl-gym aime", "skyrl:aime", "skyrl-gym",
                {"dataset": data["skyrl_math"], "answer_template": "Answer: {answer}"}, "skyrl"),
         Target("GEM math:GSM8K", "gem:math:GSM8K", "gem-llm", {"dataset": data["math"]}, "gem"),
-        Target("GEM math:MATH500", "gem:math:MATH500", "gem-llm", {"dataset": data["math"]}, "gem"),
-        Target("GEM qa:NaturalQuestions", "gem:qa:NaturalQuestions", "gem-llm", {"dataset": data["qa"]}, "gem"),
+        Target("GEM math:Math12K", "gem:math:Math12K", "gem-llm", {"dataset": data["math"]}, "gem"),
+        Target("GEM qa:NaturalQuestions", "gem:qa:NaturalQuestions", "gem-llm", {"dataset": data["gem_qa"]}, "gem"),
         Target("GEM rg:leg_counting", "gem:rg:leg_counting", "gem-llm", {}, "gem"),
         Target("GEM rg:game_of_life_halting", "gem:rg:game_of_life_halting", "gem-llm", {}, "gem"),
     ]

@@ -107,6 +107,7 @@ def write_all(directory: str) -> dict[str, str]:
                   for i, (p, a) in enumerate(MATH)]  # skyrl-gym's aime reads reward_model (its gsm8k reward_spec)
     trl_math = [{"prompt": _user(p), "solution": f"${a}$"} for p, a in MATH]
     qa = [{"question": q, "answer": a} for q, a in QA]
+    gem_qa = [{"problem": q, "answer": a} for q, a in QA]  # GEM's QA envs read "problem" and "answer"
     finqa = [{"data_source": "finqa", "question": q, "answer": a} for q, a in FINQA]
     return {
         "gsm8k": _write(directory, "gsm8k.jsonl", gsm8k),
@@ -118,4 +119,5 @@ def write_all(directory: str) -> dict[str, str]:
         "trl_math": _write(directory, "trl_math.jsonl", trl_math),
         "qa": _write(directory, "qa.jsonl", qa),
         "finqa": _write(directory, "finqa.jsonl", finqa),
+        "gem_qa": _write(directory, "gem_qa.jsonl", gem_qa),
     }
