@@ -306,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rg", default="leg_counting,game_of_life_halting,basic_arithmetic,chain_sum,countdown",
                         help="reasoning-gym datasets as targets (comma list, or 'all')")
     parser.add_argument("--raw-only", action="store_true", help="skip the stacked column")
+    parser.add_argument("--stacked-only", action="store_true", help="skip the raw column")
     parser.add_argument("--deep", action="store_true", help="the audit's --deep search")
     parser.add_argument("--probe", action="append", help="run only these probes")
     parser.add_argument("--probe-timeout", type=float, default=30.0,
@@ -352,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.out, encoding="utf-8") as fh:
             results = json.load(fh)
     for target in chosen:
-        for stacked in ([False] if args.raw_only else [False, True]):
+        for stacked in ([False] if args.raw_only else [True] if args.stacked_only else [False, True]):
             key = f"{target.name} | {'stacked' if stacked else 'raw'}{' | deep' if args.deep else ''}"
             row = run_target(target, stacked=stacked, deep=args.deep, probes=args.probe,
                              probe_timeout_s=args.probe_timeout)

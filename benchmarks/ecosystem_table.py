@@ -9,7 +9,7 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["COST", "LENIENCY", "STACK_CLASS", "render", "render_gradecheck"]
+__all__ = ["COST", "LENIENCY", "STACK_CLASS", "render", "render_gradecheck", "render_sweep"]
 
 #: Probes whose failure is a property of the episode (what happens after the end, what is shown, how long an
 #: episode lasts, what a reset does): the integrity stack's wrappers are meant to close these.
@@ -67,10 +67,16 @@ def render(results: dict[str, Any]) -> str:
     for name, modes in pairs.items():
         if "raw" not in modes or "stacked" not in modes or not modes["raw"].get("probes"):
             continue
+        if modes["stacked"].get("error"):
+            lines.append(f"| {name} | {', '.join(_failed(modes['raw'])) or 'none'} | stacked audit did not run: "
+                         f"{_cell(modes['stacked']['error'], 100)} | | | | {modes['raw']['wall_s']} s / "
+                         f"{modes['stacked']['wall_s']} s |")
+            continue
         raw, stacked = _failed(modes["raw"]), _failed(modes["stacked"])
         closed = [p for p in raw if p in STACK_CLASS and modes["stacked"]["probes"].get(p, {}).get("status")
                   == "passed"]
-        flipped = [p for p in raw if p not in stacked and p not in closed]
+        flipped = [p for p in raw if p not in closed
+                   and modes["stacked"]["probes"].get(p, {}).get("status") == "passed"]
         lenient = [p for p in stacked if p in LENIENCY or (p in STACK_CLASS and p in raw)]
         cost = [p for p in stacked if p in COST]
         closed_text = ", ".join(closed) or "none"
@@ -79,6 +85,17 @@ def render(results: dict[str, Any]) -> str:
         lines.append(f"| {name} | {', '.join(raw) or 'none'} | {', '.join(stacked) or 'none'} | {closed_text} | "
                      f"{', '.join(lenient) or 'none'} | {', '.join(cost) or 'none'} | {modes['raw']['wall_s']} s / "
                      f"{modes['stacked']['wall_s']} s |")
+    return "\n".join(lines) + "\n"
+
+
+def render_sweep(results: dict[str, Any]) -> str:
+    """One line per target of a one-column run (the reasoning-gym sweep): failed probes and one answer that paid."""
+    lines = ["| dataset | verdict | failed | e.g. | time |", "|---|---|---|---|---|"]
+    for key, row in sorted(results.items()):
+        failed = _failed(row)
+        example = _evidence(row, failed[-1]) if failed else _cell(row.get("error") or "", 120)
+        lines.append(f"| {key.split(' | ')[0].removeprefix('reasoning-gym ')} | {row['verdict']} | "
+                     f"{', '.join(failed) or 'none'} | {example} | {row['wall_s']} s |")
     return "\n".join(lines) + "\n"
 
 
@@ -101,7 +118,12 @@ def render_gradecheck(gradecheck: dict[str, Any], ours: dict[str, Any]) -> str:
 
 
 def main(paths: list[str]) -> int:
-    """Tables of the audit JSON files given; ``--gradecheck FILE`` adds the auditor comparison."""
+    """Tables of the audit JSON files given; ``--gradecheck FILE`` adds the auditor comparison; ``--sweep FILE``
+    prints the one-line-per-dataset table of a sweep instead."""
+    if paths and paths[0] == "--sweep":
+        with open(paths[1], encoding="utf-8") as fh:
+            sys.stdout.write(render_sweep(json.load(fh)))
+        return 0
     gradecheck: dict[str, Any] = {}
     results: dict[str, Any] = {}
     args = iter(paths)
