@@ -183,7 +183,11 @@ NEMO_SHIM = '''
 def nemo_math(data_source, solution_str, ground_truth, extra_info=None):
     import asyncio
     import importlib.util
+    import multiprocessing
     import types
+    # The audit's children are daemons, which multiprocessing forbids to fork; the verifier forks one per answer
+    # (adapters_gem lifts the flag the same way for GEM's pool).
+    multiprocessing.current_process().daemon = False
     spec = importlib.util.spec_from_file_location("nemo_math_with_judge_app", {path!r})
     app = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(app)

@@ -61,8 +61,8 @@ def render(results: dict[str, Any]) -> str:
                 detail += f"<br>not run: {', '.join(missing)}"
         lines.append(f"| {name} | {row['package']} {row['version']} | {row['verdict']} | {detail} | "
                      f"{row['wall_s']} s |")
-    lines += ["", ("| target | raw: failed | stacked: failed | the stack closed | left to a stricter grader "
-                   "(leniency) | left to a bounded grader (cost) | time raw / stacked |"),
+    lines += ["", ("| target | raw: failed | stacked: failed | the stack closed | left to the grader: what it pays "
+                   "(leniency, fake zeros) | left to a bounded grader (cost) | time raw / stacked |"),
               "|---|---|---|---|---|---|---|"]
     for name, modes in pairs.items():
         if "raw" not in modes or "stacked" not in modes or not modes["raw"].get("probes"):
