@@ -117,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rg", default="leg_counting,game_of_life_halting,basic_arithmetic,chain_sum,countdown")
     parser.add_argument("--workdir", default=None)
     parser.add_argument("--openenv-git", default=None, help="as ecosystem_audit.py's")
+    parser.add_argument("--nemo-git", default=None, help="as ecosystem_audit.py's")
     args = parser.parse_args(argv)
     sys.path.append(args.gradecheck_site)
 
@@ -130,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
 
         root = ecosystem_openenv.extract(args.openenv_git, workdir)
         ecosystem_audit.append_finqa_shim(workdir, root)
+    if args.nemo_git:
+        ecosystem_audit.append_nemo_shim(args.nemo_git, workdir)
     sys.path.insert(0, workdir)
     makers: dict[str, Any] = {}
     for target in ecosystem_audit.targets(data, [n for n in args.rg.split(",") if n], root):
