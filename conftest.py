@@ -42,6 +42,8 @@ collect_ignore = []
 if importlib.util.find_spec("openenv") is None:
     collect_ignore.append("gym_integrity/integrations/openenv")
     collect_ignore.append("tests/support/served_app.py")  # the serve tests' helper imports uvicorn
+    collect_ignore.append("tests/support/openenv_sums.py")  # an OpenEnv MCP env server
+    collect_ignore.append("gym_integrity/audit/adapters_openenv.py")
 if importlib.util.find_spec("verifiers") is None:  # the [verifiers] extra
     collect_ignore.append("gym_integrity/integrations/verifiers.py")
     collect_ignore.append("gym_integrity/audit/adapters_verifiers.py")

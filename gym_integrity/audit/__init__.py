@@ -25,6 +25,12 @@ remote user gets it: ``check_served_integrity(url, env_id, env_kwargs)`` (or
 ``gym-integrity audit ID --url URL``), with gold answers from a local twin of the
 same id and options (``audit/served_audit.py``; needs the ``[serve]`` extra).
 
+What people train on in other shapes (a TRL or verl reward function over a
+dataset, reasoning-gym's scorers, GEM, skyrl-gym and verifiers envs) is
+adapted into a text env by ``audit/adapters_targets.py`` (``adapt("gem:ID")``,
+``gym-integrity audit reward:MODULE:FUNCTION --dataset PATH``; docs/audit.md,
+"Audit anything").
+
 The auditor learns gold answers through the privileged hook
 ``env.unwrapped.gold_answers() -> list[str]`` when the env has it (never an
 agent channel), else from what the env reveals at the end; without either, the

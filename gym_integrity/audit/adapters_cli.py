@@ -21,9 +21,9 @@ def _usage_error(args: argparse.Namespace) -> str | None:
 
     ours = [i for i in args.ids if not is_adapter_target(i)]
     if ours:
-        return (f"audit third-party targets (reward:, rg:, gem:, skyrl:, verifiers:) apart from registered ids: "
+        return (f"audit third-party targets (reward:, rg:, gem:, skyrl:, verifiers:, openenv:) apart from registered ids: "
                 f"got {ours} with them")
-    for flag, why in (("url", "a served env is audited by its id"),
+    for flag, why in (("url", "a server this package did not build is openenv:URL; --url audits our ids where they are served"),
                       ("all_datasets", "a sweep is over a registered id's datasets: list rg:DATASET targets")):
         if getattr(args, flag):
             return f"--{flag.replace('_', '-')} does not go with third-party targets: {why}"
@@ -59,7 +59,7 @@ def run_adapted(args: argparse.Namespace, console: Any) -> int:
             console.print(f"{escape(report.env_id)}: {escape(note)}")
     inconclusive = sum(1 for r in reports if r.verdict is AuditVerdict.INCONCLUSIVE)
     unsure = f"; {inconclusive} inconclusive" if inconclusive else ""
-    mode = "as they are, and inside integrity_stack" if args.compare else "as they are (raw: no integrity stack)"
+    mode = "as they are, and inside integrity_stack" if args.compare else "as they are, raw: no integrity stack"
     console.print(f"audited {len(args.ids)} target(s) ({mode}), {len(probes)} probes each, in "
                   f"[bold]{total:.1f} s[/]{unsure}")
     write_json(args, console, reports, total)

@@ -12,13 +12,15 @@ then measures the function, not an end this adapter invented). Two call shapes:
 * ``"trl"``: ``fn(prompts=[prompt], completions=[completion], **columns)``, each
   other column of the row as a one-element list, the result a list of one
   ``float`` or ``None`` (TRL's "does not apply": reward 0.0 here, with
-  ``info["reward_is_none"]``). A conversational prompt (a list of messages)
-  gets the completion as ``[{"role": "assistant", "content": text}]``. TRL also
+  ``info["reward_is_none"]``). A conversational prompt (a list of messages), or
+  ``conversational=True`` (TRL's ``accuracy_reward`` reads only that form), gets
+  the completion as ``[{"role": "assistant", "content": text}]``. TRL also
   passes ``completion_ids`` and ``trainer_state``; the auditor has neither, and
   a function that requires them fails at the first step, with that error;
 * ``"verl"``: ``fn(data_source=..., solution_str=text, ground_truth=...,
   extra_info=...)`` from the row's ``data_source``, its gold and its
-  ``extra_info``; a ``float`` or a dict with ``"score"``.
+  ``extra_info`` (only those the function takes: verl's ``gsm8k.compute_score``
+  takes two); a ``float`` or a dict with ``"score"``.
 
 ``"auto"`` (the default) reads the function's parameters: ``solution_str`` means
 verl, anything else TRL. The dataset is a ``.jsonl``/``.json``/``.parquet``
@@ -204,6 +206,17 @@ def load_rows(dataset: Any, *, split: str | None = None, name: str | None = None
     return rows
 
 
+def _accepted(fn: Callable[..., Any], names: Sequence[str]) -> set[str]:
+    """Which of ``names`` ``fn`` takes as keywords (all of them if it takes ``**kwargs`` or has no signature)."""
+    try:
+        parameters = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return set(names)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return set(names)
+    return {n for n in names if n in parameters}
+
+
 def _style_of(fn: Callable[..., Any]) -> str:
     try:
         parameters = inspect.signature(fn).parameters
@@ -224,10 +237,15 @@ class RewardFunctionEnv(gym.Env[str, str]):
 
     def __init__(self, reward: Callable[..., Any] | str, dataset: Any, *, style: str = "auto",
                  prompt_column: str | None = None, gold_column: str | None = None, split: str | None = None,
-                 name: str | None = None, data_source: str | None = None, render_mode: str | None = None) -> None:
+                 name: str | None = None, data_source: str | None = None, conversational: bool | None = None,
+                 render_mode: str | None = None) -> None:
         self.reward_fn = load_callable(reward) if isinstance(reward, str) else reward
         if not callable(self.reward_fn):
             raise TypeError(f"RewardFunctionEnv reward must be callable or 'module:function', got {reward!r}")
+        check_type("RewardFunctionEnv conversational", conversational, (bool, type(None)), "a bool or None")
+        self.conversational = conversational
+        # verl's own scorers take a subset (gsm8k's compute_score: solution_str and ground_truth): pass what it takes.
+        self._verl_arguments = _accepted(self.reward_fn, ("data_source", "solution_str", "ground_truth", "extra_info"))
         check_choice("RewardFunctionEnv style", style, STYLES)
         check_choice("RewardFunctionEnv render_mode", render_mode, (None, "ansi"))
         self.style = _style_of(self.reward_fn) if style == "auto" else style
@@ -265,11 +283,10 @@ class RewardFunctionEnv(gym.Env[str, str]):
         prompt = column(self._row, self.prompt_column)
         if self.style == "verl":
             gold = column(self._row, self.gold_column) if self.gold_column else None
-            source = self._row.get("data_source", self.data_source)
-            return self.reward_fn(data_source=source, solution_str=text,
-                                  ground_truth=None if gold is _MISSING else gold,
-                                  extra_info=self._row.get("extra_info"))
-        conversational = not isinstance(prompt, str)
+            arguments = {"data_source": self._row.get("data_source", self.data_source), "solution_str": text,
+                         "ground_truth": None if gold is _MISSING else gold, "extra_info": self._row.get("extra_info")}
+            return self.reward_fn(**{k: v for k, v in arguments.items() if k in self._verl_arguments})
+        conversational = not isinstance(prompt, str) if self.conversational is None else self.conversational
         completion: Any = [{"role": "assistant", "content": text}] if conversational else text
         columns = {k: [v] for k, v in self._row.items() if k != self.prompt_column}
         return self.reward_fn(prompts=[prompt], completions=[completion], **columns)

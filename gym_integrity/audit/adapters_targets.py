@@ -9,13 +9,18 @@ env (its adapter module: ``adapters_reward``, ``adapters_gem``, ...) that
 ``rg:<dataset>``                       reasoning-gym's own scorer of that dataset (``score_answer``)
 ``gem:<id>``                           ``gem.make(id, **options)`` (the ``[gem]`` extra)
 ``skyrl:<id>``                         ``skyrl_gym.make(id, ...)`` over the rows of ``dataset=`` (``[skyrl]``)
-``verifiers:<module>``                 ``verifiers.load_environment(module)``, as ``vf-eval`` loads it
+``verifiers:<module>``                 a v1 taskset loaded as ``vf-eval`` loads it, scored by its tasks
+``openenv:<url>``                      an OpenEnv MCP env server this package did not build (``[serve]``)
 =====================================  ===================================================================
 
 ``build(spec, stacked=True)`` is the same env inside ``integrity_stack``; the
 CLI's child processes call :func:`build` by module path, so every option is
 plain data. :func:`check_target` audits one spec in a child process, as
-``gym-integrity audit SPEC`` does.
+``gym-integrity audit SPEC`` does; many at once, on every core::
+
+    from gym_integrity.audit.isolate import run_isolated
+    targets = adapted_targets(["rg:leg_counting", "gem:rg:leg_counting"], {}, compare=True)
+    reports = [annotate(r) for r in run_isolated([t.isolated(probes) for t in targets], probes, AuditSettings())]
 
 Example:
     >>> split_spec("reward:my_rewards:accuracy")
@@ -67,6 +72,12 @@ def _skyrl(rest: str, **options: Any) -> gym.Env:
     return SkyRLEnv(rest, **options)
 
 
+def _openenv(rest: str, **options: Any) -> gym.Env:
+    from gym_integrity.audit.adapters_openenv import OpenEnvMCPEnv
+
+    return OpenEnvMCPEnv(rest, **options)
+
+
 def _verifiers(rest: str, **options: Any) -> gym.Env:
     from gym_integrity.audit.adapters_verifiers import VerifiersEnv
 
@@ -80,8 +91,9 @@ KINDS: dict[str, tuple[Callable[..., gym.Env], str | None]] = {
     "gem": (_gem, "gem"),
     "skyrl": (_skyrl, "skyrl"),
     "verifiers": (_verifiers, "verifiers"),
+    "openenv": (_openenv, "serve"),
 }
-_LIBRARIES = {"gem": "gem", "skyrl": "skyrl_gym", "verifiers": "verifiers"}
+_LIBRARIES = {"gem": "gem", "skyrl": "skyrl_gym", "verifiers": "verifiers", "openenv": "openenv"}
 
 
 def split_spec(spec: str) -> tuple[str, str]:
@@ -130,6 +142,23 @@ def _registered_ids(kind: str) -> list[str] | None:
     return None
 
 
+def _import_taskset(spec: str, taskset_id: str) -> str | None:
+    """Import a taskset that is not one of verifiers' own here, from the working directory too (as ``python -m``
+    would): the audit's processes then find it on the path they get from this one. Why not, or None."""
+    import importlib.util
+
+    from gym_integrity.audit.isolate import import_env_modules
+
+    module = taskset_id.rsplit("/", 1)[-1].split("@", 1)[0].replace("-", "_").lower()  # verifiers' own naming
+    if importlib.util.find_spec(f"verifiers.v1.tasksets.{module}") is not None:
+        return None
+    try:
+        import_env_modules([module])
+    except Exception as exc:  # the user's module: any error in it is theirs to see
+        return f"{spec}: importing {module} raised {type(exc).__name__}: {exc}"
+    return None
+
+
 def preflight(spec: str, options: dict[str, Any]) -> str | None:
     """Why ``spec`` cannot be audited, found before any process starts (None: go on): a missing library (with
     the extra that installs it), a reward function that does not import, a missing dataset."""
@@ -149,6 +178,8 @@ def preflight(spec: str, options: dict[str, Any]) -> str | None:
 
         close = difflib.get_close_matches(rest, known, n=3)
         return f"{spec}: {rest!r} is not a {kind} id" + (f" (did you mean {close}?)" if close else "")
+    if kind == "verifiers":
+        return _import_taskset(spec, rest)
     if kind == "reward":
         from gym_integrity.audit.adapters_reward import load_callable
 

@@ -28,7 +28,7 @@ examples:
   gym-integrity audit mymod:MyEnv-v0       your env: imports mymod (from here too), which registers MyEnv-v0
   gym-integrity audit reward:mymod:accuracy --dataset rows.jsonl
                                            a TRL reward function (or verl compute_score) over a dataset
-  gym-integrity audit gem:rg:leg_counting skyrl:gsm8k verifiers:MODULE rg:leg_counting
+  gym-integrity audit gem:rg:leg_counting skyrl:gsm8k verifiers:MODULE rg:leg_counting openenv:URL
                                            third-party envs and scorers, as they are (--compare: and stacked)
   gym-integrity audit {example} --url http://127.0.0.1:8000
                                            the env `gym-integrity serve {example}` serves there, over the wire
@@ -258,16 +258,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the probes play it over OpenEnv's protocol, as a remote user does; gold answers come "
                              "from a local twin (ID built here with --env-kwargs, reset with the same seeds)")
     third = parser.add_argument_group(
-        "third-party targets (reward:MODULE:FUNCTION, rg:DATASET, gem:ID, skyrl:ID, verifiers:MODULE)",
+        "third-party targets (reward:MODULE:FUNCTION, rg:DATASET, gem:ID, skyrl:ID, verifiers:MODULE, openenv:URL)",
         "audited as they are (--compare: also inside integrity_stack); --env-kwargs go to their adapter")
     third.add_argument("--dataset", default=None, metavar="PATH|ID",
-                       help="the rows a reward: or skyrl: target is audited over: a .jsonl/.json/.parquet file or "
-                            "a datasets id")
+                       help="the rows a reward: or skyrl: target is audited over (and a gem: math or QA env's, instead "
+                            "of the hub's): a .jsonl/.json/.parquet file or a datasets id")
     third.add_argument("--gold-column", default=None, metavar="COL",
                        help="the dataset column holding an answer the reward accepts (a.b reaches into a dict "
                             "column); default: answer, solution, ground_truth, ... whichever the rows have")
     third.add_argument("--prompt-column", default=None, metavar="COL", help="the dataset column holding the prompt")
-    third.add_argument("--split", default=None, help="the split of a datasets id (default: its only one, or train)")
+    third.add_argument("--split", default=None, help="the split of a datasets id (default: its only one; an id with several needs it)")
     parser.add_argument("--env-kwargs", type=json_object_arg, default=None, metavar="JSON",
                         help="kwargs for every audited id (JSON object), e.g. '{\"dataset\": \"sokoban\"}' for one "
                              "reasoning-gym dataset; with --url: the server's --env-kwargs, so that the local twin "

@@ -145,3 +145,42 @@ def test_reasoning_gyms_own_scorer_pays_substrings():
     assert env.step(f"<answer>{gold}</answer>")[1] == 1.0
     report = check_integrity(lambda: adapt("rg:leg_counting", size=16), probes=["covering_sprays"])
     assert report.status_of("covering_sprays") is Status.FAILED, report.result("covering_sprays").evidence
+
+
+def test_a_datasets_id_goes_through_load_dataset(tmp_path):
+    """A name that is not a file is a datasets id: a local dataset folder takes the same load_dataset path offline."""
+    folder = tmp_path / "sums_dataset"
+    folder.mkdir()
+    reward_toys.write_jsonl(folder / "train.jsonl", reward_toys.rows(5))
+    env = RewardFunctionEnv(reward_toys.strict, str(folder), split="train")
+    env.reset(seed=4)
+    assert env.num_items == 5 and env.gold_answers() == [reward_toys.rows(5)[4]["answer"]]
+    assert len(load_rows(str(folder))) == 5  # one split: taken without naming it
+    with pytest.raises(ValueError, match="split"):
+        load_rows(str(folder), split="test")
+
+
+def test_conversational_completions_on_request_and_verl_scorers_that_take_fewer_arguments():
+    items = reward_toys.rows(3)
+    env = RewardFunctionEnv(reward_toys.chat_only, items, conversational=True)
+    env.reset(seed=0)
+    assert env.step(f"<answer>{items[0]['answer']}</answer>")[1] == 1.0
+    with pytest.raises(TypeError):  # a string completion is not what accuracy_reward reads
+        plain = RewardFunctionEnv(reward_toys.chat_only, items)
+        plain.reset(seed=0)
+        plain.step("<answer>1</answer>")
+    verl = RewardFunctionEnv(reward_toys.verl_two_arguments, items)
+    verl.reset(seed=2)
+    assert verl.style == "verl" and verl.step(f"<answer>{items[2]['answer']}</answer>")[1] == 1.0
+
+
+def test_check_target_audits_in_a_child_process_as_is_or_stacked(data_file):
+    from gym_integrity.audit.adapters_targets import check_target
+
+    raw = check_target("reward:reward_toys:lenient", probes=["covering_sprays"], dataset=str(data_file))
+    assert raw.raw and raw.stacked is False and raw.status_of("covering_sprays") is Status.FAILED
+    stacked = check_target("reward:reward_toys:strict", stacked=True, probes=["rescore_after_end"],
+                           dataset=str(data_file))
+    assert stacked.stacked and stacked.passed
+    with pytest.raises(ValueError, match="pass --dataset"):
+        check_target("reward:reward_toys:strict")

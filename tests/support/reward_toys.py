@@ -58,3 +58,13 @@ def verl_lenient(data_source, solution_str, ground_truth, extra_info=None):
 
 def verl_strict(data_source, solution_str, ground_truth, extra_info=None):
     return {"score": 1.0 if tagged(solution_str) == str(ground_truth) else 0.0, "source": data_source}
+
+
+def chat_only(completions, answer, **kwargs):
+    """TRL's accuracy_reward shape: reads ``completion[0]["content"]``, so it needs conversational completions."""
+    return [1.0 if tagged(completion[0]["content"]) == gold else 0.0 for completion, gold in zip(completions, answer)]
+
+
+def verl_two_arguments(solution_str, ground_truth, method="strict"):
+    """verl's gsm8k.compute_score shape: no data_source, no extra_info."""
+    return 1.0 if tagged(solution_str) == str(ground_truth) else 0.0
