@@ -103,7 +103,7 @@ def targets(data: dict[str, str], rg_datasets: list[str], openenv_root: str | No
     """Every target of the report, with its dataset paths filled in (OpenEnv's with ``openenv_root``)."""
     out = []
     if openenv_root:
-        out += [Target(f"OpenEnv reasoning_gym_env ({name})", f"openenv:reasoning_gym_env:{name}", "openenv",
+        out += [Target(f"OpenEnv reasoning_gym_env ({name})", f"openenv-inproc:reasoning_gym_env:{name}", "openenv",
                        {"root": openenv_root, "dataset": name}, "openenv")
                 for name in ("leg_counting", "game_of_life_halting", "basic_arithmetic")]
         out.append(Target("OpenEnv finqa_env compute_reward", "reward:eco_shims:finqa_reward", "openenv",
@@ -218,7 +218,7 @@ def append_nemo_shim(git_dir: str, workdir: str) -> None:
 
 def make_env(target: Target, stacked: bool = False) -> Any:
     """The target's env in this process (what each audit child builds)."""
-    if target.spec.startswith("openenv:"):
+    if target.spec.startswith("openenv-inproc:"):
         import ecosystem_openenv
 
         return ecosystem_openenv.build(stacked=stacked, **target.options)
@@ -236,7 +236,7 @@ def _check_isolated(target: Target, stacked: bool, probes: list[str] | None, set
     from gym_integrity.audit.isolate import IsolatedTarget, run_isolated
 
     names = probe_list(probes)
-    if target.spec.startswith("openenv:"):
+    if target.spec.startswith("openenv-inproc:"):
         entry, kwargs = "ecosystem_openenv:build", {"stacked": stacked, **target.options}
     else:
         entry, kwargs = "ecosystem_audit:build_templated", {"spec": target.spec, "stacked": stacked, **target.options}
@@ -252,7 +252,7 @@ def run_target(target: Target, *, stacked: bool, deep: bool, probes: list[str] |
 
     start = time.perf_counter()
     try:
-        if target.spec.startswith("openenv:"):
+        if target.spec.startswith("openenv-inproc:"):
             # Importing openenv-core (fastapi, gradio, fastmcp) in a fresh child took over 100 s on the loaded
             # benchmark machine: past the default 30 s bound on building an env, which is a probe's bound.
             report = _check_isolated(target, stacked, probes, AuditSettings(deep=deep, probe_timeout_s=max(240.0, probe_timeout_s)))
