@@ -111,7 +111,7 @@ def render_gradecheck(gradecheck: dict[str, Any], ours: dict[str, Any]) -> str:
             flagged = ", ".join(f"{f['attack']} ({f['verdict']})" for f in result["findings"]
                                 if f["verdict"] in ("fooled", "warn")) or "none"
         row = pairs.get(name, {}).get("raw")
-        mine = ", ".join(_failed(row)) or "none" if row else "(not in this run)"
+        mine = (", ".join(_failed(row)) or "none") if row else "(audited apart: `gym-integrity audit`)"
         took = f"{row['wall_s']} s" if row else ""
         lines.append(f"| {name} | {flagged} | {result['wall_s']} s | {mine} | {took} |")
     return "\n".join(lines) + "\n"
