@@ -8,8 +8,6 @@ training examples.
 
 >>> [c.text for c in echo_answers("Given:\\n1. (S ∧ R)\\n.2. R\\nUse AND = ∧. What follows?") if c.family == "echo: premises joined"][:1]
 ['(S ∧ R) ∧ R']
->>> de_bruijn_digits(1)
-'0123456789'
 >>> sorted(Vocabulary.infer(["Your solution must be a string of characters, ex: LDURRUDL."]).letters)
 ['D', 'L', 'R', 'U']
 """

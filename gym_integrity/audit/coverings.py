@@ -2,6 +2,9 @@
 
 A grader that pays for containing the gold (substring or overlap credit) pays one of these pieces on any numeric
 gold; the ``covering_sprays`` probe sends them (:mod:`gym_integrity.audit.search`).
+
+>>> de_bruijn_digits(1), len(de_bruijn_digits(3))
+('0123456789', 1002)
 """
 
 from __future__ import annotations
