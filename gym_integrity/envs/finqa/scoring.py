@@ -152,10 +152,10 @@ def _amount(text: str) -> Amount | None:
     if match is None:
         return None
     rest = (text[: match.start()] + " " + text[match.end() :]).lower()
-    rest = re.sub(r"[^a-z ]", " ", rest).split()
+    words = re.sub(r"[^a-z ]", " ", rest).split()
     if any(word not in _UNIT_WORDS and word not in ("about", "approximately", "approx", "is", "the", "answer",
                                                      "of", "a", "an", "in", "to", "up", "down", "by", "or", "usd")
-           for word in rest):
+           for word in words):
         return None
     num = match.group("num").replace(",", "")
     value = Fraction(num)
