@@ -52,8 +52,11 @@ commit in its own venv), side by side in the same rotated rounds: before and
 after a change, with the ratio of episodes/s and the server CPU per episode.
 
 ``--neighbour``: what one session's expensive resets cost another. One
-client (its own process) picks an expensive dataset (futoshiki; a 1500x1500
-spiral_matrix) with OpenEnv's reset arguments and then resets it in a loop;
+client (its own process) picks an expensive dataset (futoshiki; a maze at the
+largest grid and distance the server allows; a 1500x1500 spiral_matrix; a maze
+at grid 260) with OpenEnv's reset arguments and then resets it in a loop (a
+server that refuses the config, as ours bounds it, gets the refused reset again
+and again: the "refused" column);
 meanwhile a probe session plays leg_counting episodes for ``--seconds``, and
 the table gives the probe's round trips (p50/p99/max) and the expensive
 client's resets, with a quiet row (no expensive client) for reference.

@@ -88,3 +88,16 @@ def test_a_year_gold_is_matched_exactly_in_every_form(year, other, form):
 @pytest.mark.parametrize("answer", ["2023.4", "2022.6", "2023%", "20.23", "2023 and 2024", "2,023.5"])
 def test_a_year_gold_pays_nothing_else(answer):
     assert score_answer(answer, "2023").score == 0.0
+
+
+def test_every_shipped_gold_is_still_paid_and_no_constant_is():
+    """The audit's two sides on the registered env: honest_pay (each gold paid in its own episode), label_skew and
+    constant_answers (no content-free answer paid above chance)."""
+    import gym_integrity
+    from gym_integrity.audit import check_integrity
+
+    report = check_integrity(lambda: gym_integrity.make("FinQA-v0"),
+                             probes=["honest_pay", "label_skew", "constant_answers"])
+    assert report.passed, [(r.probe, r.status, r.summary) for r in report.results]
+    assert {r.probe: r.status for r in report.results} == {"honest_pay": "passed", "label_skew": "passed",
+                                                            "constant_answers": "passed"}
