@@ -115,7 +115,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         args.parser.error(str(exc))  # exits 2
     try:
         serve(args.id, args.env_kwargs, host=args.host, port=args.port, max_sessions=args.max_sessions,
-              session_timeout_s=args.session_timeout, client_datasets=args.client_datasets, max_size=args.max_size)
+              session_timeout_s=args.session_timeout, client_datasets=args.client_datasets, max_size=args.max_size,
+              reset_budget_s=args.reset_budget or None)
     except (TypeError, ValueError) as exc:
         args.parser.error(str(exc))
     return 0
@@ -270,6 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
                               "dataset_name; default: the served one's)")
     p_serve.add_argument("--max-size", type=positive_int_arg, default=None,
                          help="largest dataset size a client's reset may ask for (default: the served size)")
+    p_serve.add_argument("--reset-budget", type=float, default=10.0,
+                         help="seconds one reset (item generation) may take before it is stopped and fails that "
+                              "session's reset (default 10; 0: no budget)")
     p_serve.add_argument("--env-kwargs", type=json_object_arg, default=None,
                          help='JSON object of gym_integrity.make keyword arguments, e.g. \'{"dataset": "leg_counting"}\'')
     p_serve.set_defaults(run=_cmd_serve, parser=p_serve)

@@ -31,9 +31,9 @@ class FinQAConfig:
         questions_file: The CSV under ``benchmark_questions/``.
         step_budget: Tool calls allowed per episode (the submission included);
             MaxStepsTruncation in the registered stack enforces it.
-        scoring: ``"tolerance"`` (1% relative and 1.0 absolute) or
+        scoring: ``"tolerance"`` (a number matched to its gold's written precision, docs/finqa.md) or
             ``"finqa_exact"`` (the original FinQA rule: round to 5 decimals, equal).
-        rel_tol, abs_tol: The tolerances of ``"tolerance"`` scoring.
+        rel_tol, abs_tol: How far an answer written coarser than its gold may be from it (``"tolerance"``).
         sql_timeout_s: Wall-clock limit of one SQL query (0.5-60 s); its worker is killed at 1.1x.
         sql_row_cap: Most rows one SQL query returns.
         max_result_chars: Most characters of one tool result.

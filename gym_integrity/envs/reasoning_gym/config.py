@@ -114,6 +114,24 @@ class ReasoningGymConfig:
         specs = self.composite_specs()
         return [self.dataset] if specs is None else [s["name"] for s in specs]  # type: ignore[list-item]  # a single dataset is a name
 
+    def option_defaults(self, names: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Per dataset, the options this config builds it with: the task config's defaults, under this config's own
+        (what ``gym-integrity serve`` bounds a client's options by)."""
+        from dataclasses import MISSING
+
+        from reasoning_gym.factory import DATASETS
+
+        own = {name: dict(options) for name, options in self._task_configs()}
+        result: dict[str, dict[str, Any]] = {}
+        for name in names:
+            if name not in DATASETS:
+                continue
+            defaults = {f.name: f.default if f.default is not MISSING else f.default_factory()  # type: ignore[operator]
+                        for f in fields(DATASETS[name][1])
+                        if f.default is not MISSING or f.default_factory is not MISSING}
+            result[name] = {**defaults, **own.get(name, {})}
+        return result
+
     def validate(self) -> None:
         """Check every field: a wrong type is a ``TypeError``, a wrong value a ``ValueError``, both naming it."""
         self._validate_scalars()

@@ -17,7 +17,8 @@ from gym_integrity.integrations.openenv.client_resets import ClientResets
 from gym_integrity.integrations.openenv.sessions import SessionServer, SocketScope
 from gym_integrity.integrations.openenv.stats import stats_payload
 
-__all__ = ["build_app", "serve", "DEFAULT_MAX_SESSIONS", "DEFAULT_SESSION_TIMEOUT_S", "DEFAULT_DETACHED_SESSION_TTL_S"]
+__all__ = ["build_app", "serve", "DEFAULT_MAX_SESSIONS", "DEFAULT_SESSION_TIMEOUT_S", "DEFAULT_DETACHED_SESSION_TTL_S",
+           "DEFAULT_RESET_BUDGET_S"]
 
 DEFAULT_MAX_SESSIONS = 8
 #: None: a session a WebSocket holds is never closed for idleness (a trainer's pooled client may wait out a long
@@ -25,6 +26,9 @@ DEFAULT_MAX_SESSIONS = 8
 DEFAULT_SESSION_TIMEOUT_S: float | None = None
 #: Seconds a session no socket holds (POST /mcp openenv/session/create) lives, however often it is used.
 DEFAULT_DETACHED_SESSION_TTL_S = 300.0
+#: Seconds one reset (item generation, or a client's dataset rebuilt) may take before it is stopped and fails.
+#: Resets at the datasets' default configs take milliseconds; the slowest shipped generators about a second.
+DEFAULT_RESET_BUDGET_S: float | None = 10.0
 
 
 def _make_kwargs(env_id: str, env_kwargs: Any) -> tuple[dict[str, Any], Any]:
@@ -49,7 +53,8 @@ def build_app(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *,
               max_sessions: int = DEFAULT_MAX_SESSIONS,
               session_timeout_s: float | None = DEFAULT_SESSION_TIMEOUT_S,
               detached_session_ttl_s: float = DEFAULT_DETACHED_SESSION_TTL_S,
-              client_datasets: Sequence[str] | None = None, max_size: int | None = None) -> Any:
+              client_datasets: Sequence[str] | None = None, max_size: int | None = None,
+              reset_budget_s: float | None = DEFAULT_RESET_BUDGET_S) -> Any:
     """A FastAPI app serving ``env_id`` over OpenEnv's protocol, one integrity-stacked env per session.
 
     ``env_kwargs`` are ``gym_integrity.make`` keyword arguments (env options
@@ -63,8 +68,11 @@ def build_app(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *,
     seconds (:mod:`~gym_integrity.integrations.openenv.sessions`). A reset
     may pick the dataset as OpenEnv's reasoning_gym_env client does, among
     ``client_datasets`` (default: the served one's) and at most ``max_size``
-    items (default: the served size)
-    (:mod:`~gym_integrity.integrations.openenv.client_resets`). An env with
+    items (default: the served size), every numeric option of its config at
+    most the served one's (else the dataset's default)
+    (:mod:`~gym_integrity.integrations.openenv.client_resets`). A reset not
+    done within ``reset_budget_s`` seconds (None: no budget) is stopped and
+    fails with an error naming the budget; other sessions are not touched. An env with
     an MCP tool set (declared by its package, or its own tools) is served by
     :class:`ServedMCPEnv`, any other by :class:`ServedEnv`; either way a
     session's resets, steps and tool calls run on a thread of its own, never
@@ -82,6 +90,8 @@ def build_app(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *,
     if session_timeout_s is not None:
         check_number("serve session_timeout_s", session_timeout_s, low=0, low_open=True, unit="seconds")
     check_number("serve detached_session_ttl_s", detached_session_ttl_s, low=0, low_open=True, unit="seconds")
+    if reset_budget_s is not None:
+        check_number("serve reset_budget_s", reset_budget_s, low=0, low_open=True, unit="seconds")
     kwargs, raw = _make_kwargs(env_id, env_kwargs)
     from fastapi import FastAPI
 
@@ -89,10 +99,11 @@ def build_app(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *,
 
     toolset = mcp_toolset(raw)
     if toolset is not None:
-        factory = functools.partial(ServedMCPEnv, env_id, kwargs, toolset, mcp_reset(raw))
+        factory = functools.partial(ServedMCPEnv, env_id, kwargs, toolset, mcp_reset(raw), reset_budget_s)
         action_class = GymOrToolCallAction
     else:
-        factory = functools.partial(ServedEnv, env_id, kwargs, ClientResets.for_env(raw, client_datasets, max_size))
+        factory = functools.partial(ServedEnv, env_id, kwargs, ClientResets.for_env(raw, client_datasets, max_size),
+                                    reset_budget_s)
         action_class = GymAction
     server = SessionServer(
         factory, action_class, GymObservation,
@@ -155,13 +166,15 @@ def _is_loopback(host: str) -> bool:
 def serve(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *, host: str = "127.0.0.1", port: int = 8000,
           max_sessions: int = DEFAULT_MAX_SESSIONS, session_timeout_s: float | None = DEFAULT_SESSION_TIMEOUT_S,
           detached_session_ttl_s: float = DEFAULT_DETACHED_SESSION_TTL_S,
-          client_datasets: Sequence[str] | None = None, max_size: int | None = None, log_level: str = "warning") -> None:
+          client_datasets: Sequence[str] | None = None, max_size: int | None = None,
+          reset_budget_s: float | None = DEFAULT_RESET_BUDGET_S, log_level: str = "warning") -> None:
     """Run :func:`build_app` under uvicorn until interrupted. Binds to 127.0.0.1 unless ``host`` says otherwise."""
     check_str("serve host", host)
     check_int("serve port", port, low=0, high=65535)
     _check_free(host, port)
     app = build_app(env_id, env_kwargs, max_sessions=max_sessions, session_timeout_s=session_timeout_s,
-                    detached_session_ttl_s=detached_session_ttl_s, client_datasets=client_datasets, max_size=max_size)
+                    detached_session_ttl_s=detached_session_ttl_s, client_datasets=client_datasets, max_size=max_size,
+                    reset_budget_s=reset_budget_s)
     import uvicorn
 
     if not _is_loopback(host):

@@ -49,7 +49,8 @@ from gym_integrity.integrations.openenv.client_resets import CONFIG_KEYS, Client
 from gym_integrity.integrations.openenv.models import (GymAction, GymObservation, GymState, ToolResetObservation,
                                                        public_observation)
 
-__all__ = ["ServedEnv", "ServedMCPEnv", "ServedSession", "SessionThread", "mcp_reset", "mcp_toolset"]
+__all__ = ["ResetBudgetExceeded", "ServedEnv", "ServedMCPEnv", "ServedSession", "SessionThread", "mcp_reset",
+           "mcp_toolset"]
 
 _CLOSED = "this session is closed (idle too long, or closed by its client): open a new session"
 
@@ -57,6 +58,11 @@ _CLOSED = "this session is closed (idle too long, or closed by its client): open
 def _settle(future: "asyncio.Future[Any]", ok: bool, value: Any) -> None:
     if not future.cancelled():  # its caller went away (a dropped socket): nobody reads the outcome
         future.set_result(value) if ok else future.set_exception(value)
+
+
+class ResetBudgetExceeded(BaseException):
+    """Raised inside a session's thread to stop a reset past its budget. A BaseException: item generators retry
+    on ``Exception`` (maze draws grids until one fits), which would swallow it."""
 
 
 class SessionThread:
@@ -70,33 +76,74 @@ class SessionThread:
 
     def __init__(self, name: str) -> None:
         self._jobs: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        self._running: Any = None  # the future of the call running now
+        self._running_lock = threading.Lock()
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
 
-    async def run(self, work: Callable[..., Any], *args: Any) -> Any:
-        """``work(*args)`` on this thread, after the calls queued before it; its result, or its exception."""
+    async def run(self, work: Callable[..., Any], *args: Any, budget_s: Optional[float] = None) -> Any:
+        """``work(*args)`` on this thread, after the calls queued before it; its result, or its exception.
+
+        With ``budget_s``, a call not done that long after it was queued (a session sends one call at a time) is
+        stopped (an exception raised in
+        the thread: Python code stops at its next instruction) and a ``TimeoutError`` raised here.
+        """
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         self._jobs.put((loop, future, work, args))
-        return await future
+        if budget_s is None:
+            return await future
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), budget_s)
+        except asyncio.TimeoutError:
+            self._interrupt(future)
+            raise TimeoutError(f"reset: item generation ran past this server's budget of {budget_s:g} s per reset "
+                               "and was stopped; ask for a smaller dataset config, or start the server with a "
+                               "larger --reset-budget") from None
+
+    def _interrupt(self, future: Any) -> None:
+        import ctypes
+
+        with self._running_lock:
+            if self._running is future and self._thread.ident is not None:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread.ident),
+                                                           ctypes.py_object(ResetBudgetExceeded))
 
     def stop(self) -> None:
         """End the thread once the calls queued so far have run."""
         self._jobs.put(None)
 
     def _serve(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            loop, future, work, args = job
-            ok, value = False, RuntimeError("the session's thread stopped under this call")
+        while True:
             try:
-                ok, value = True, work(*args)
-            except Exception as exc:  # the caller's to handle (openenv sends it as an error frame)
-                value = exc
-            finally:
-                try:
-                    loop.call_soon_threadsafe(_settle, future, ok, value)
-                except RuntimeError:  # the loop closed meanwhile: the server is gone
-                    pass
+                if self._serve_one():
+                    return
+            except ResetBudgetExceeded:  # delivered just after its call ended: nothing left to stop
+                continue
+
+    def _serve_one(self) -> bool:
+        job = self._jobs.get()
+        if job is None:
+            return True
+        loop, future, work, args = job
+        ok: bool = False
+        value: Any = RuntimeError("the session's thread stopped under this call")
+        try:
+            with self._running_lock:
+                self._running = future
+            ok, value = True, work(*args)
+        except ResetBudgetExceeded:
+            ok, value = False, TimeoutError("stopped at the reset budget")  # its caller has its error already
+        except Exception as exc:  # the caller's to handle (openenv sends it as an error frame)
+            value = exc
+        finally:
+            with self._running_lock:
+                self._running = None
+            try:
+                loop.call_soon_threadsafe(_settle, future, ok, value)
+            except RuntimeError:  # the loop closed meanwhile: the server is gone
+                pass
+        return False
 
 
 class ServedSession:
@@ -108,8 +155,9 @@ class ServedSession:
     """
 
     def __init__(self, env_id: str, make_kwargs: Mapping[str, Any],
-                 client_resets: Optional[ClientResets] = None) -> None:
+                 client_resets: Optional[ClientResets] = None, reset_budget_s: Optional[float] = None) -> None:
         self.env_id = env_id
+        self.reset_budget_s = reset_budget_s
         self._make_kwargs = dict(make_kwargs)
         self._client_resets = client_resets
         self._cursor: Optional[int] = None  # the next item, for a session that chose its dataset at reset
@@ -151,7 +199,11 @@ class ServedSession:
                 options["index"], self._cursor = self._cursor % env.unwrapped.size, self._cursor + 1
             elif not request:
                 self._cursor = None
-            obs, info = env.reset(seed=seed, options=options or None)
+            try:
+                obs, info = env.reset(seed=seed, options=options or None)
+            except ResetBudgetExceeded:
+                self.first = None  # stopped mid-reset: no step until a reset completes
+                raise
             self.state, self.first = state, public_observation(obs, info)
             return self.first
 
@@ -185,8 +237,9 @@ class ServedSession:
         """One text step (what a tool that submits an answer does): the stacked env's public observation."""
         return self.step(GymAction(text=text))
 
-    async def run(self, work: Callable[..., Any], *args: Any) -> Any:
-        """``work(*args)`` on this session's own thread (made at the first call), awaited."""
+    async def run(self, work: Callable[..., Any], *args: Any, budget_s: Optional[float] = None) -> Any:
+        """``work(*args)`` on this session's own thread (made at the first call), awaited (within ``budget_s``:
+        :meth:`SessionThread.run`)."""
         # Not the session's lock: this runs on the event loop, which must never wait for a grading step.
         with self._thread_lock:
             if self._closed:  # refused here, before it would make a thread no one stops
@@ -194,7 +247,7 @@ class ServedSession:
             if self._thread is None:
                 self._thread = SessionThread(f"serve-{self.env_id}")
             thread = self._thread
-        return await thread.run(work, *args)
+        return await thread.run(work, *args, budget_s=budget_s)
 
     def close(self) -> None:
         with self._lock:  # after a step in flight: the env is never closed under a grading call
@@ -243,7 +296,9 @@ class _OneSession:
                           options: Optional[Mapping[str, Any]] = None, **reset_options: Any) -> GymObservation:
         # openenv-core awaits this instead of running reset on its own executor: item generation (seconds for
         # some datasets) on the session's thread, as every other call of the session.
-        return await self.session.run(functools.partial(self.reset, seed, episode_id, options, **reset_options))
+        # Within the server's budget per reset: a reset past it fails that session's reset only.
+        return await self.session.run(functools.partial(self.reset, seed, episode_id, options, **reset_options),
+                                      budget_s=self.session.reset_budget_s)
 
     @property
     def state(self) -> GymState:
@@ -269,9 +324,9 @@ class ServedEnv(_OneSession, Environment[GymAction, GymObservation, GymState]):
     SUPPORTS_CONCURRENT_SESSIONS = True  # each session has its own env; nothing is shared but the grading pools
 
     def __init__(self, env_id: str, make_kwargs: Mapping[str, Any],
-                 client_resets: Optional[ClientResets] = None) -> None:
+                 client_resets: Optional[ClientResets] = None, reset_budget_s: Optional[float] = None) -> None:
         super().__init__()
-        self.session = ServedSession(env_id, make_kwargs, client_resets)
+        self.session = ServedSession(env_id, make_kwargs, client_resets, reset_budget_s)
 
     def step(self, action: GymAction, timeout_s: Optional[float] = None, **kwargs: Any) -> GymObservation:
         # timeout_s never arrives over the WebSocket; grading budgets are the env's own (docs/serve.md).
@@ -381,12 +436,12 @@ class ServedMCPEnv(_OneSession, MCPEnvironment):
     SUPPORTS_CONCURRENT_SESSIONS = True
 
     def __init__(self, env_id: str, make_kwargs: Mapping[str, Any], tools: tuple[Callable[..., Any], ...],
-                 reset_fields: Optional[Callable[..., Any]] = None) -> None:
+                 reset_fields: Optional[Callable[..., Any]] = None, reset_budget_s: Optional[float] = None) -> None:
         from fastmcp import FastMCP
 
         self._reset_fields = reset_fields
 
-        session = self.session = ServedSession(env_id, make_kwargs)
+        session = self.session = ServedSession(env_id, make_kwargs, reset_budget_s=reset_budget_s)
         mcp = FastMCP(f"gym-integrity {env_id}")
         for tool in tools:
             if callable(tool):
