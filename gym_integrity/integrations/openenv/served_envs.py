@@ -435,7 +435,8 @@ class ServedMCPEnv(_OneSession, MCPEnvironment):
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, env_id: str, make_kwargs: Mapping[str, Any], tools: tuple[Callable[..., Any], ...],
+    def __init__(self, env_id: str, make_kwargs: Mapping[str, Any],
+                 tools: tuple[Callable[..., Any] | Mapping[str, Any], ...],
                  reset_fields: Optional[Callable[..., Any]] = None, reset_budget_s: Optional[float] = None) -> None:
         from fastmcp import FastMCP
 
