@@ -8,6 +8,7 @@ import gymnasium as gym
 
 from gym_integrity.checks import check_int
 from gym_integrity.envs.base import TextEnv
+from gym_integrity.envs.reasoning_gym import draw
 from gym_integrity.envs.reasoning_gym.config import ReasoningGymConfig
 from gym_integrity.envs.reasoning_gym.datasets import ItemCache, dataset_key, load_dataset
 from gym_integrity.envs.reasoning_gym.policy import policy_for
@@ -166,11 +167,14 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
         self._last_note = ""
         self._metadata_out = False  # the item's metadata went out in an info (the next one gets a copy)
         self._undrawn: set[int] = set()  # indices its policy does not draw, under strict scoring
+        self._resets_since_seed = 0  # the balanced draw's position in the seed's sequence of strata
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         # In place of super().reset(seed=seed): the seed picks the index with no numpy Generator built per reset
         # (seeding.LazyNpRandom); np_random is made from the same seed only if something reads it.
         self._seed_draws(seed)
+        if seed is not None:
+            self._resets_since_seed = 0
         if options is not None:
             options = self.reset_options(options)
         if options and "index" in options:
@@ -188,7 +192,28 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
                 PRIVILEGED_KEY: {"answer": answer if type(answer) is str or answer is None else copy_tree(answer)}}
         return self._question(), info
 
+    # --- the balanced draw (draw.py): under strict scoring, labels equally likely and no answer in its question ---
+    #: Off only to measure what the draw changes (benchmarks/chance_table.py).
+    balanced_draw = True
+
     def _draw_item(self) -> tuple[int, dict[str, Any]]:
+        if self.config.scoring != "strict" or not self.balanced_draw:
+            return self._next_drawn_item()
+        plan = draw.plan_for(self._key, self.config.scoring, self._sample_item, self.size)
+        if self.__dict__.get("_np_random_seed") is None:
+            self._draw_index(1)  # never seeded: seeds the stream from OS entropy, as any first draw would
+        position = draw.stratum_position(self.__dict__["_np_random_seed"], self._resets_since_seed)
+        self._resets_since_seed += 1
+        return plan.draw(position, lambda: self._draw_index(self.size), self._sample_item,
+                         draw.labels_for(self._key, self.config.scoring), self._next_drawn_item)
+
+    def _sample_item(self, index: int) -> dict[str, Any] | None:
+        """The item at ``index`` if its policy draws it (the draw plan's sample), else None."""
+        item = _ITEMS.get(self._key, self._dataset, index)
+        return item if self._drawn(index, item) else None
+    # --- end of the balanced draw ---
+
+    def _next_drawn_item(self) -> tuple[int, dict[str, Any]]:
         """The seed's next item, skipping (under strict scoring) items its dataset's policy does not draw."""
         index = -1
         for _ in range(_MAX_REDRAWS):
@@ -228,6 +253,9 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
 
     def _question(self) -> str:
         assert self._item is not None
+        rule = draw.STATED_RULES.get(self._source) if self.config.scoring == "strict" else None
+        if rule is not None:  # a rule strict scoring holds answers to, stated (draw.STATED_RULES)
+            return f"{self._item['question'].rstrip()}\n\n{rule}\n\n{self._instruction}"
         return f"{self._item['question'].rstrip()}\n\n{self._instruction}"
 
     def _privileged(self) -> dict[str, Any]:
