@@ -22,8 +22,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -93,7 +96,12 @@ def measure_other(env_id: str) -> dict[str, Any]:
 
     def reward(answer: str, seed: int) -> float:
         env.reset(seed=seed)
-        text = f"\\boxed{{{answer}}}" if env_id.startswith("QED") else _wrap(answer)
+        if env_id.startswith("QED"):
+            text = f"\\boxed{{{answer}}}"
+        else:
+            from gym_integrity.envs.finqa.env import format_tool_call
+
+            text = format_tool_call("submit_answer", {"answer": answer})
         return float(env.step(text)[1])
 
     fit = {c: sum(reward(c, s) for s in FIT_SEEDS) / len(FIT_SEEDS) for c in candidates}
@@ -104,6 +112,12 @@ def measure_other(env_id: str) -> dict[str, Any]:
             "distinct_golds_fit": len(set(golds))}
 
 
+def _shown(answer: str) -> str:
+    """An answer as a table cell: one line, at most 40 characters."""
+    text = answer.replace("\n", " / ").replace("|", "\\|")
+    return f"`{text[:40]}`" + ("..." if len(text) > 40 else "")
+
+
 def limit_of(row: dict[str, Any]) -> float:
     return MARGIN + (1 / row["k"] if row.get("k") else 0.0)
 
@@ -112,17 +126,17 @@ def _rows(paths: str) -> list[dict[str, Any]]:
     """The results of one or more files, the rows of one dataset merged (a before file and an after file)."""
     merged: dict[str, dict[str, Any]] = {}
     for path in paths.split(","):
-        for line in open(path, encoding="utf-8"):
-            if line.strip():
-                row = json.loads(line)
-                merged.setdefault(row["dataset"], {}).update(row)
+        with open(path, encoding="utf-8") as lines:
+            rows = [json.loads(line) for line in lines if line.strip()]
+        for row in rows:
+            merged.setdefault(row["dataset"], {}).update(row)
     return list(merged.values())
 
 
 def render(paths: str) -> str:
     rows = _rows(paths)
-    out = ["| dataset | k | limit (1/k + 0.03) | before: constant, reward | after: constant, reward | ok | "
-           "answer in question (share, filtered) |", "|---|---|---|---|---|---|---|"]
+    out = [("| dataset | k | limit (1/k + 0.03) | before: constant, reward | after: constant, reward | ok | "
+            "answer in question (share, filtered) |"), "|---|---|---|---|---|---|---|"]
     for row in sorted(rows, key=lambda r: r["dataset"]):
         if "error" in row:
             out.append(f"| {row['dataset']} | | | | | error: {row['error']} | |")
@@ -130,12 +144,53 @@ def render(paths: str) -> str:
         before, after = row.get("before", {"constant": "", "reward": float("nan")}), row.get("after")
         limit = limit_of(row)
         ok = "yes" if (after or before)["reward"] <= limit + 1e-9 else "**no**"
-        after_text = f"`{after['constant']}` {after['reward']:.3f}" if after else "(no draw)"
+        after_text = f"{_shown(after['constant'])} {after['reward']:.3f}" if after else "(no draw)"
         echo = f"{row['echo_share']:.2f}, {'yes' if row['echo_filtered'] else 'no (selection)'}" \
             if "echo_share" in row else ""
-        out.append(f"| {row['dataset']} | {row.get('k') or '-'} | {limit:.3f} | `{before['constant']}` "
+        out.append(f"| {row['dataset']} | {row.get('k') or '-'} | {limit:.3f} | {_shown(before['constant'])} "
                    f"{before['reward']:.3f} | {after_text} | {ok} | {echo} |")
     return "\n".join(out)
+
+
+class OutOfTime(BaseException):  # not an Exception: generators retry on those
+    pass
+
+
+def _out_of_time(signum: int, frame: Any) -> None:
+    raise OutOfTime("over the --budget-s for one dataset (the machine is shared: a measure of load as much as of cost)")
+
+
+def sweep(names: list[str], out_path: str, budget_s: int, measure: Callable[[str], dict[str, Any]]) -> None:
+    """``measure`` each dataset not yet in ``out_path`` within ``budget_s`` seconds, one JSON line each (a broken
+    or slow dataset is an error row, never the end of the sweep)."""
+    done: set[str] = set()
+    if os.path.exists(out_path):
+        with open(out_path, encoding="utf-8") as lines:
+            done = {json.loads(line)["dataset"] for line in lines if line.strip()}
+    signal.signal(signal.SIGALRM, _out_of_time)
+    for name in [n for n in names if n not in done]:
+        start = time.perf_counter()
+        signal.alarm(budget_s)
+        try:
+            row = {"dataset": name, **measure(name)}
+        except (Exception, OutOfTime) as exc:  # noqa: BLE001  (the table shows it)
+            row = {"dataset": name, "error": f"{type(exc).__name__}: {exc}"[:200]}
+        signal.alarm(0)
+        row["seconds"] = round(time.perf_counter() - start, 1)
+        with open(out_path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(row) + "\n")
+        print(json.dumps(row), flush=True)
+
+
+def _measure_both(mode: str) -> Callable[[str], dict[str, Any]]:
+    def measure(name: str) -> dict[str, Any]:
+        row: dict[str, Any] = {}
+        if mode != "before":
+            row.update(plan_facts(name), after=measure_reasoning_gym(name, True))
+        if mode != "after":
+            row["before"] = measure_reasoning_gym(name, False)
+        return row
+    return measure
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=("both", "before", "after"), default="both",
                         help="measure with the draw off, on, or both (two files can be rendered together)")
     parser.add_argument("--render", default="", help="print the markdown table of results files (comma-separated)")
+    parser.add_argument("--shard", default="0/1", help="i/n: every n-th dataset from the i-th (parallel sweeps)")
+    parser.add_argument("--budget-s", type=int, default=600, help="seconds one dataset may take (else: an error row)")
     args = parser.parse_args(argv)
     if args.render:
         print(render(args.render))
@@ -157,20 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     from gym_integrity.envs.reasoning_gym import available_datasets
 
     names = args.datasets.split(",") if args.datasets else available_datasets()
-    for name in names:
-        start = time.perf_counter()
-        try:
-            row: dict[str, Any] = {"dataset": name}
-            if args.mode != "before":
-                row.update(plan_facts(name), after=measure_reasoning_gym(name, True))
-            if args.mode != "after":
-                row["before"] = measure_reasoning_gym(name, False)
-        except Exception as exc:  # one broken dataset must not end the sweep: the table shows it
-            row = {"dataset": name, "error": f"{type(exc).__name__}: {exc}"[:200]}
-        row["seconds"] = round(time.perf_counter() - start, 1)
-        with open(args.out, "a", encoding="utf-8") as out:
-            out.write(json.dumps(row) + "\n")
-        print(json.dumps(row), flush=True)
+    shard, shards = (int(part) for part in args.shard.split("/"))
+    sweep(names[shard::shards], args.out, args.budget_s, _measure_both(args.mode))
     return 0
 
 

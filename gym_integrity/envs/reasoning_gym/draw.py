@@ -37,24 +37,32 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from gym_integrity.envs.reasoning_gym.datasets import _REFERENCE_KEYS
 from gym_integrity.seeding import seed_index
 from gym_integrity.workers import ProcessCache
 
 __all__ = ["MAX_VISITS", "SAMPLE_ITEMS", "STATED_RULES", "DrawPlan", "answer_in_question", "build_plan", "label_of",
-           "labels_for", "plan_for", "stratum_position"]
+           "labels_for", "own_example", "plan_for", "stratum_position"]
 
 #: Items each plan reads to estimate the labels (generated once per process per generator configuration).
 SAMPLE_ITEMS = 300
 #: Indices a reset may visit on average to find its stratum: labels rarer in the sample than this allows share the
 #: rest's stratum.
 EXPECTED_VISITS = 64.0
-#: A label is a stratum of its own only if the sample shows it this often (one sighting says little of its share).
-MIN_COUNT = 2
+#: Where the sample shows more distinct answers than this, the answers are open: a label is a stratum of its own
+#: only if the sample shows it three times (a sighting or two of an open answer say little of its share, and such
+#: a label is within the open answers' limit anyway). At most this many, every label seen is one of the task's
+#: options and a stratum, and the plan looks past its sample for items of the rare ones.
+FEW_LABELS = 20
+#: Items per stratum the plan looks for, past its sample, for options the sample shows rarely (bounded by
+#: EXTRA_ITEMS generator calls): the items a walk that fails falls back on.
+POOL_ITEMS = 8
+EXTRA_ITEMS = 900
 #: Indices one reset may visit looking for its stratum; past it, one of the sample's items of that label is used.
-MAX_VISITS = 64
+MAX_VISITS = 128
 #: Labels of visited indices kept per generator and process (a walk regenerates no item it labelled before).
 MAX_LABELS_KEPT = 200_000
 #: A token in at least this share of the sampled questions is the dataset's template (an option, an instruction).
@@ -79,6 +87,12 @@ STATED_RULES = {
 
 _PLANS: ProcessCache[tuple[str, str], DrawPlan] = ProcessCache("reasoning-gym draw plans", max_items=256)
 _LABELS: ProcessCache[tuple[str, str], dict[int, str | None]] = ProcessCache("reasoning-gym draw labels", max_items=64)
+
+
+def own_example(item: Mapping[str, Any]) -> str | None:
+    """The example answer reasoning-gym keeps in an item's metadata (propositional_logic, rubiks_cube), if any."""
+    metadata = item.get("metadata") or {}
+    return next((metadata[key] for key in _REFERENCE_KEYS if isinstance(metadata.get(key), str)), None)
 
 
 def label_of(answer: Any) -> str | None:
@@ -170,17 +184,19 @@ class DrawPlan:
         return self.strata[-1][0], 0.0
 
     def draw(self, position: float, next_index: Callable[[], int], item_at: Callable[[int], dict[str, Any] | None],
-             labels: dict[int, str | None], fallback: Callable[[], tuple[int, dict[str, Any]]]) -> tuple[int, dict[str, Any]]:
+             labels: dict[int, str | None], fallback: Callable[[], tuple[int, dict[str, Any]]],
+             honest: Callable[[dict[str, Any]], bool]) -> tuple[int, dict[str, Any]]:
         """The first index of the seed's stream (``next_index``) whose item its policy draws (``item_at`` gives it,
         or None), is not an echo, and belongs to the stratum at ``position``. ``labels`` remembers each index's
         label (None: not drawn) so a repeated walk generates nothing it generated before; the walk visits at most
         ``MAX_VISITS`` indices, else takes one of the sample's items of its label (the rest: the first drawable
         item it saw). Without strata: ``fallback`` (the
-        policy's own draw), skipping echoes."""
+        policy's own draw), skipping echoes and items ``honest`` refuses (strict scoring refuses their own example
+        answer)."""
         if not self.strata:
             found = fallback()
             for _ in range(MAX_VISITS):
-                if not self.echoes(found[1]):
+                if not self.echoes(found[1]) and honest(found[1]):
                     break
                 found = fallback()
             return found
@@ -249,7 +265,7 @@ def build_plan(sample: list[tuple[int, Mapping[str, Any]]]) -> DrawPlan:
     if not kept or None in labels or len(labels) < 2:  # no single answer, or one: nothing to balance
         return DrawPlan(len(labels), 1.0, (), template, filters, echo_share, top, {})
     counts = [(label, labels[label]) for label, _ in shares]
-    least = MIN_COUNT
+    least = 1 if len(labels) <= FEW_LABELS else 3
     strata, visits = _strata(counts, len(kept), least)
     while visits > EXPECTED_VISITS and least < len(kept):
         least += 1
@@ -269,8 +285,26 @@ def plan_for(key: str, scoring: str, sample: Callable[[int], Mapping[str, Any] |
     draws it, else None."""
     def build() -> DrawPlan:
         indices = [seed_index(_SAMPLE_SEED, i, size) for i in range(min(SAMPLE_ITEMS, size))]
-        return build_plan([(index, item) for index in indices if (item := sample(index)) is not None])
+        plan = build_plan([(index, item) for index in indices if (item := sample(index)) is not None])
+        return _fill_pools(plan, sample, size) if plan.k <= FEW_LABELS else plan
     return _PLANS.get_or_create((key, scoring), build)
+
+
+def _fill_pools(plan: DrawPlan, sample: Callable[[int], Mapping[str, Any] | None], size: int) -> DrawPlan:
+    """The plan with up to ``POOL_ITEMS`` items for each stratum label, looked for in the items after the sample."""
+    pools = {label: list(indices) for label, indices in plan.pools.items()}
+    short = {label for label, indices in pools.items() if len(indices) < POOL_ITEMS}
+    for i in range(SAMPLE_ITEMS, min(SAMPLE_ITEMS + EXTRA_ITEMS, size)):
+        if not short:
+            break
+        index = seed_index(_SAMPLE_SEED, i, size)
+        item = sample(index)
+        label = None if item is None or plan.echoes(item) else label_of(item.get("answer"))
+        if label in short:
+            pools[label].append(index)
+            if len(pools[label]) >= POOL_ITEMS:
+                short.discard(label)
+    return replace(plan, pools={label: tuple(indices) for label, indices in pools.items()})
 
 
 def labels_for(key: str, scoring: str) -> dict[int, str | None]:

@@ -106,7 +106,11 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
     ``reset(seed=s)`` picks an item index in ``[0, size)`` by a fixed
     function of the seed (:func:`gym_integrity.seeding.seed_index`), and each
     unseeded reset after it the next index of the same stream: equal seeds
-    give equal items (a GRPO group) on every machine. No numpy Generator is
+    give equal items (a GRPO group) on every machine. Under strict scoring the
+    draw is balanced (``draw.py``): each reset's answer label comes from a
+    low-discrepancy sequence over the seed, so no fixed answer beats a uniform
+    guess, and items whose answer is in their question are not drawn; the
+    first reset of a process builds the plan from 300 items. No numpy Generator is
     built per reset; ``np_random`` is the one ``gym.Env.reset(seed=s)`` would
     build, made when first read (:class:`gym_integrity.seeding.LazyNpRandom`).
     ``options={"index": i}`` picks item ``i``. ``size`` (an attribute) is the
@@ -139,7 +143,7 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
         >>> env = gym.make("ReasoningGym-v0", dataset="leg_counting")
         >>> question, info = env.reset(seed=0)
         >>> info["problem_id"], "privileged" in info
-        ('leg_counting/88331', False)
+        ('leg_counting/60585', False)
         >>> _, reward, terminated, truncated, info = env.step("<answer>0</answer>")
         >>> reward, terminated, truncated, info["verdict"]
         (0.0, True, False, 'incorrect')
@@ -205,12 +209,19 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
         position = draw.stratum_position(self.__dict__["_np_random_seed"], self._resets_since_seed)
         self._resets_since_seed += 1
         return plan.draw(position, lambda: self._draw_index(self.size), self._sample_item,
-                         draw.labels_for(self._key, self.config.scoring), self._next_drawn_item)
+                         draw.labels_for(self._key, self.config.scoring), self._next_drawn_item,
+                         self._pays_own_example)
 
     def _sample_item(self, index: int) -> dict[str, Any] | None:
-        """The item at ``index`` if its policy draws it (the draw plan's sample), else None."""
+        """The item at ``index`` if its policy draws it and strict scoring pays its own example answer, else None."""
         item = _ITEMS.get(self._key, self._dataset, index)
-        return item if self._drawn(index, item) else None
+        return item if self._drawn(index, item) and self._pays_own_example(item) else None
+
+    def _pays_own_example(self, item: dict[str, Any]) -> bool:
+        """Whether strict scoring pays the example answer reasoning-gym keeps for the item (if it keeps one): an
+        item whose example it refuses would hold an honest answer to a rule the question does not state."""
+        example = draw.own_example(item)
+        return example is None or self._grader.grade(example, item, self._source_of(item)).score >= 1.0
     # --- end of the balanced draw ---
 
     def _next_drawn_item(self) -> tuple[int, dict[str, Any]]:
