@@ -12,17 +12,22 @@ with strict scoring builds a :class:`DrawPlan` for its generator from
   on more than half the items, the question lists candidates and choosing one is
   the task (a selection): nothing is filtered.
 * **Every label equally likely.** The labels are the distinct answers
-  (stripped, case-folded, numbers as numbers). Every label the sample shows is
-  a stratum of its own and the strata are equally likely (uniform over the k
-  labels), unless finding the rarest would cost more than ``EXPECTED_VISITS``
-  index visits per reset on average: then labels seen fewer than ``least``
-  times share one "rest" stratum at their natural share, and the others split
-  the remainder equally. ``cap`` is the most any one label is drawn with.
-  Each reset picks its stratum
-  (a label, or "the rest") from a low-discrepancy sequence over the seed and the
-  resets since it, so consecutive seeds (or one seed and the resets after it)
-  see the labels in their target proportions, not just on average; then it walks
-  the seed's index stream to the first drawable item of that stratum.
+  (stripped, case-folded, numbers as numbers). With at most ``FEW_LABELS``
+  labels in the sample (the task's options) every label is a stratum of its
+  own and the strata are equally likely: uniform over the k labels. With more
+  (open answers), nothing is balanced unless some label's share is above
+  1/k + ``TARGET_MARGIN`` (walks cost generator calls, and some generators
+  have slow items); then those labels are capped at that target if the rest
+  grows by at most ``MAX_INFLATION``, else labels seen three times (twice,
+  where three leaves a label above the target) are strata of equal share and
+  the rest keep their natural share in one stratum.
+  Each reset picks its stratum from a low-discrepancy sequence over the seed
+  and the resets since it, so consecutive seeds (or one seed and the resets
+  after it) see the labels in their target proportions, not just on average;
+  then it walks the seed's index stream to the first drawable item of that
+  stratum (at most ``MAX_VISITS`` indices, else one of the plan's items of that
+  label: the sample's, and for labels it shows once or twice up to
+  ``POOL_ITEMS`` found in ``EXTRA_ITEMS`` more).
 
 ``reset(seed=s)`` gives the same item every time, in every process: the plan
 is a function of the generator's items, the stratum of the seed, and the walk of
@@ -49,15 +54,18 @@ __all__ = ["MAX_VISITS", "SAMPLE_ITEMS", "STATED_RULES", "DrawPlan", "answer_in_
 
 #: Items each plan reads to estimate the labels (generated once per process per generator configuration).
 SAMPLE_ITEMS = 300
-#: Indices a reset may visit on average to find its stratum: labels rarer in the sample than this allows share the
-#: rest's stratum.
-EXPECTED_VISITS = 64.0
 #: Where the sample shows more distinct answers than this, the answers are open: a label is a stratum of its own
-#: only if the sample shows it three times (a sighting or two of an open answer say little of its share, and such
-#: a label is within the open answers' limit anyway). At most this many, every label seen is one of the task's
-#: options and a stratum, and the plan looks past its sample for items of the rare ones.
+#: only if the sample shows it three times, or twice where that keeps no label within the target (a sighting of an
+#: open answer says little of its share). At most this many, every label seen is one of the task's options and a
+#: stratum.
 FEW_LABELS = 20
-#: Items per stratum the plan looks for, past its sample, for options the sample shows rarely (bounded by
+#: The target: no label drawn with more than 1/k + this (the chance rule allows 1/k + 0.03; the rest is for the
+#: sample's error).
+TARGET_MARGIN = 0.015
+#: Open answers with a few common ones: those are capped at the target if the rest's share grows by at most this
+#: factor (the sample's estimate of each grows with it); else the strata are equal, as for options.
+MAX_INFLATION = 1.25
+#: Items per stratum the plan looks for, past its sample, for labels the sample shows rarely (bounded by
 #: EXTRA_ITEMS generator calls): the items a walk that fails falls back on.
 POOL_ITEMS = 8
 EXTRA_ITEMS = 900
@@ -234,16 +242,42 @@ def _drawable(item_at: Callable[[int], dict[str, Any] | None], index: int) -> di
 
 def _strata(counts: list[tuple[str, int]], sampled: int, least: int) -> tuple[list[tuple[str | None, float]], float]:
     """Every label seen ``least`` times or more as a stratum of its own, all of equal share; every other label (rarer
-    in the sample, or unseen) in one stratum of its natural share. Returns the strata and their expected visits."""
+    in the sample, or unseen) in one stratum of its natural share. Returns the strata and the most any one label is
+    drawn with by the sample's estimate."""
     head = [label for label, n in counts if n >= least]
     rest = sum(n for _, n in counts if n < least) / sampled
     share = (1.0 - rest) / len(head) if head else 0.0
     strata: list[tuple[str | None, float]] = [(label, share) for label in head]
-    visits = sum(share * min(sampled / n, MAX_VISITS) for _, n in counts if n >= least)
     if rest > 0:
         strata.append((None, rest))
-        visits += 1.0
-    return strata, visits
+    return strata, max(share, max((n for _, n in counts if n < least), default=0) / sampled)
+
+
+def _capped(counts: list[tuple[str, int]], sampled: int,
+            target: float) -> tuple[list[tuple[str | None, float]], float] | None:
+    """The labels above ``target`` as strata at the target, the rest at their natural proportions scaled up by at
+    most ``MAX_INFLATION`` (else None: the sample's error would be scaled too). Returns the strata and the cap."""
+    heads = 0
+    while True:
+        rest = sum(n for _, n in counts[heads:]) / sampled
+        left = 1.0 - heads * target
+        if rest <= 0 or left / rest > MAX_INFLATION:
+            return None
+        if heads == len(counts) or counts[heads][1] / sampled * left / rest <= target:
+            strata: list[tuple[str | None, float]] = [(label, target) for label, _ in counts[:heads]]
+            top_rest = counts[heads][1] / sampled * left / rest if heads < len(counts) else 0.0
+            return [*strata, (None, left)], max(target if heads else 0.0, top_rest)
+        heads += 1
+
+
+def _pools(kept: list[tuple[int, Mapping[str, Any]]], labels: set[str]) -> dict[str, tuple[int, ...]]:
+    """The sample's indices of each stratum label."""
+    pools: dict[str, tuple[int, ...]] = {}
+    for index, item in kept:
+        label = label_of(item.get("answer"))
+        if label in labels:
+            pools[label] = (*pools.get(label, ()), index)
+    return pools
 
 
 def build_plan(sample: list[tuple[int, Mapping[str, Any]]]) -> DrawPlan:
@@ -265,19 +299,23 @@ def build_plan(sample: list[tuple[int, Mapping[str, Any]]]) -> DrawPlan:
     if not kept or None in labels or len(labels) < 2:  # no single answer, or one: nothing to balance
         return DrawPlan(len(labels), 1.0, (), template, filters, echo_share, top, {})
     counts = [(label, labels[label]) for label, _ in shares]
-    least = 1 if len(labels) <= FEW_LABELS else 3
-    strata, visits = _strata(counts, len(kept), least)
-    while visits > EXPECTED_VISITS and least < len(kept):
-        least += 1
-        strata, visits = _strata(counts, len(kept), least)
-    rarest_left = max((n for _, n in counts if n < least), default=0) / len(kept)
-    cap = max(strata[0][1] if strata[0][0] is not None else 0.0, rarest_left)
-    pools: dict[str, tuple[int, ...]] = {}
-    for index, item in kept:
-        label = label_of(item.get("answer"))
-        if label is not None and labels[label] >= least:
-            pools[label] = (*pools.get(label, ()), index)
-    return DrawPlan(len(labels), cap, tuple(strata), template, filters, echo_share, top, pools)
+    k, sampled = len(labels), len(kept)
+    target = 1 / k + TARGET_MARGIN
+    # Options: every one a stratum. Open answers: labels seen three times, or twice where that leaves a label above
+    # the target; the rest at their natural share.
+    least = 1 if k <= FEW_LABELS else 3
+    if k > FEW_LABELS and counts[0][1] / sampled <= target:  # open answers none of which is common: drawn as made
+        return DrawPlan(k, counts[0][1] / sampled, (), template, filters, echo_share, top, {})
+    capped = _capped(counts, sampled, target) if k > FEW_LABELS else None
+    if capped is not None:  # a few common open answers: those capped, the rest barely changed
+        return DrawPlan(k, capped[1], tuple(capped[0]), template, filters, echo_share, top,
+                        _pools(kept, {label for label, _ in capped[0] if label is not None}))
+    strata, cap = _strata(counts, sampled, least)
+    if cap > target and least == 3:
+        least = 2
+        strata, cap = _strata(counts, sampled, least)
+    pools = _pools(kept, {label for label, _ in strata if label is not None})
+    return DrawPlan(k, cap, tuple(strata), template, filters, echo_share, top, pools)
 
 
 def plan_for(key: str, scoring: str, sample: Callable[[int], Mapping[str, Any] | None], size: int) -> DrawPlan:
@@ -286,14 +324,15 @@ def plan_for(key: str, scoring: str, sample: Callable[[int], Mapping[str, Any] |
     def build() -> DrawPlan:
         indices = [seed_index(_SAMPLE_SEED, i, size) for i in range(min(SAMPLE_ITEMS, size))]
         plan = build_plan([(index, item) for index in indices if (item := sample(index)) is not None])
-        return _fill_pools(plan, sample, size) if plan.k <= FEW_LABELS else plan
+        return _fill_pools(plan, sample, size)
     return _PLANS.get_or_create((key, scoring), build)
 
 
 def _fill_pools(plan: DrawPlan, sample: Callable[[int], Mapping[str, Any] | None], size: int) -> DrawPlan:
-    """The plan with up to ``POOL_ITEMS`` items for each stratum label, looked for in the items after the sample."""
+    """The plan with up to ``POOL_ITEMS`` items for each stratum label the sample shows once or twice, looked for in
+    the items after it."""
     pools = {label: list(indices) for label, indices in plan.pools.items()}
-    short = {label for label, indices in pools.items() if len(indices) < POOL_ITEMS}
+    short = {label for label, indices in pools.items() if len(indices) < 3}  # seen once or twice: rare
     for i in range(SAMPLE_ITEMS, min(SAMPLE_ITEMS + EXTRA_ITEMS, size)):
         if not short:
             break
