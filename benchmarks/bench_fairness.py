@@ -10,7 +10,7 @@ Two processes share the machine's QEDMath-v0 grading pool (the default scope):
 Floods:
 
 - ``tower``: ``\\boxed{9^{9^{9^{9}}}}``, refused unrun by the static check
-  (``gym_integrity.answer_cost``): it should cost the neighbour nothing;
+  (``gym_integrity.grading.cost``): it should cost the neighbour nothing;
 - ``slow``: ``\\boxed{\\sin(x)^{16}\\cos(x)^{16}+...}`` in three variables, each
   power at the static check's bound, which math_verify runs for about 0.3 s
   of CPU (a multiple of that in wall time on a loaded machine): eight at a

@@ -6,7 +6,7 @@ and none: all honest), graded one at a time by one env with default settings.
 Printed per system and mix: honest-verdict accuracy (the verdicts of the
 answers that are not towers), wall time, p50/p99 per answer, the towers'
 median cost, and the throughput ratios (ours with towers / ours all-honest,
-ours / GEM's). ``--no-check`` grades without ``answer_cost``'s static check
+ours / GEM's). ``--no-check`` grades without the static cost bound (``gym_integrity.grading.cost``)
 (the run budget alone, as before it), for the before/after table.
 
 GEM (``pip install gem-llm``): ``gem.envs.math_env.MathEnv`` with its default
@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--answers", type=int, default=60)
     parser.add_argument("--mixes", default="0,50,12,4", help="towers every k-th answer; 0: all honest")
-    parser.add_argument("--no-check", action="store_true", help="grade without answer_cost's static check")
+    parser.add_argument("--no-check", action="store_true", help="grade without the static cost bound's check (grading.cost)")
     parser.add_argument("--no-gem", action="store_true")
     parser.add_argument("--no-reasoning-gym", action="store_true")
     parser.add_argument("--no-qed", action="store_true", help="only the ReasoningGym-v0 rows")
@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         import gym_integrity.services.verifier as verifier
 
         verifier.refusal = lambda text, **kwargs: None  # type: ignore[assignment]
-        sandbox.answer_cost = type("NoCheck", (), {"refusal": staticmethod(lambda text, **kwargs: None)})
+        sandbox.cost = type("NoCheck", (), {"refusal": staticmethod(lambda text, **kwargs: None)})
     system = "ours QEDMath-v0" + (" (no check)" if args.no_check else "")
     mixes = [int(k) for k in args.mixes.split(",")]
     rows: list[Row] = []

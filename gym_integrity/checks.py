@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-from typing import Any, Collection, Iterable, Mapping, TypeVar
+from typing import Any, Collection, Iterable, Literal, Mapping, TypeVar, cast, overload
 
 __all__ = [
     "is_int",
@@ -108,6 +108,12 @@ def check_bool(name: str, value: Any) -> bool:
     return value
 
 
+@overload
+def check_int(name: str, value: Any, *, low: int | None = ..., high: int | None = ...,
+              optional: Literal[False] = ...) -> int: ...
+@overload
+def check_int(name: str, value: Any, *, low: int | None = ..., high: int | None = ...,
+              optional: bool) -> int | None: ...
 def check_int(name: str, value: Any, *, low: int | None = None, high: int | None = None,
               optional: bool = False) -> int | None:
     """``value`` if it is an int (not a bool) within ``[low, high]``; ``None`` too when ``optional``."""
@@ -121,6 +127,14 @@ def check_int(name: str, value: Any, *, low: int | None = None, high: int | None
     return value
 
 
+@overload
+def check_number(name: str, value: Any, *, low: float | None = ..., high: float | None = ...,
+                 low_open: bool = ..., high_open: bool = ..., optional: Literal[False] = ...,
+                 unit: str = ...) -> float: ...
+@overload
+def check_number(name: str, value: Any, *, low: float | None = ..., high: float | None = ...,
+                 low_open: bool = ..., high_open: bool = ..., optional: bool,
+                 unit: str = ...) -> float | None: ...
 def check_number(name: str, value: Any, *, low: float | None = None, high: float | None = None,
                  low_open: bool = False, high_open: bool = False, optional: bool = False,
                  unit: str = "") -> float | None:
@@ -150,6 +164,12 @@ def check_number(name: str, value: Any, *, low: float | None = None, high: float
     return value
 
 
+@overload
+def check_str(name: str, value: Any, *, non_empty: bool = ..., optional: Literal[False] = ...,
+              what: str = ...) -> str: ...
+@overload
+def check_str(name: str, value: Any, *, non_empty: bool = ..., optional: bool,
+              what: str = ...) -> str | None: ...
 def check_str(name: str, value: Any, *, non_empty: bool = True, optional: bool = False,
               what: str = "a str") -> str | None:
     """``value`` if it is a str (non-blank when ``non_empty``); ``None`` too when ``optional``."""
@@ -174,7 +194,7 @@ def check_choice(name: str, value: Any, choices: Collection[T]) -> T:
             if isinstance(value, str) else []
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {_clipped(value)}{hint}")
-    return value
+    return cast(T, value)
 
 
 def check_type(name: str, value: Any, types: type | tuple[type, ...], what: str) -> Any:
@@ -288,7 +308,7 @@ def config_from(cls: type[T], value: Any) -> T:
     if isinstance(value, cls):
         return value
     if isinstance(value, Mapping):
-        reject_unknown(cls.__name__, value, [f.name for f in dataclasses.fields(cls) if f.init])
+        reject_unknown(cls.__name__, value, [f.name for f in dataclasses.fields(cast(Any, cls)) if f.init])
         return cls(**value)
     raise TypeError(f"{cls.__name__} must be given as a {cls.__name__}, a dict of its fields or None, "
                     f"got {_shown(value)}")

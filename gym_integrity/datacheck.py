@@ -59,7 +59,7 @@ def user_stacklevel() -> int:
 
     inside = tuple(os.path.dirname(module.__file__) + os.sep
                    for module in (sys.modules.get("gym_integrity"), sys.modules.get("gymnasium"))
-                   if module is not None and getattr(module, "__file__", None))
+                   if module is not None and module.__file__)
     frame, level = sys._getframe(1), 1
     while frame.f_back is not None and frame.f_code.co_filename.startswith(inside):
         frame, level = frame.f_back, level + 1

@@ -4,7 +4,7 @@ A programming mistake (a wrong type, a bad value) is a plain ``TypeError`` or
 ``ValueError`` (``checks.py``, the one error rule); what is here is what a
 caller may catch and handle: a grader that gave no score, a policy endpoint
 that failed, a served env that does not match its twin. Each is re-exported
-where it is used (``gym_integrity.services.judge``, ``gym_integrity.eval.policy``,
+where it is used (``gym_integrity.services.judge``, ``gym_integrity.rollout.endpoint``,
 ``gym_integrity.audit``); ``except GymIntegrityError`` catches them all.
 
 The hierarchy:
@@ -94,7 +94,7 @@ class JudgeError(GymIntegrityError):
         return _restore, (type(self), str(self), self.__dict__)
 
 
-def _restore(cls: type, message: str, state: dict) -> JudgeError:
+def _restore(cls: type[JudgeError], message: str, state: dict) -> JudgeError:
     error = cls.__new__(cls)
     Exception.__init__(error, message)
     error.__dict__.update(state)

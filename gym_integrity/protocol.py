@@ -18,10 +18,6 @@ __all__ = [
     "Grade",
     "PRIVILEGED_KEY",
     "DEFAULT_HIDDEN_KEYS",
-    "PRIVILEGED_ONLY",
-    "declares_privileged_only",
-    "FRESH_INFO",
-    "declares_fresh_info",
     "TrainerAction",
     "split_trainer_action",
     "grade_info",
@@ -68,35 +64,6 @@ DEFAULT_HIDDEN_KEYS: tuple[str, ...] = (
     "metadata",
     "judge_output",
 )
-
-#: The attribute by which a raw env declares the privileged-info convention:
-#: every answer-bearing value of its ``info`` (at reset and at every step) is
-#: under ``info[PRIVILEGED_KEY]``, and no other key, at any depth, is named in
-#: :data:`DEFAULT_HIDDEN_KEYS`. For such an env, HideInfoKeys with its default
-#: keys drops that one top-level key instead of scanning every key at every
-#: depth (the same result; ``tests/wrappers/test_wrappers.py`` checks it on every
-#: registered env that declares it). A class attribute ``= True``.
-PRIVILEGED_ONLY = "privileged_info_only"
-
-
-def declares_privileged_only(env: Any) -> bool:
-    """Whether ``env`` (its ``unwrapped`` env) declares the privileged-info convention (:data:`PRIVILEGED_ONLY`)."""
-    return getattr(getattr(env, "unwrapped", env), PRIVILEGED_ONLY, False) is True
-
-
-#: The attribute by which a raw env declares that every ``info`` dict its
-#: ``reset()`` and ``step()`` return is built for that call and kept by no one
-#: (the values inside may be shared). The stack's layers then set their keys in
-#: the dict they are handed instead of copying it first: one copy fewer per
-#: layer and call. Every :class:`~gym_integrity.envs.base.TextEnv` declares it;
-#: ``tests/test_conformance.py`` checks that no registered env keeps its infos.
-#: A class attribute ``= True``.
-FRESH_INFO = "fresh_info"
-
-
-def declares_fresh_info(env: Any) -> bool:
-    """Whether ``env`` (its ``unwrapped`` env) declares that its info dicts are its callers' (:data:`FRESH_INFO`)."""
-    return getattr(getattr(env, "unwrapped", env), FRESH_INFO, False) is True
 
 
 @dataclass(frozen=True)
@@ -180,7 +147,7 @@ def grade_info(problem_id: str, grade: Grade, **extra: Any) -> dict[str, Any]:
     """The info dict of a graded step: problem_id, verdict, no_verdict, score, cause, extras."""
     info: dict[str, Any] = {
         "problem_id": problem_id,
-        "verdict": grade.verdict._value_,  # .value's enum descriptor costs more than the rest of this dict
+        "verdict": grade.verdict.value,
         "no_verdict": grade.no_verdict,
         "score": float(grade.score),
     }

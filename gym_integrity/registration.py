@@ -5,13 +5,14 @@ from __future__ import annotations
 import dataclasses
 import importlib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import gymnasium as gym
 
 from gym_integrity.checks import check_str, check_type
 from gym_integrity.envs.entry import EnvEntry, Sweep
-from gym_integrity.wrappers.stack import integrity_wrapper_specs
+from gym_integrity.wrappers.stack import STACK_SWITCHES, StackConfig, integrity_wrapper_specs
+
 
 def _package_entries() -> tuple[EnvEntry, ...]:
     """The ``ENTRY`` of every package under ``gym_integrity/envs/`` (a light import: see envs/entry.py)."""
@@ -110,31 +111,17 @@ def env_entry(env_id: str) -> EnvEntry | None:
     return _ENTRIES.get(env_id)
 
 
-def make(
-    id: str,
-    *,
-    reveal_on_end: bool = False,
-    frozen_reward: Literal["repeat", "zero"] = "repeat",
-    max_steps: int | None = None,
-    deep_scan: bool = False,
-    **kwargs: Any,
-) -> gym.Env:
+def make(id: str, **kwargs: Any) -> gym.Env:
     """``gym.make`` with the integrity stack's own settings exposed.
 
     ``gym.make(id, **kwargs)`` passes keyword arguments to the env only, so the
-    stack's switches live here: ``reveal_on_end=True`` is the trainer's explicit
-    opt-in to see answer-bearing info on the final transition (for logging);
-    ``frozen_reward`` and ``max_steps`` set TerminalFreeze and MaxStepsTruncation;
-    ``deep_scan=True`` makes HideInfoKeys visit every key at every depth even for
-    an env that declares the privileged-info convention (belt and braces, +11 µs
-    an episode on ReasoningGym-v0).
-    The result is built by ``gym.make`` from a copy of the registered spec, so
-    ``env.spec`` recreates it.
+    stack's settings, the fields of :class:`~gym_integrity.wrappers.StackConfig`,
+    are taken here and the rest go to the env: ``reveal_on_end=True`` is the
+    trainer's explicit opt-in to see answer-bearing info on the final transition
+    (for logging); ``frozen_reward`` and ``max_steps`` set TerminalFreeze and
+    MaxStepsTruncation. The result is built by ``gym.make`` from a copy of the
+    registered spec, so ``env.spec`` recreates it.
     """
-    spec = dataclasses.replace(
-        gym.spec(id),
-        additional_wrappers=integrity_wrapper_specs(
-            max_steps=max_steps, reveal_on_end=reveal_on_end, frozen_reward=frozen_reward, deep_scan=deep_scan
-        ),
-    )
+    config = StackConfig(**{name: kwargs.pop(name) for name in STACK_SWITCHES if name in kwargs})
+    spec = dataclasses.replace(gym.spec(id), additional_wrappers=integrity_wrapper_specs(config))
     return gym.make(spec, **kwargs)

@@ -86,7 +86,7 @@ class UnicodeText(Space[str]):
     def is_np_flattenable(self) -> bool:
         return False
 
-    def to_jsonable(self, sample_n: Sequence[str]) -> list[str]:
+    def to_jsonable(self, sample_n: Sequence[str]) -> list[str]:  # type: ignore[override]  # a batch is a sequence
         return list(sample_n)
 
     def from_jsonable(self, sample_n: Sequence[str]) -> list[str]:

@@ -26,6 +26,7 @@ import gymnasium as gym
 import gym_integrity  # noqa: F401  (registers the ids)
 from gym_integrity.envs.reasoning_gym import available_datasets, sandbox
 from gym_integrity.envs.reasoning_gym.policy import policy_for, sandbox_language
+from gym_integrity.grading.numbers import RATIO
 
 CONSTANTS = ["", "0", "1", "-1", "yes", "no", "Yes", "No", "True", "False", "A", "0.5", "None", "[]", "{}",
              "0123456789" * 5, " ".join(str(i) for i in range(1, 101))]
@@ -33,7 +34,7 @@ KIND_NAMES = {"own": "own", "own_full": "own full-credit-only", "own_no_consolat
               "exact": "strict exact", "numeric": "strict numeric", "number_list": "strict numeric list",
               "ordered_number_list": "strict ordered numeric list",
               "complex": "strict complex", "duration": "strict duration"}
-_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?(?:/\d+)?")
+_NUMBER = re.compile(RATIO)
 
 
 def normalised(text: object) -> object:

@@ -1,4 +1,4 @@
-"""answer_cost.refusal: what it refuses unrun, that no honest answer is refused, that it stays cheap, and its wiring."""
+"""grading.cost.refusal (the static cost bound): what it refuses unrun, that no honest answer is refused, that it stays cheap, and its wiring."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gym_integrity  # noqa: F401  (registers the envs)
-from gym_integrity.answer_cost import MAX_DEPTH, MAX_PAREN_DEPTH, refusal
+from gym_integrity.grading.cost import MAX_DEPTH, MAX_PAREN_DEPTH, refusal
 from gym_integrity.protocol import Verdict
 from gym_integrity.services.verifier import VerifierConfig, VerifierService
 
@@ -197,12 +197,12 @@ def test_legitimate_sympy_answers_are_never_refused(text):
 
 
 def test_every_shipped_gold_and_reference_box_passes():
-    from gym_integrity.envs.qed_math.golds import boxed_contents
+    from gym_integrity.grading import all_boxed
     from gym_integrity.envs.qed_math.problems import load_problems
 
     problems = load_problems(None).problems
     texts = [p.gold_answer for p in problems if p.gold_answer]
-    texts += [box for p in problems for box in boxed_contents(p.reference_solution or "")]
+    texts += [box for p in problems for box in all_boxed(p.reference_solution or "")]
     assert len(texts) >= 20
     assert [t for t in texts if refusal(t) is not None] == []
 

@@ -30,7 +30,7 @@ from gym_integrity.registration import REGISTERED
 from gym_integrity.services.verifier import VerifierConfig
 from gym_integrity.spaces import UnicodeText
 from gym_integrity.vector import ThreadedVectorEnv, make_threaded_vec
-from gym_integrity.wrappers import HideInfoKeys, MaxStepsTruncation, TerminalFreeze
+from gym_integrity.wrappers import HideInfoKeys, MaxStepsTruncation, StackConfig, TerminalFreeze
 from gym_integrity.wrappers.stack import STACK_SWITCHES
 
 #: A field whose every value of the right type is valid (a bool, a seed, an optional key).
@@ -245,9 +245,10 @@ class _Env(gym.Env):
 #: argument -> (a wrong type, a wrong value or ANY); every argument but ``env`` must be here.
 WRAPPER_BAD: dict[Callable[..., Any], dict[str, tuple[Any, Any]]] = {
     TerminalFreeze: {"frozen_reward": (3, "double")},
-    HideInfoKeys: {"keys": ("answer", [""]), "mode": (3, "block"), "reveal_on_end": ("yes", ANY),
-                   "deep_scan": ("yes", ANY)},
+    HideInfoKeys: {"keys": ("answer", [""]), "mode": (3, "block"), "reveal_on_end": ("yes", ANY)},
     MaxStepsTruncation: {"max_steps": ("3", 0)},
+    StackConfig: {"max_steps": ("3", 0), "hidden_keys": ("answer", [""]), "hide_mode": (3, "block"),
+                  "reveal_on_end": ("yes", ANY), "frozen_reward": (3, "double")},
     UnicodeText: {"max_length": ("10", 0), "min_length": (1.5, -1), "seed": ANY},
 }
 WRAPPER_ARGS = [(cls, name) for cls in WRAPPER_BAD for name in inspect.signature(cls.__init__).parameters
@@ -257,6 +258,8 @@ WRAPPER_ARGS = [(cls, name) for cls in WRAPPER_BAD for name in inspect.signature
 def _construct(cls: Any, **kwargs: Any) -> Any:
     if cls is UnicodeText:
         return UnicodeText(**{"max_length": 8, **kwargs})
+    if cls is StackConfig:
+        return StackConfig(**kwargs)
     return cls(_Env(), **kwargs)
 
 

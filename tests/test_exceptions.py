@@ -7,7 +7,7 @@ from pathlib import Path
 import gym_integrity
 from gym_integrity import GymIntegrityError, exceptions
 from gym_integrity.audit import TwinMismatchError
-from gym_integrity.eval.policy import PolicyError, ToolsUnsupported
+from gym_integrity.rollout.endpoint import PolicyError, ToolsUnsupported
 from gym_integrity.services.judge import JudgeRateLimited
 from gym_integrity.services.judge.errors import JudgeError, NoScoreTag
 

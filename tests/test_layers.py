@@ -12,23 +12,24 @@ import gym_integrity
 PACKAGE = Path(gym_integrity.__file__).parent
 
 #: Modules at the package's top level that form the core every layer may use.
-CORE = {"protocol", "checks", "exceptions", "spaces", "extract", "infotree", "datacheck", "seeding", "answer_cost"}
+CORE = {"protocol", "checks", "exceptions", "spaces", "infotree", "datacheck", "seeding"}
 
 #: What each layer may import of ours besides itself and the core (docs/architecture.md, "The layers").
 ALLOWED = {
     "core": set(),
     "wrappers": set(),
     "workers": set(),
-    "services": {"workers"},
-    "envs": {"services", "workers", "wrappers.stack"},
+    "grading": {"workers"},
+    "services": {"grading", "workers"},
+    "envs": {"grading", "services", "workers", "wrappers.stack"},
     "registration": {"wrappers", "envs.entry"},
     "vector": {"wrappers"},
-    "openai_stub": {"services"},
-    "audit": {"registration", "envs.base", "openai_stub", "integrations.openenv.client", "workers"},
+    "openai_stub": {"grading", "services"},
+    "audit": {"registration", "envs.base", "grading.numbers", "openai_stub", "integrations.openenv.client", "workers"},
     "integrations": {"registration", "vector", "workers"},
     "ray": {"registration", "vector", "workers"},
-    "eval": {"registration", "services.openai_call", "rollout"},
-    "rollout": {"registration", "vector", "eval.policy"},
+    "eval": {"registration", "rollout"},
+    "rollout": {"registration", "vector", "services.openai_call"},
 }
 
 

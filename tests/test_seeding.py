@@ -1,4 +1,4 @@
-"""Seeded resets without a Generator per reset (seeding.py): reproducible picks, gymnasium's seeding semantics kept."""
+"""Seeded resets (gymnasium's np_random): reproducible picks, gymnasium's seeding semantics kept."""
 
 import collections
 
@@ -10,17 +10,21 @@ from gymnasium.utils.env_checker import check_env
 
 import gym_integrity  # noqa: F401
 from gym_integrity.envs.reasoning_gym import ReasoningGymEnv
-from gym_integrity.seeding import seed_index
 
 
-def test_seed_index_is_a_fixed_function_in_range_and_spread():
-    # Fixed values: a change here changes which item every seed picks (I6 across versions and machines).
-    assert [seed_index(s, 0, 100_000) for s in (0, 1, 2**63, 2**200)] == [88331, 56656, 28171, 47996]
-    assert [seed_index(0, d, 100_000) for d in range(3)] == [88331, 43152, 2643]
-    assert all(0 <= seed_index(s, d, 3) < 3 for s in range(300) for d in range(3))
-    counts = collections.Counter(seed_index(s, 0, 10) for s in range(20_000))
-    assert min(counts.values()) > 1_800 and max(counts.values()) < 2_200  # uniform within noise
-    assert len({seed_index(s, 0, 10**12) for s in range(1_000)}) == 1_000
+def test_a_seed_picks_the_same_item_every_time_and_seeds_spread():
+    env = ReasoningGymEnv(dataset="leg_counting")
+    picks = [env.reset(seed=s)[1]["index"] for s in range(300)]
+    assert picks == [ReasoningGymEnv(dataset="leg_counting").reset(seed=s)[1]["index"] for s in range(300)]
+    assert picks == [env.reset(seed=s)[1]["index"] for s in range(300)]  # the same instance again
+    assert all(0 <= i < env.size for i in picks) and len(set(picks)) > 290  # 100,000 items: few collisions
+    # the pick is gymnasium's: np_random seeded with s, its first integer below size
+    assert picks[:20] == [int(seeding.np_random(s)[0].integers(env.size)) for s in range(20)]
+    # Fixed values: a change here (of gymnasium's seeding or numpy's integers) changes which item every seed picks
+    assert [env.reset(seed=s)[1]["index"] for s in (0, 1, 2**63, 2**200)] == [85062, 47318, 53549, 63027]
+    small = ReasoningGymEnv(dataset="leg_counting", size=10)
+    counts = collections.Counter(small.reset(seed=s)[1]["index"] for s in range(5_000))
+    assert len(counts) == 10 and min(counts.values()) > 400  # uniform within noise
 
 
 def test_seeded_and_following_unseeded_resets_repeat_and_check_env_passes():
@@ -32,15 +36,13 @@ def test_seeded_and_following_unseeded_resets_repeat_and_check_env_passes():
     check_env(env, skip_render_check=True)
 
 
-def test_np_random_is_gymnasiums_generator_for_the_seed_built_on_demand():
+def test_np_random_is_gymnasiums_generator_for_the_seed():
     env = ReasoningGymEnv(dataset="leg_counting")
     env.reset(seed=11)
-    assert "_np_random" in vars(env) and vars(env)["_np_random"] is None  # not built by the reset
     expected, seed = seeding.np_random(11)
+    expected.integers(env.size)  # the reset's own draw
     assert env.np_random.bit_generator.state == expected.bit_generator.state
     assert env.np_random_seed == seed == 11
-    env.np_random.integers(10, size=5)  # drawing from it does not move the picks
-    assert env.reset()[1]["index"] == seed_index(11, 1, env.size)
     fresh = ReasoningGymEnv(dataset="leg_counting")
     fresh.reset()  # never seeded: from OS entropy, and np_random_seed says which
     assert isinstance(fresh.np_random_seed, int) and fresh.np_random_seed >= 0
@@ -51,7 +53,7 @@ def test_an_assigned_generator_drives_the_picks_until_the_next_seed():
     env.np_random = np.random.default_rng(3)
     picks = [env.reset()[1]["index"] for _ in range(3)]
     assert picks == [int(x) for x in (lambda g: [g.integers(env.size) for _ in range(3)])(np.random.default_rng(3))]
-    assert env.reset(seed=4)[1]["index"] == seed_index(4, 0, env.size)
+    assert env.reset(seed=4)[1]["index"] == ReasoningGymEnv(dataset="leg_counting").reset(seed=4)[1]["index"]
 
 
 @pytest.mark.parametrize("seed", [-1, 1.5, "3", np.int64(2)])

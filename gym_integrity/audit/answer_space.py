@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
+from gym_integrity.grading.numbers import FRACTION_PART, SIGN
+
 __all__ = ["Candidate", "echo_answers", "composed_answers", "Vocabulary", "de_bruijn_digits", "covering_answers",
            "alphabet_answers", "mutate", "answer_cap", "round_robin", "transplanted_answers"]
 
@@ -47,7 +49,7 @@ def answer_cap(env: object, default: int = 4096) -> int:
 # dashes and spaces (rectangle_count: 15 s in this regex alone).
 _NUMBERED = re.compile(r"^[ \t]*\.?[ \t]*\(?\d{1,2}[.):][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
 _BULLETED = re.compile(r"^[ \t]*[-*•][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:/\d+)?(?![\w])")
+_NUMBER = re.compile(rf"(?<![\w.]){SIGN}?\d+{FRACTION_PART}?(?:/\d+)?(?![\w])")
 _EXPRESSION = re.compile(r"(?<![\w.])\(?-?\d+(?:\.\d+)?\)?(?:\s*[-+*/×÷^]\s*\(?-?\d+(?:\.\d+)?\)?)+")
 _QUOTED = re.compile(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"|`([^`\n]{1,120})`")
 _SENTENCE = re.compile(r"(?<=[.?!])\s+")
@@ -132,8 +134,8 @@ def echo_answers(question: str, limit: int = 40) -> list[Candidate]:
             out.append(Candidate(family, text))
 
     items = []
-    for listed in (_NUMBERED, _BULLETED):  # numbered premises or facts first; bullets are often instructions
-        found = [m.group(1).strip().rstrip(".") for m in listed.finditer(question)]
+    for pattern in (_NUMBERED, _BULLETED):  # numbered premises or facts first; bullets are often instructions
+        found = [m.group(1).strip().rstrip(".") for m in pattern.finditer(question)]
         items += [i for i in found if i and not _INSTRUCTION.search(i) and i not in items]
     items = items[:12]
     numbered = [m.group(1).strip().rstrip(".") for m in _NUMBERED.finditer(question)][:12]
@@ -465,7 +467,7 @@ def _symbols_swapped(text: str, rng: random.Random) -> str | None:
         symbols = sorted({c for c in text if kind(c)})
         if len(symbols) >= 2:
             a, b = rng.sample(symbols, 2)
-            return text.translate(str.maketrans({a: b, b: a}))
+            return text.translate({ord(a): b, ord(b): a})
     return None
 
 

@@ -23,7 +23,8 @@ __all__ = []
         "The gold answer, wrapped by the answer adapter, is rewarded: the auditor can answer this env, "
         "so the probes that answer with the gold are meaningful.")
 def gold_answer_scored(s: Session) -> ProbeResult:
-    evidence, bad = [], []
+    evidence: list[str] = []
+    bad: list[str] = []
     for seed in _seeds(s, 2):
         golds, source, _, info = s.gold_or_revealed(seed)
         if not golds:
@@ -46,7 +47,8 @@ def gold_answer_scored(s: Session) -> ProbeResult:
         "with anything the env revealed; end one with the gold and answer wrong after. "
         "The reward and verdict after the end must not change.")
 def rescore_after_end(s: Session) -> ProbeResult:
-    evidence, bad = [], []
+    evidence: list[str] = []
+    bad: list[str] = []
     with_gold, ended, source = 0, 0, ""
     for seed in _seeds(s, 2):
         golds, source, _, info = s.gold_or_revealed(seed)
@@ -119,7 +121,8 @@ def _summary(value: Any, depth: int = 0) -> Any:
 
 def _chain(env: gym.Env) -> list[Any]:
     """Every layer from the outermost wrapper down to the task."""
-    chain, current = [], env
+    chain: list[Any] = []
+    current = env
     while isinstance(current, gym.Wrapper):
         chain.append(current)
         current = current.env
@@ -211,7 +214,8 @@ def inert_after_end(s: Session) -> ProbeResult:
     actions = [("a tool call", tool_call_action(s.env)), ("a non-answer", s.non_answer()),
                ("the gold answer" if golds else "an answer (no gold available: a wrong one)",
                 s.answer(golds[0] if golds else "-1")), ("an empty action", "")]
-    bad, evidence = [], []
+    bad: list[str] = []
+    evidence: list[str] = []
     try:
         for label, action in actions:
             line, ok = _after_end(s, final, action, label)

@@ -373,7 +373,7 @@ def check_isolated(env: Any, names: list[str], settings: AuditSettings, raw: boo
         target = IsolatedTarget(bare, {}, raw, env_id or env, entry=env_entry(bare),
                                 modules=(module,) if module else (), sys_path=tuple(sys.path))
     elif callable(env) and not isinstance(env, gym.Env):
-        module, qualname = getattr(env, "__module__", None), getattr(env, "__qualname__", "")
+        module, qualname = getattr(env, "__module__", ""), getattr(env, "__qualname__", "")
         if not module or not qualname or "<" in qualname:
             raise TypeError(f"check_integrity(isolated=True) needs an env another process can rebuild: a registered "
                             f"id, 'module:Id', or a class or function importable by module path; got {env!r} (a "

@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from gym_integrity.grading.numbers import EXPONENT, FRACTION_PART
+
 __all__ = ["LeakMatch", "squash", "strip_latex", "numeric_value", "find_in_text", "walk_strings", "STRONG_LENGTH"]
 
 #: A matched form at least this long (after squashing) is evidence on its own;
@@ -39,7 +41,8 @@ _HAYSTACK_CAP = 200_000
 
 _WS = re.compile(r"\s+")
 _PLAIN_NUMBER = re.compile(r"[-+$]?[\d.,]+%?")
-_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])|(?<![\w.])-?\.\d+(?![\w])")
+# Any run of digits and commas: a leak may be written with its thousands grouped or not, and grouped badly.
+_NUMBER = re.compile(rf"(?<![\w.])-?\d[\d,]*{FRACTION_PART}?{EXPONENT}?(?![\w])|(?<![\w.])-?{FRACTION_PART}(?![\w])")
 _FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _WRAPPERS = re.compile(r"\\(?:text|textbf|mathrm|mathbf|operatorname|boxed|fbox|mbox)\s*\{([^{}]*)\}")
 _SPACING = re.compile(r"\\(?:left|right|[,;:! ]|quad|qquad|displaystyle)")

@@ -16,6 +16,8 @@ module imports them in report order:
 * ``action_probes``: garbage actions, injected score tags and claims;
 * ``grader_probes``: constant answers, code injection, pathological answers,
   cross-env isolation;
+* ``pay_probes``: both sides of the reward: a constant fitted on some items
+  against the uniform guess on unseen ones, random text, every gold form paid;
 * ``search``: content-free answers found the way a policy would (echoes,
   alphabet and covering sprays, an adaptive search).
 
@@ -30,6 +32,7 @@ from gym_integrity.audit import episode_probes  # noqa: F401, I001
 from gym_integrity.audit import reset_probes  # noqa: F401
 from gym_integrity.audit import action_probes  # noqa: F401
 from gym_integrity.audit import grader_probes  # noqa: F401
+from gym_integrity.audit import pay_probes  # noqa: F401
 from gym_integrity.audit import search  # noqa: F401
 from gym_integrity.audit.action_probes import INJECTIONS, garbage_actions
 from gym_integrity.audit.registry import (_EPS, PROBES, Probe, _failed, _no_gold, _not_applicable,  # noqa: F401

@@ -21,7 +21,8 @@ def _problem_key(obs: Any, info: Mapping[str, Any]) -> tuple[Any, Any]:
         "answer after a gold end) is graded afresh, not answered with the frozen end of the last episode, and the "
         "step count is back at zero.")
 def reset_clears_end(s: Session) -> ProbeResult:
-    bad, evidence = [], []
+    bad: list[str] = []
+    evidence: list[str] = []
     seed = s.settings.seeds[0]
     golds, source, _, info = s.gold_or_revealed(seed)
     wrong_end = s.finish_wrong(info)[-1]
@@ -81,7 +82,8 @@ UNKNOWN_RESET_OPTION = "gym_integrity_audit_unknown_option"
         "End an episode with a wrong answer, then call reset() with an option no env takes, which must fail, and "
         "answer with the gold: a reset that raised started no episode, so the end holds and nothing is scored.")
 def failed_reset_keeps_end(s: Session) -> ProbeResult:
-    evidence, bad = [], []
+    evidence: list[str] = []
+    bad: list[str] = []
     tried = with_gold = 0
     source = ""
     for seed in _seeds(s, 2):

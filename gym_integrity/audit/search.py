@@ -82,7 +82,7 @@ _WITH_UNIT = re.compile(r"\s*([-+]?\d+(?:\.\d+)?)\s*[A-Za-z%][A-Za-z. ]{0,20}")
 def _bare_number_of(answer: str, gold: str) -> bool:
     """``11`` for the gold ``11 days``: a gold's number without its unit is the same answer, not a lucky one."""
     match = _WITH_UNIT.fullmatch(gold)
-    return bool(match) and same_answer(answer, match.group(1))
+    return match is not None and same_answer(answer, match.group(1))
 
 
 #: A number this close to a numeric gold is the gold rounded (``5`` for ``4.97%``), not a lucky answer.
@@ -253,7 +253,8 @@ def _known(s: Session) -> _Known:
 def _items(s: Session, budget: SearchBudget) -> tuple[list[_Item], str | None]:
     """The attacked episodes, at least two and at most ``budget.items`` within half the time budget, or why none
     could be played."""
-    known, started, items = _known(s), time.perf_counter(), []
+    known, started = _known(s), time.perf_counter()
+    items: list[Any] = []
     for seed in _seeds(s, budget.items)[: budget.items]:
         if len(items) >= 2 and time.perf_counter() - started > budget.seconds / 2:
             break

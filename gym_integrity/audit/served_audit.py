@@ -153,6 +153,7 @@ class ServedAuditEnv(gym.Wrapper):
             close_quietly(twin)
             raise
         super().__init__(remote)
+        self.remote = remote
         self.url = url
         self.served_id = _bare_id(env_id)
         self.twin = twin
@@ -168,7 +169,7 @@ class ServedAuditEnv(gym.Wrapper):
 
     def served_env_id(self) -> str:
         """The id the server says it serves ("" if it does not say)."""
-        return str(getattr(self.env.state(), "env_id", "") or "")
+        return str(getattr(self.remote.state(), "env_id", "") or "")
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         self.in_step = False

@@ -219,7 +219,7 @@ class Session:
         grading step takes on a quiet machine) plus slack, else the session's
         ``step_timeout_s``.
         """
-        declared = getattr(self.env.unwrapped, "grading_time_bound_s", None)
+        declared: Any = getattr(self.env.unwrapped, "grading_time_bound_s", None)
         if is_number(declared) and math.isfinite(declared) and declared > 0:
             slack = max(self.settings.grading_slack_s, 0.5 * declared)
             return float(declared) + slack, f"declared grading_time_bound_s={declared:g} s + {slack:g} s slack"

@@ -53,8 +53,7 @@ class TextEnv(gym.Env[str, str]):
 
     Answer-bearing values go only under ``info["privileged"]`` (spread
     :meth:`privileged` into the info dict); the registered stack removes that
-    key. Each info dict is a new one per call, kept by no one (``fresh_info``),
-    so the stack's layers add their keys to it without copying it.
+    key. Each info dict is a new one per call, kept by no one.
     ``step()`` before the first ``reset()`` raises ``gym.error.ResetNeeded``
     (the ids are registered without gymnasium's OrderEnforcing, which would
     check the same). ``docs/architecture.md`` has the whole contract.
@@ -88,9 +87,6 @@ class TextEnv(gym.Env[str, str]):
     config_class: ClassVar[type]
     #: The keys ``reset(options=...)`` accepts; any other is a ``TypeError`` (:meth:`reset_options`).
     reset_option_keys: ClassVar[tuple[str, ...]] = ()
-    #: Every info dict ``reset``/``step`` return is built for that call and not kept (protocol.FRESH_INFO):
-    #: the stack's layers edit it in place. A subclass that keeps or reuses an info dict sets False.
-    fresh_info: ClassVar[bool] = True
 
     def __init__(self, render_mode: str | None = None, **options: Any) -> None:
         valid = config_options(self.config_class)

@@ -81,7 +81,7 @@ class GymTextEnv(BaseTextEnv):
         check_item("GymTextEnv.init", self.seed, self.problem_id, info)
         self.turns, self.done, self._metrics = 0, False, {}
         self.max_turns = int(getattr(self._env.unwrapped, "step_budget", 1))
-        metadata = {k: info[k] for k in ("problem_id", "integrity") if k in info}
+        metadata: dict[str, Any] = {k: info[k] for k in ("problem_id", "integrity") if k in info}
         if isinstance(prompt, list) and prompt and isinstance(prompt[-1], Mapping) \
                 and observation in str(prompt[-1].get("content", "")):
             return prompt, metadata

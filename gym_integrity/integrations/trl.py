@@ -180,7 +180,7 @@ class EnvReward:
             other = next(row_id for row_id in env_id if row_id != self.env_id)
             raise ValueError(f"{self.__name__}: a row of env_id {other!r} reached the reward for {self.env_id!r}")
         texts = [_completion_text(c) for c in completions]
-        seeds = [check_int(f"{self.__name__} seed", int(s) if isinstance(s, float) and s.is_integer() else s, low=0)
+        seeds = [check_int(f"{self.__name__} seed", int(s) if isinstance(s, float) and float(s).is_integer() else s, low=0)
                  for s in seed]
         if completion_ids is not None and len(completion_ids) != n:
             raise ValueError(f"{self.__name__}: {len(completion_ids)} completion_ids for {n} completions")

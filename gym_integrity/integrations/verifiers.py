@@ -45,7 +45,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, SupportsFloat
 
 try:
     import verifiers.v1 as vf
@@ -169,7 +169,8 @@ class GymEnv(vf.Env[GymEnvConfig]):
         try:
             _, info = await asyncio.to_thread(env.reset, seed=data.seed)
             check_item("GymEnv", data.seed, data.problem_id, info)
-            reward, ended, info = 0.0, False, {}
+            reward: SupportsFloat = 0.0
+            ended, info = False, {}
             async with agents.player.interaction(task) as interaction:
                 segment = await interaction.turn()
                 while not segment.terminated:

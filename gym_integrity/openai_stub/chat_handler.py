@@ -231,6 +231,7 @@ class _Handler(BaseHTTPRequestHandler):
         n_out = len(text.split()) + (len(tool_call[0].split()) + len(arguments.split()) if tool_call else 0)
         now = int(time.time())
         if kind == "responses":
+            output: list[dict[str, Any]]
             if tool_call:
                 output = [{"type": "function_call", "id": f"fc_{uuid.uuid4().hex[:16]}",
                            "call_id": f"call_{uuid.uuid4().hex[:24]}", "name": tool_call[0],

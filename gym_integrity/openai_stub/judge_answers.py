@@ -14,7 +14,7 @@ import re
 import unicodedata
 from typing import Any, Iterable, Mapping, Union
 
-from gym_integrity.extract import last_tag_body
+from gym_integrity.grading.reader import last_tag_body
 
 __all__ = [
     "stub_points", "leak_text", "quoted_secrets", "answer_text", "LEAK_KINDS", "HARMLESS_ERROR",
@@ -261,7 +261,7 @@ def wrong_text(tool_call: bool = False) -> str:
     With ``tool_call`` it also holds a ``<tool_call>`` block submitting it
     (``submit_answer``, for tool envs answered in text).
 
-    >>> from gym_integrity.extract import extract_answer
+    >>> from gym_integrity.grading.reader import extract_answer
     >>> extract_answer(wrong_text(), "tag").answer, extract_answer(wrong_text(), "boxed").answer
     ('-7', '-7')
     """

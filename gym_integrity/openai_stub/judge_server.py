@@ -353,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.mode == "policy":
             if not args.policy_file:
                 raise ValueError("--mode policy needs --policy-file (a JSON object: question substring -> reply)")
+            assert server._policy is not None  # policy_file was given just above
             server._policy.mapping()  # read it now: a missing or bad file fails here, not at every request
     except (TypeError, ValueError, _PolicyError) as exc:
         parser.error(str(exc))

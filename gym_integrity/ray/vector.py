@@ -172,6 +172,7 @@ class RayVectorEnv(ThreadedVectorEnv):
 
     #: ``node id -> pool-owner actor`` (:func:`node_grading_pools`), killed at ``close()``.
     grading_pools: dict[str, Any] = {}
+    envs: list[ActorEnv]  # type: ignore[assignment]  # the base's list[Env], narrowed: make_ray_vec builds proxies
 
     def close_extras(self, **kwargs: Any) -> None:
         try:

@@ -34,7 +34,7 @@ def as_completion(value: Any) -> Completion:
         if unknown:
             raise TypeError(f"a completion dict takes {sorted(Completion.__dataclass_fields__)}, got {sorted(unknown)}")
         return Completion(**value)
-    if hasattr(value, "content") and hasattr(value, "tool_calls"):  # eval.policy's reply
+    if hasattr(value, "content") and hasattr(value, "tool_calls"):  # endpoint.ChatReply
         return Completion(value.content, list(value.tool_calls), value.completion_tokens, value.prompt_tokens,
                           value.latency_s, value.truncated)
     raise TypeError(f"a policy must return, per conversation, a str, a Completion or a dict; got {type(value).__name__}")

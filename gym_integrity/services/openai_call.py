@@ -1,7 +1,7 @@
 """One call to an OpenAI-compatible endpoint: what its faults are called, which are retried, Retry-After, backoff.
 
 The judge (:mod:`gym_integrity.services.judge.transport`) and the eval's
-policy client (:mod:`gym_integrity.eval.policy`) both ask an endpoint through
+policy client (:class:`gym_integrity.rollout.endpoint.ChatClient`) both ask an endpoint through
 the ``openai`` package with ``max_retries=0`` and retry themselves. They name a
 fault with :func:`fault_kind` and wait with :func:`backoff_s`, so a 429 is
 ``rate_limited`` in a judge metric and in an eval record alike:

@@ -11,7 +11,7 @@ answer spends queued behind others is never charged to it, so hostile answers
 in a batch cannot turn other answers into timeouts.
 
 Whose fault each pool outcome is, and the grade it becomes (the workers' one
-fault table, :data:`~gym_integrity.workers.FAULT_VERDICTS`, in the verifier's words):
+fault table, :data:`~gym_integrity.grading.FAULT_VERDICTS`, in the verifier's words):
 
 * the answer's: ``timeout`` (its run passed its budget; a graded verdict,
   ``no_verdict=False``), ``unparsable`` (math_verify could not read it, it
@@ -30,11 +30,7 @@ with the same configuration reaches one pool server
 them lets go; ``scope="process"`` gives the service workers of its own.
 
 Example:
-    >>> from gym_integrity.services.verifier import VerifierConfig, check_boxed
-    >>> check_boxed(r"so the answer is \boxed{\frac{1}{2}}.", max_chars=64)
-    ('\\frac{1}{2}', None)
-    >>> check_boxed("I give up", max_chars=64)[1].verdict.value
-    'no_answer'
+    >>> from gym_integrity.services.verifier import VerifierConfig
     >>> VerifierConfig(deadline_s=0)
     Traceback (most recent call last):
     ...
@@ -51,18 +47,18 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Mapping
 
-from gym_integrity.answer_cost import refusal
 from gym_integrity.checks import (check_bool, check_int, check_number, check_type, config_from, nested,
                                   reject_unknown)
-from gym_integrity.extract import last_boxed
+from gym_integrity.grading.cost import refusal
+from gym_integrity.grading.faults import fault_grade, refused_unrun
+from gym_integrity.grading.reader import boxed_answer
 from gym_integrity.protocol import Grade, Verdict
 from gym_integrity.services.verifier_tally import VerifierTally
 from gym_integrity.workers import (Fault, PoolConfig, PoolStatus, ProcessCache, Sandbox, TaskOutcome,
-                                   check_pool_settings, fault_grade, pool_scope)
+                                   check_pool_settings, pool_scope)
 from gym_integrity.workers._lifecycle import at_exit
 
-__all__ = ["VerifierConfig", "VerifierService", "VerifierTally", "VerifyOutcome", "check_boxed", "get_verifier",
-           "shutdown_all"]
+__all__ = ["VerifierConfig", "VerifierService", "VerifierTally", "VerifyOutcome", "get_verifier", "shutdown_all"]
 
 _HANDLER = "gym_integrity.services.math_worker:verify"
 
@@ -201,31 +197,13 @@ class VerifyOutcome:
     metrics: dict[str, float]
 
 
-def check_boxed(text: str, max_chars: int) -> tuple[str | None, Grade | None]:
-    r"""``(content, None)`` of the last ``\boxed{}`` in ``text``, or ``(None, grade)`` saying why there is none.
-
-    Missing: ``no_answer``. Empty, unbalanced or longer than ``max_chars``: ``unparsable``.
-
-    >>> check_boxed(r"\boxed{" + "1" * 10 + "}", max_chars=4)[1].cause
-    'the boxed answer is longer than 4 characters'
-    """
-    extraction = last_boxed(text, max_chars)
-    if extraction.failure is Verdict.NO_ANSWER:
-        return None, Grade(Verdict.NO_ANSWER, 0.0, cause="no \\boxed{} answer found")
-    if extraction.failure is Verdict.TOO_LONG:
-        return None, Grade(Verdict.UNPARSABLE, 0.0, cause=f"the boxed answer is longer than {max_chars} characters")
-    if extraction.failure is not None or extraction.answer is None:
-        return None, Grade(Verdict.UNPARSABLE, 0.0, cause="the last \\boxed{} is empty or its braces are unbalanced")
-    return extraction.answer, None
-
-
 def _times(n: int) -> str:
     return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
 def _causes(memory_limit_mb: int | None) -> Any:
     """The verifier's words for each fault (the verdict is the fault table's,
-    :data:`~gym_integrity.workers.FAULT_VERDICTS`)."""
+    :data:`~gym_integrity.grading.FAULT_VERDICTS`)."""
     def cause(fault: Fault, outcome: TaskOutcome, budget: float, problem_id: str) -> str:
         if fault is Fault.TIMEOUT:
             return f"the answer's verification ran past its {budget:g} s budget on a worker of its own"
@@ -269,7 +247,7 @@ class VerifierService:
     def __init__(self, config: VerifierConfig) -> None:
         self.config = config
         # The machine's pool, or the process's own (scope); unshared: one per service.
-        self.sandbox = Sandbox(_HANDLER, config.pool, causes=_causes(config.pool.memory_limit_mb), shared=False)
+        self.sandbox = Sandbox(_HANDLER, config.pool, shared=False)
         self._pool = self.sandbox.pool()
         self._tally = VerifierTally()  # every request of this service, whichever env sent it
         _live_services.add(self)
@@ -315,8 +293,28 @@ class VerifierService:
                tally: VerifierTally | None = None) -> VerifyOutcome:
         r"""Grade the last ``\boxed{}`` of ``text`` against ``gold``: never raises, never hangs.
 
-        Verdicts: ``correct``, ``incorrect``, ``no_answer``, ``unparsable``,
-        ``timeout`` (the answer's own run passed ``deadline_s``: graded, not a
+        The answer is read by the grading layer's one reader
+        (:func:`~gym_integrity.grading.boxed_answer`) and graded by :meth:`verify_answer`; a caller whose rules
+        read the answer first reads it there itself and calls :meth:`verify_answer` with the same string.
+        """
+        answer, failure = boxed_answer(text, self.config.max_answer_chars)
+        if failure is not None:
+            return VerifyOutcome(failure, self.extraction_failed(tally))
+        assert answer is not None
+        return self.verify_answer(answer, gold, problem_id=problem_id, deadline_s=deadline_s, tally=tally)
+
+    def extraction_failed(self, tally: VerifierTally | None = None) -> dict[str, float]:
+        """Count an answer its caller could not read (no box, unbalanced, too long); the step's metrics."""
+        tallies = self._tallies(tally)
+        self._count(tallies, "extraction_failures")
+        return self.outcome_metrics(tallies[-1], 0.0, False)
+
+    def verify_answer(self, answer: str, gold: str, *, problem_id: str, deadline_s: float | None = None,
+                      tally: VerifierTally | None = None) -> VerifyOutcome:
+        """Grade an answer already read (the content of its box) against ``gold``: never raises, never hangs.
+
+        Verdicts: ``correct``, ``incorrect``, ``unparsable``,
+        ``timeout`` (the answer's own run passed ``deadline_s``, or its cost bound refused it unrun: graded, not a
         no-verdict) and the no-verdict ``grader_error`` (overload, infrastructure,
         unparsable gold, shutdown). Causes never quote the gold answer.
         ``deadline_s`` overrides the config's run budget for this request.
@@ -324,16 +322,10 @@ class VerifierService:
         the service's; the outcome's metrics are ``tally``'s (the service's if none).
         """
         tallies = self._tallies(tally)
-        answer, failure = check_boxed(text, self.config.max_answer_chars)
-        if failure is not None:
-            self._count(tallies, "extraction_failures")
-            return VerifyOutcome(failure, self.outcome_metrics(tallies[-1], 0.0, False))
         reason = refusal(answer)  # a tower, a huge factorial, deep nesting: graded unrun, no worker held
         if reason is not None:
             self._count(tallies, "refused")
-            return VerifyOutcome(Grade(Verdict.TIMEOUT, 0.0, no_verdict=False,
-                                       cause=f"the answer was refused unrun: {reason}"),
-                                 self.outcome_metrics(tallies[-1], 0.0, False))
+            return VerifyOutcome(refused_unrun(reason), self.outcome_metrics(tallies[-1], 0.0, False))
         budget = self._budget(deadline_s)
         start = time.monotonic()
         self._count(tallies, "requests")

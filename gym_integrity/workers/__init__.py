@@ -22,8 +22,8 @@ parent can SIGKILL, and the parent alone keeps time. The data flow::
     WorkerProcess (python -c, own session, RLIMIT_AS)  -> _worker.main -> handler(payload)
       |                                                    _worker_process.py, _worker.py
       v
-    TaskOutcome(status, value, detail, ...)  -> fault_of -> Fault  -> FAULT_VERDICTS -> Grade
-                                                 _outcomes.py           _sandbox.py
+    TaskOutcome(status, value, detail, ...)  -> fault_of -> Fault  -> the grader (the fault table:
+                                                 _outcomes.py           gym_integrity.grading.faults)
 
 The in-process pool's guarantees:
 
@@ -139,11 +139,11 @@ from gym_integrity.workers._machine_client import MachinePool
 from gym_integrity.workers._machine_client import shutdown_all as _shutdown_machine_clients
 from gym_integrity.workers._machine_paths import DIR_ENV, GRACE_ENV, LOG_ENV, auth_key, pool_dir, server_name
 from gym_integrity.workers._pools import Pool, get_pool, machine_stats, make_pool
-from gym_integrity.workers._sandbox import FAULT_VERDICTS, Causes, Sandbox, fault_grade
+from gym_integrity.workers._sandbox import Sandbox
 
-__all__ = ["DIR_ENV", "FAULT_VERDICTS", "GRACE_ENV", "LOG_ENV", "POOL_SCOPES", "SCOPE_ENV", "WORKER_START_ALLOWANCE_S",
-           "Causes", "Fault", "MachinePool", "Pool", "PoolConfig", "PoolStatus", "ProcessCache", "Sandbox",
-           "TaskOutcome", "WorkerPool", "auth_key", "check_handler", "check_pool_settings", "fault_grade", "fault_of",
+__all__ = ["DIR_ENV", "GRACE_ENV", "LOG_ENV", "POOL_SCOPES", "SCOPE_ENV", "WORKER_START_ALLOWANCE_S",
+           "Fault", "MachinePool", "Pool", "PoolConfig", "PoolStatus", "ProcessCache", "Sandbox",
+           "TaskOutcome", "WorkerPool", "auth_key", "check_handler", "check_pool_settings", "fault_of",
            "get_pool", "machine_stats", "make_pool", "pool_dir", "pool_scope", "server_name", "shutdown_all"]
 
 

@@ -12,7 +12,8 @@ import pickle
 import socket
 import threading
 import time
-from multiprocessing.connection import AuthenticationError, Connection, answer_challenge, deliver_challenge
+from multiprocessing import AuthenticationError
+from multiprocessing.connection import Connection, answer_challenge, deliver_challenge
 from typing import Any
 
 from gym_integrity.workers._lifecycle import after_fork_in_child

@@ -179,10 +179,11 @@ class WorkerPool(RefCounted):
                     for other in self._queue:
                         if other.client != client:
                             other.queue_allowance += extra
-                            other.future.queue_allowance = other.queue_allowance  # type: ignore[attr-defined]
+                            other.future.queue_allowance = other.queue_allowance  # type: ignore[attr-defined]  # see below
                     self._queue.append(request)
                 break
-        request.future.queue_allowance = request.queue_allowance  # type: ignore[attr-defined]  (read by run)
+        # a plain attribute on the Future: run() reads it without a lookup table of its own
+        request.future.queue_allowance = request.queue_allowance  # type: ignore[attr-defined]
         self._flush()
         self._wake()
         return request.future

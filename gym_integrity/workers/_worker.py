@@ -12,6 +12,7 @@ import pickle
 import signal
 import sys
 from multiprocessing.connection import Connection
+from typing import Any
 
 from gym_integrity.workers._wire import ERROR, OK, READY, STARTUP_ERROR
 
@@ -61,7 +62,7 @@ def main(handler: str) -> None:
             return
         req_id, data = message
         try:  # pickled here, so an unpicklable value is the handler's error, not the worker's death
-            reply = (req_id, OK, pickle.dumps(function(pickle.loads(data))))
+            reply: tuple[Any, str, bytes | str] = (req_id, OK, pickle.dumps(function(pickle.loads(data))))
         except BaseException as exc:  # noqa: BLE001  (report, keep serving)
             reply = (req_id, ERROR, type(exc).__name__)
         replies.send(reply)

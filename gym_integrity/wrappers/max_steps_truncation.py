@@ -9,7 +9,6 @@ from gymnasium.core import ActType, ObsType
 
 from gym_integrity.checks import check_int
 from gym_integrity.protocol import Verdict
-from gym_integrity.wrappers.info_ownership import fresh_info_below, with_integrity
 
 __all__ = ["MaxStepsTruncation"]
 
@@ -55,16 +54,7 @@ class MaxStepsTruncation(
         >>> _ = env.reset(); _ = env.step(0)
         >>> env.step(1)[2:4]    # an answer on the last allowed step
         (True, False)
-
-    Change logs:
-        v0.1.0 - Initially added.
-        v0.1.1 - A truncated step's ``pending`` verdict is reported ``no_answer``.
     """
-
-    # The info-ownership protocol (info_ownership): every dict returned is new or a fresh one handed up, none kept;
-    # the integrity fields it adds bear no answer.
-    returns_new_info = True
-    passes_privileged_only = True
 
     def __init__(self, env: gym.Env[ObsType, ActType], max_steps: int | None = None) -> None:
         check_int("MaxStepsTruncation.max_steps", max_steps, low=1, optional=True)
@@ -73,26 +63,17 @@ class MaxStepsTruncation(
         self.max_steps = max_steps
         self._budget = max_steps
         self._elapsed = 0
-        # The task, found once: ``unwrapped`` walks every layer below on each call, and the layers are fixed.
-        self._task = env.unwrapped
-        # When nothing below keeps the info dicts (info_ownership.fresh_info_below), this layer sets its keys in
-        # them (a new integrity dict each time) instead of copying each one first.
-        self._owns_inner_info = fresh_info_below(env)
 
     def _declared_budget(self) -> int:
-        # The task declares its budget; reading it off the unwrapped env skips the
-        # failed-hasattr walk of get_wrapper_attr through every layer on each reset.
-        try:
-            budget = self._task.step_budget
-        except AttributeError:
+        task = self.env.unwrapped
+        if not hasattr(task, "step_budget"):
             raise AttributeError(
                 f"MaxStepsTruncation(max_steps=None) needs the env to declare a `step_budget` attribute; "
-                f"{self._task.__class__.__name__} has none. Pass max_steps=N."
-            ) from None
-        if type(budget) is int and budget >= 1:  # the usual case, on every reset; anything else gets the full check
-            return budget
+                f"{task.__class__.__name__} has none. Pass max_steps=N."
+            )
         # The task's declaration, checked as the env's own field: MaxStepsTruncation only reads it.
-        return check_int(f"{type(self._task).__name__}.step_budget", budget, low=1)
+        check_int(f"{type(task).__name__}.step_budget", task.step_budget, low=1)
+        return task.step_budget
 
     @property
     def elapsed_steps(self) -> int:
@@ -103,17 +84,20 @@ class MaxStepsTruncation(
     ) -> tuple[ObsType, dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)
         self._elapsed = 0
-        budget = self._budget = self.max_steps if self.max_steps is not None else self._declared_budget()
-        return obs, with_integrity(info, {"steps": 0, "step_budget": budget}, in_place=self._owns_inner_info)
+        self._budget = self.max_steps if self.max_steps is not None else self._declared_budget()
+        return obs, self._counted(info)
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        elapsed = self._elapsed = self._elapsed + 1
-        budget = self._budget
+        self._elapsed += 1
+        info = self._counted(info)
         if not terminated:
-            if budget is not None and elapsed >= budget:
-                truncated = True
+            truncated = truncated or (self._budget is not None and self._elapsed >= self._budget)
             if truncated and info.get("verdict") == Verdict.PENDING.value:
-                info = {**info, "verdict": Verdict.NO_ANSWER.value}
-        return obs, reward, terminated, truncated, with_integrity(info, {"steps": elapsed, "step_budget": budget},
-                                                                  in_place=self._owns_inner_info)
+                info["verdict"] = Verdict.NO_ANSWER.value
+        return obs, reward, terminated, truncated, info
+
+    def _counted(self, info: dict[str, Any]) -> dict[str, Any]:
+        """A copy of ``info`` whose ``integrity`` dict (also a copy) holds the episode's step count and budget."""
+        integrity = {**info.get("integrity", {}), "steps": self._elapsed, "step_budget": self._budget}
+        return {**info, "integrity": integrity}

@@ -9,11 +9,10 @@ from gymnasium.core import ActType, ObsType
 
 from gym_integrity.checks import check_choice
 from gym_integrity.infotree import copy_tree
-from gym_integrity.wrappers.info_ownership import fresh_info_below, with_integrity
 
 __all__ = ["TerminalFreeze"]
 
-_FROZEN_REWARDS = ("repeat", "zero")
+_FROZEN_REWARDS: tuple[Literal["repeat", "zero"], ...] = ("repeat", "zero")
 
 
 class TerminalFreeze(
@@ -51,17 +50,7 @@ class TerminalFreeze(
         >>> _, reward, _, _, info = env.step(f"<answer>{answer}</answer>")
         >>> reward, info["integrity"]["frozen"], info["integrity"]["ignored_steps"]
         (0.0, True, 1)
-
-    Change logs:
-        v0.1.0 - Initially added.
-        v0.2.0 - ``frozen_reward`` may be switched after construction (vector envs set ``"zero"``).
-        v0.2.1 - A ``reset()`` that raises leaves the end in place.
     """
-
-    # The info-ownership protocol (info_ownership): every dict returned is new or a fresh one handed up (the
-    # snapshot it replays is its own copy); the integrity fields it adds bear no answer.
-    returns_new_info = True
-    passes_privileged_only = True
 
     def __init__(
         self, env: gym.Env[ObsType, ActType], frozen_reward: Literal["repeat", "zero"] = "repeat"
@@ -72,11 +61,6 @@ class TerminalFreeze(
         self.frozen_reward = frozen_reward
         self._final: tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]] | None = None
         self._ignored_steps = 0
-        # Whose info dicts this wrapper may change. When nothing below keeps them (info_ownership.fresh_info_below:
-        # in the registered stack, HideInfoKeys below returns new ones), this wrapper sets its ``integrity`` key in
-        # place (a new integrity dict, since the one inside may be the inner layers') instead of copying the whole
-        # dict again. Otherwise the inner env may keep what it returns: a copy.
-        self._owns_inner_info = fresh_info_below(env)
 
     @property
     def frozen_reward(self) -> Literal["repeat", "zero"]:
@@ -100,28 +84,24 @@ class TerminalFreeze(
         obs, info = self.env.reset(seed=seed, options=options)
         self._final = None
         self._ignored_steps = 0
-        return obs, self._live(info)
-
-    def _live(self, info: dict[str, Any]) -> dict[str, Any]:
-        """``info`` with ``integrity`` saying the episode is live (see ``_owns_inner_info`` for the copy policy)."""
-        return with_integrity(info, {"frozen": False, "ignored_steps": 0}, in_place=self._owns_inner_info)
+        return obs, _marked(info, frozen=False, ignored_steps=0)
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         if self._final is not None:
             self._ignored_steps += 1
-            obs, reward, terminated, truncated, info = self._final
+            obs, reward, terminated, truncated, info = copy_tree(self._final)
             reward = 0.0 if self._frozen_reward == "zero" else reward
-            info = with_integrity(copy_tree(info), {"frozen": True, "ignored_steps": self._ignored_steps}, in_place=True)
-            return copy_tree(obs), reward, terminated, truncated, info
+            return obs, reward, terminated, truncated, _marked(info, frozen=True, ignored_steps=self._ignored_steps)
 
         obs, reward, terminated, truncated, info = self.env.step(action)
-        info = self._live(info)
+        info = _marked(info, frozen=False, ignored_steps=0)
         if terminated or truncated:
-            # The snapshot the frozen steps replay. A top-level copy is ours, so a caller rebinding keys of what
-            # we return cannot change the replay. Nested dicts stay shared with what the caller got: a caller
-            # editing one in place (info["metrics"][k] = v) would see the edit replayed, except the integrity
-            # fields, which every frozen step writes afresh. Each frozen step copies the whole tree, so frozen
-            # steps share nothing with each other or with the caller. A deep copy here instead would sit on
-            # every episode's path (the final step) to serve the few episodes that are stepped after the end.
-            self._final = (obs, reward, terminated, truncated, dict(info))
+            # The snapshot the frozen steps replay is a deep copy: nothing the caller does to what it got can
+            # change it, and each frozen step hands out a deep copy of it in turn.
+            self._final = copy_tree((obs, reward, terminated, truncated, info))
         return obs, reward, terminated, truncated, info
+
+
+def _marked(info: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """A copy of ``info`` whose ``integrity`` dict (also a copy) holds ``fields``."""
+    return {**info, "integrity": {**info.get("integrity", {}), **fields}}

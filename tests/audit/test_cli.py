@@ -153,7 +153,7 @@ def test_an_env_without_a_gold_answer_exits_two_and_says_what_would_run_the_miss
     assert code == 2
     assert "INCONCLUSIVE" in out and "FAIL" not in out and "not run" in out
     assert ("not run: gold_answer_scored, rescore_after_end, reference_leakage, failed_reset_keeps_end, "
-            "constant_answers, cross_env_isolation: no gold answer") in out
+            "constant_answers, cross_env_isolation, label_skew, honest_pay: no gold answer") in out
     assert f"to run them: {GOLD_HINT}" in out
     # registered without the integrity stack: not called "stacked"
     assert re.search(r"audited 1 id\(s\) \(as made by gym.make; no integrity stack on AuditToySilent-v0\), "
@@ -164,7 +164,7 @@ def test_an_env_without_a_gold_answer_exits_two_and_says_what_would_run_the_miss
     assert report["verdict"] == "inconclusive"
     assert [m["probe"] for m in report["missing"]] == ["gold_answer_scored", "rescore_after_end", "reference_leakage",
                                                        "failed_reset_keeps_end", "constant_answers",
-                                                       "cross_env_isolation"]
+                                                       "cross_env_isolation", "label_skew", "honest_pay"]
     assert {m["how_to_enable"] for m in report["missing"]} == {GOLD_HINT}
 
 

@@ -51,7 +51,8 @@ def _fresh_shared_scale():
     toys.SharedScale.reset_shared()
 
 
-@pytest.mark.parametrize("toy", [CorrectToy, NoHook, toys.RefusesAfterEnd], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("toy", [CorrectToy, NoHook, toys.RefusesAfterEnd, toys.YesNoToy, toys.PaysEveryForm],
+                         ids=lambda c: c.__name__)
 def test_correct_toys_pass_every_probe(toy):
     report = check_integrity(toy)
     assert [r.probe for r in report.results] == probe_names()
@@ -302,7 +303,7 @@ def test_an_env_that_cannot_be_built_is_inconclusive_with_the_cause_once():
 # -- the verdict: pass, fail or inconclusive ----------------------------------------------------------------------
 #: The probes that answer with the gold answer or search for it: without one, they cannot run.
 GOLD_PROBES = ["gold_answer_scored", "rescore_after_end", "reference_leakage", "failed_reset_keeps_end",
-               "constant_answers", "cross_env_isolation"]
+               "constant_answers", "cross_env_isolation", "label_skew", "honest_pay"]
 
 
 def test_without_a_gold_answer_the_verdict_is_inconclusive_not_pass():
@@ -468,3 +469,26 @@ def test_isolated_takes_only_what_another_process_can_rebuild():
         check_integrity(CorrectToy(), isolated=True)
     with pytest.raises(TypeError, match="gold_answers_fn"):
         check_integrity("ReasoningGym-v0", isolated=True, gold_answers_fn=lambda env: ["1"])
+
+
+def test_label_skew_compares_with_the_uniform_guess_not_with_how_often_the_constant_is_the_gold():
+    skewed = check_integrity(toys.SkewedLabels, probes=["label_skew"]).result("label_skew")
+    assert skewed.failed and "'yes'" in skewed.summary and "chance 0.500" in skewed.summary
+    assert any("k=2 distinct answers" in line for line in skewed.evidence), skewed.evidence
+    balanced = check_integrity(toys.YesNoToy, probes=["label_skew"]).result("label_skew")
+    assert balanced.status is Status.PASSED and "k=2" in balanced.summary
+
+
+def test_a_gold_free_grader_that_pays_random_text_fails_instead_of_being_inconclusive():
+    lenient = check_integrity(toys.GoldFreePaysAnything)
+    assert lenient.verdict is AuditVerdict.FAIL
+    assert lenient.result("random_answers").failed and lenient.result("random_answers").evidence
+    strict = check_integrity(toys.GoldFreeStrict)
+    assert strict.result("random_answers").status is Status.PASSED
+    assert strict.verdict is AuditVerdict.INCONCLUSIVE  # no gold: the gold-bound probes still cannot run
+
+
+def test_honest_pay_names_the_refused_form_and_its_reward():
+    result = check_integrity(toys.RefusesAVariant, probes=["honest_pay"]).result("honest_pay")
+    assert result.failed
+    assert any("-> 0 (best form 1" in line and "," in line.split("->")[0] for line in result.evidence), result.evidence

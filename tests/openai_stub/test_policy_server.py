@@ -17,7 +17,7 @@ import openai
 import pytest
 
 from gym_integrity.envs.finqa.actions import parse_action
-from gym_integrity.extract import extract_answer
+from gym_integrity.grading.reader import extract_answer
 from gym_integrity.openai_stub.judge_server import POLICY_DEFAULT_REPLY, WRONG_ANSWER, JudgeServer, write_policy
 
 SUBMIT = {"type": "function", "function": {

@@ -12,13 +12,14 @@ import pytest
 
 from gym_integrity.protocol import Verdict
 from gym_integrity.workers import PoolConfig, WorkerPool
-from gym_integrity.services.verifier import VerifierConfig, VerifierService, check_boxed, get_verifier, grade_outcome
+from gym_integrity.grading import boxed_answer
+from gym_integrity.services.verifier import VerifierConfig, VerifierService, get_verifier, grade_outcome
 
 DEADLINE = 1.5  # per-request deadline of hostile answers
 GENEROUS = 10.0  # everything else: a verdict must not depend on machine load
 TOWER = r"\boxed{9^{9^{9^{9}}}}"
 DEEP_NESTING = r"\boxed{" + "(" * 300 + "1" + ")" * 300 + "}"
-# Towers and deep nesting are refused unrun (gym_integrity/answer_cost.py); these run for many seconds in math_verify.
+# Towers and deep nesting are refused unrun (gym_integrity/grading/cost.py); these run for many seconds in math_verify.
 # The static check refuses them too since issue 26's hostile search, so the tests of the run budget let them through
 # (check_misses) to stand in for whatever the check misses: the run budget is what stops those.
 SLOW = r"\boxed{\sin(x)^{999}\cos(x)^{999}}"
@@ -110,7 +111,7 @@ def test_extraction_failures(service, text, verdict):
 
 
 def test_check_boxed_length_cap_names_the_cap():
-    answer, failure = check_boxed(r"\boxed{12345}", max_chars=4)
+    answer, failure = boxed_answer(r"\boxed{12345}", max_chars=4)
     assert answer is None and failure.verdict is Verdict.UNPARSABLE and "4 characters" in failure.cause
 
 

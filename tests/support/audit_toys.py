@@ -347,6 +347,59 @@ class SharedGradingQueue(CorrectToy):
         finally:
             self.queue.release()
 
+# -- the pay probes: both sides of the reward ------------------------------------------------------------------------
+class YesNoToy(CorrectToy):
+    """Is a three-digit number even? Strict: 1.0 for the right 'yes'/'no' only. Half the items are each."""
+
+    def _draw(self) -> tuple[int, int]:
+        return int(self.np_random.integers(100, 1000)), 0
+
+    def _question(self) -> str:
+        return f"Is {self._a} even? Reply inside <answer></answer> tags."
+
+    def _gold(self) -> str:
+        return "yes" if self._a % 2 == 0 else "no"
+
+
+class SkewedLabels(YesNoToy):
+    """The same strict grader over a skewed draw: four items in five are even, so 'yes' earns 0.8."""
+
+    def _draw(self) -> tuple[int, int]:
+        even = self.np_random.random() < 0.8
+        return 2 * int(self.np_random.integers(50, 500)) + (0 if even else 1), 0
+
+
+class GoldFreePaysAnything(NoHook):
+    """No gold anywhere (no hook, nothing revealed), and a grader that pays any non-empty answer in full."""
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        return CorrectToy.step(self, action)
+
+    def _score(self, answer: str) -> float:
+        return 1.0 if answer.strip() else 0.0
+
+
+class GoldFreeStrict(GoldFreePaysAnything):
+    """No gold anywhere, and a grader that pays only the right sum: content-free text earns nothing."""
+
+    def _score(self, answer: str) -> float:
+        return CorrectToy._score(self, answer)
+
+
+class RefusesAVariant(CorrectToy):
+    """Declares '1234' and '1,234' as the gold's forms but pays only the first: an honest answer refused."""
+
+    def gold_answers(self) -> list[str]:
+        return [self._gold(), f"{int(self._gold()):,}"]
+
+
+class PaysEveryForm(RefusesAVariant):
+    """The same declared forms, each read as the number it writes: the honest control."""
+
+    def _score(self, answer: str) -> float:
+        return 1.0 if answer.replace(",", "") == self._gold() else 0.0
+
+
 
 _SEARCH = {"question_echo", "alphabet_sprays", "covering_sprays", "adaptive_search"}
 #: Each broken toy and the probes that must catch it (and no others).
@@ -360,18 +413,24 @@ BROKEN_TOYS: dict[type, set[str]] = {
     NeverEnds: {"step_budget"},
     CrashesOnEmpty: {"garbage_actions"},
     PaysScoreTags: {"reward_self_dealing"},
-    UnseededDraw: {"seeded_reset"},
+    # Another item at every reset: the gold looked up is not the one then answered, so golds look refused.
+    UnseededDraw: {"seeded_reset", "honest_pay"},
     # A stale end also spoils the probes that answer again after reset: the precondition probe (a wrong answer
     # after the gold comes back correct) and the constant answers and search probes (every answer is paid the
     # first episode's reward).
-    ResetKeepsEnd: {"reset_clears_end", "gold_answer_scored", "constant_answers", *_SEARCH},
+    ResetKeepsEnd: {"reset_clears_end", "gold_answer_scored", "constant_answers", "honest_pay", "label_skew",
+                    "random_answers", *_SEARCH},
     ClearsEndBeforeCheckingReset: {"failed_reset_keeps_end"},
     # Sprays over the golds' digits and the coverings contain the gold; the question echo never does.
     SubstringCredit: {"constant_answers", *(_SEARCH - {"question_echo"})},
-    PaysAnyAnswer: {"constant_answers", *_SEARCH},
+    PaysAnyAnswer: {"constant_answers", "random_answers", *_SEARCH},
     # The answer's code runs, and its scorer-patching canary makes other instances pay wrong answers.
     EvalScorer: {"code_injection", "cross_env_isolation", "question_echo"},  # evaluating pays the question back
     HangsOnTowers: {"pathological_answers"},
+    # The pay probes: a skewed draw pays its majority label; a declared gold form refused; junk paid outright.
+    SkewedLabels: {"label_skew"},
+    RefusesAVariant: {"honest_pay"},
+    GoldFreePaysAnything: {"random_answers", "covering_sprays", "question_echo", "adaptive_search"},
     SharedScale: {"cross_env_isolation"},
     SharedGradingQueue: {"cross_env_isolation"},
 }
@@ -450,3 +509,4 @@ def write_user_module(directory: Any, name: str) -> Any:
         "gym.register('UserBare-v0', entry_point=toys.CorrectToy)\n"
     )
     return path
+

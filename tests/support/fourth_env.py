@@ -20,7 +20,7 @@ import gymnasium as gym
 
 from gym_integrity import EnvEntry, TextEnv, register_env
 from gym_integrity.checks import check_int
-from gym_integrity.extract import extract_answer
+from gym_integrity.grading.reader import extract_answer
 from gym_integrity.protocol import Grade, Verdict, grade_info, split_trainer_action
 
 __all__ = ["TinySumConfig", "TinySumEnv", "ENTRY"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-from gym_integrity.extract import extract_answer
+from gym_integrity.grading.reader import extract_answer
 from gym_integrity.protocol import Grade, Verdict
 
 from fourth_env import TinySumEnv

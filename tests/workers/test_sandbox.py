@@ -1,12 +1,12 @@
-"""The Sandbox's one fault table: each pool outcome -> the Grade it gives, the same for every grader that uses it."""
+"""The one fault table (grading.faults): each pool outcome -> the Grade it gives, the same for every grader that uses it."""
 
 from __future__ import annotations
 
 import pytest
 
+from gym_integrity.grading import FAULT_VERDICTS, fault_grade
 from gym_integrity.protocol import Verdict
-from gym_integrity.workers import (FAULT_VERDICTS, Fault, PoolConfig, PoolStatus, Sandbox, TaskOutcome, fault_grade,
-                                   fault_of)
+from gym_integrity.workers import Fault, PoolConfig, PoolStatus, Sandbox, TaskOutcome, fault_of
 
 HANDLER = "gym_integrity.workers.scripted_handlers:handle"
 
@@ -29,7 +29,7 @@ IDS = [f"{o.status.value}:{o.detail or '-'}" for o, *_ in EXPECTED]
 @pytest.mark.parametrize("outcome, fault, verdict, no_verdict", EXPECTED, ids=IDS)
 def test_each_outcome_has_its_fault_and_grade(outcome, fault, verdict, no_verdict):
     assert fault_of(outcome) is fault
-    grade = Sandbox(HANDLER).grade(outcome, budget_s=2.0, subject="demo")
+    grade = fault_grade(outcome, budget_s=2.0, subject="demo")
     if verdict is None:
         assert grade is None
         return
@@ -82,12 +82,12 @@ def test_a_real_pool_outcome_is_graded_by_whose_fault_it_is():
     try:
         assert sandbox.acquire().wait_ready(60)
         ok = sandbox.run(("echo", 7), budget_s=10.0)
-        assert (ok.value, sandbox.grade(ok, budget_s=10.0)) == (7, None)
+        assert (ok.value, fault_grade(ok, budget_s=10.0)) == (7, None)
         cases = [(("sleep", 5), 0.5, Verdict.TIMEOUT, False), (("abort", None), 10.0, Verdict.UNPARSABLE, False),
                  (("allocate_mb", 1024), 10.0, Verdict.UNPARSABLE, False),
                  (("raise", "boom"), 10.0, Verdict.GRADER_ERROR, True)]
         for payload, budget, verdict, no_verdict in cases:
-            grade = sandbox.grade(sandbox.run(payload, budget_s=budget), budget_s=budget, subject=payload[0])
+            grade = fault_grade(sandbox.run(payload, budget_s=budget), budget_s=budget, subject=payload[0])
             assert (grade.verdict, grade.no_verdict) == (verdict, no_verdict), (payload, grade)
     finally:
         sandbox.pool().release()

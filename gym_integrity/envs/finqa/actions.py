@@ -103,10 +103,10 @@ class _Reader:
                 raise _Unfit("a number in the tool call is too large (more than ~3,900 digits)")
             return number
         if isinstance(value, float):
-            number = float.__float__(value)
-            if number != number or number in (float("inf"), float("-inf")):
-                raise _Unfit(f"a number in the tool call is {number}; values must be {_JSON_KINDS}")
-            return number
+            real = float.__float__(value)
+            if real != real or real in (float("inf"), float("-inf")):
+                raise _Unfit(f"a number in the tool call is {real}; values must be {_JSON_KINDS}")
+            return real
         if isinstance(value, Mapping):
             out: dict[str, Any] = {}
             for key, item in _bounded(value.items(), self.values_left):
@@ -159,7 +159,7 @@ def _from_mapping(raw: Mapping[str, Any], max_chars: int) -> ToolCall | ActionEr
     if isinstance(obj, ActionError):
         return obj
     if "function" in obj and isinstance(obj["function"], Mapping):
-        obj = obj["function"]
+        obj = dict(obj["function"])
     name = obj.get("tool", obj.get("name"))
     if not isinstance(name, str) or not name.strip():
         return ActionError('Error: the tool call has no tool name (expected key "name" or "tool" with a string).')

@@ -48,16 +48,18 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
-from gym_integrity.extract import braced_group
+from gym_integrity.grading.numbers import GROUPED_DECIMAL
+from gym_integrity.grading.reader import all_boxed
 from gym_integrity.protocol import Grade, Verdict
 
 __all__ = [
     "SCORING_MODES",
     "score_answer",
-    "boxed_groups",
     "extract_submission",
+    "read_submission",
+    "Submission",
     "parse_number",
     "values_match",
 ]
@@ -76,8 +78,8 @@ _UNIT_WORDS = (
     "percentage point", "pp", "points", "point", "bps",
 )
 _NUMBER = re.compile(
-    r"""(?P<sign>[-+\u2212]?)\s*(?P<open>\()?\s*(?P<sign2>[-+\u2212]?)\s*\$?\s*
-        (?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)
+    rf"""(?P<sign>[-+\u2212]?)\s*(?P<open>\()?\s*(?P<sign2>[-+\u2212]?)\s*\$?\s*
+        (?P<num>{GROUPED_DECIMAL})
         (?:\s*/\s*(?P<den>\d+(?:\.\d+)?))?
         \s*(?P<close>\))?\s*(?P<pct>%|percent(?!age))?""",
     re.VERBOSE | re.IGNORECASE,
@@ -91,32 +93,16 @@ _YEAR = re.compile(r"(?:fy\s*|fiscal\s+(?:year\s+)?|in\s+)?((?:19|20)\d{2})", re
 _SPLIT = re.compile(r";|,(?!\d{3}(?:[^\d]|$))")
 
 
-def boxed_groups(text: str) -> list[str]:
-    r"""The contents of every ``\boxed{...}`` in ``text`` (braces matched, linear time).
-
-    >>> boxed_groups(r"\boxed{1}, \boxed{\frac{1}{2}} and \boxed{x")
-    ['1', '\\frac{1}{2}']
-    """
-    out: list[str] = []
-    start = text.find("\\boxed")
-    while start >= 0 and len(out) < MAX_VALUES:
-        content, end = braced_group(text, start + len("\\boxed"))
-        if content is not None:
-            out.append(content.strip())
-        # an unbalanced group ends at len(text): nothing after it can close either
-        start = text.find("\\boxed", end)
-    return out
-
-
 def extract_submission(text: str) -> list[str]:
-    r"""The value strings of an answer: its ``\boxed{}`` groups, else the split plain string.
+    r"""The value strings of an answer: its ``\boxed{}`` groups (the grading layer's one reader,
+    :func:`~gym_integrity.grading.all_boxed`), else the split plain string.
 
     >>> extract_submission(r"The answer is \boxed{12.5\%}")
     ['12.5\\%']
     >>> extract_submission("2022: 0.933, 2023: 0.930; 1,234")
     ['2022: 0.933', '2023: 0.930', '1,234']
     """
-    boxes = boxed_groups(text)
+    boxes = all_boxed(text, limit=MAX_VALUES)
     if len(boxes) > 1:
         return boxes
     body = boxes[0] if boxes else text
@@ -218,7 +204,9 @@ def values_match(pred: str, gold: str, rel_tol: float = 0.01, abs_tol: float = 1
     (False, True, False)
     """
     year = _YEAR.fullmatch(_clean(gold))
-    if year and _YEAR.fullmatch(_clean(pred).rstrip(". ")):  # a year against a year; "2,023" or "$2,023" is an amount  # a year is a name, not a measure: 2024 is within 1% of 2023, and another year
+    # A year is a name, not a measure (2024 is within 1% of 2023): a year against a year only; "2,023" or "$2,023"
+    # is an amount.
+    if year and _YEAR.fullmatch(_clean(pred).rstrip(". ")):
         said = _YEAR.fullmatch(_clean(pred).rstrip(". "))
         return said is not None and said.group(1) == year.group(1)
     gold_num, pred_num = _single_number(gold), _single_number(pred)
@@ -242,17 +230,31 @@ def _year_keyed(values: list[str]) -> dict[str, str] | None:
     return keyed
 
 
-def _lists_match(pred: list[str], gold: list[str], rel_tol: float, abs_tol: float) -> bool:
-    gold_keyed = _year_keyed(gold) if len(gold) > 0 else None
-    pred_keyed = _year_keyed(pred) if len(pred) > 0 else None
-    if gold_keyed is not None and pred_keyed is not None:
-        return set(gold_keyed) == set(pred_keyed) and all(
-            values_match(pred_keyed[y], gold_keyed[y], rel_tol, abs_tol) for y in gold_keyed)
-    if gold_keyed is not None:
-        gold = list(gold_keyed.values())  # values without keys, in the gold order
-    if len(pred) != len(gold):
+class Submission(NamedTuple):
+    """An answer read once: its values, and the same values by year when every one is keyed by a year."""
+
+    values: list[str]
+    by_year: dict[str, str] | None
+
+
+def read_submission(text: str) -> Submission:
+    r"""The one reading of an answer (or a gold): every rule after it matches these strings and reads no other.
+
+    >>> read_submission(r"\boxed{2023: 12.7\%, 2024: 17.6\%}")
+    Submission(values=['2023: 12.7\\%', '2024: 17.6\\%'], by_year={'2023': '12.7%', '2024': '17.6%'})
+    """
+    values = extract_submission(text)
+    return Submission(values, _year_keyed(values) if values else None)
+
+
+def _lists_match(pred: Submission, gold: Submission, rel_tol: float, abs_tol: float) -> bool:
+    if gold.by_year is not None and pred.by_year is not None:
+        return set(gold.by_year) == set(pred.by_year) and all(
+            values_match(pred.by_year[y], gold.by_year[y], rel_tol, abs_tol) for y in gold.by_year)
+    gold_values = gold.values if gold.by_year is None else list(gold.by_year.values())  # in the gold order
+    if len(pred.values) != len(gold_values):
         return False
-    return all(values_match(p, g, rel_tol, abs_tol) for p, g in zip(pred, gold))
+    return all(values_match(p, g, rel_tol, abs_tol) for p, g in zip(pred.values, gold_values))
 
 
 def _exact_match(pred: list[str], gold: list[str]) -> bool:
@@ -283,17 +285,17 @@ def score_answer(submitted: str, gold: str | Iterable[str], mode: str = "toleran
         submitted = str(submitted)
     if len(submitted) > MAX_ANSWER_CHARS:
         return Grade(Verdict.TOO_LONG, 0.0)
-    pred = extract_submission(submitted)
-    if not pred:
+    pred = read_submission(submitted)
+    if not pred.values:
         return Grade(Verdict.NO_ANSWER, 0.0)
     for g in golds:
-        gold_values = extract_submission(g)
-        if not gold_values:
+        gold_reading = read_submission(g)
+        if not gold_reading.values:
             continue
         if mode == "finqa_exact":
-            ok = _exact_match(pred, gold_values)
+            ok = _exact_match(pred.values, gold_reading.values)
         else:
-            ok = _lists_match(pred, gold_values, rel_tol, abs_tol)
+            ok = _lists_match(pred, gold_reading, rel_tol, abs_tol)
         if ok:
             return Grade(Verdict.CORRECT, 1.0)
     return Grade(Verdict.INCORRECT, 0.0)

@@ -35,6 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from gym_integrity.datacheck import DataReport, RowProblem
 from gym_integrity.envs.finqa.records import FinQADataset, Question, Table
 from gym_integrity.envs.finqa.scoring import score_answer
+from gym_integrity.grading.numbers import GROUPED
 from gym_integrity.protocol import Verdict
 
 __all__ = ["detect_layout", "load_benchmark_layout", "load_finqa_json", "load_finqa_records", "load_hub",
@@ -43,7 +44,7 @@ __all__ = ["detect_layout", "load_benchmark_layout", "load_finqa_json", "load_fi
 _CLEANED_FILE = "tables_cleaned_all_companies.json"
 #: The name of an original-FinQA record's table ("table" is an SQL keyword).
 _RECORD_TABLE = "filing_table"
-_PLAIN_NUMBER = re.compile(r"-?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?")
+_PLAIN_NUMBER = re.compile(rf"-?\$?{GROUPED}(?:\.\d+)?%?")
 
 
 # ------------------------------------------------------------------ tables
@@ -58,7 +59,7 @@ def _table_from_columns(company: str, name: str, description: str, data: Any) ->
         rows = [tuple(r) for r in data["data"]]
         return Table(company, name, description, tuple(columns), tuple(rows))
     if isinstance(data, list):
-        columns: list[str] = []
+        columns = []
         for record in data:
             for key in record:
                 if str(key) not in columns:
@@ -139,7 +140,7 @@ def _keep_answerable(numbered: Iterable[tuple[int, Question]], tables: Mapping[t
     return tuple(kept)
 
 
-def _benchmark_question(n: int, row: Mapping[str, Any]) -> Question:
+def _benchmark_question(n: int, row: Mapping[Any, Any]) -> Question:
     """A benchmark-layout row (CSV or hub) as a checked Question; ``n`` is the 0-based data row for default ids."""
     def cell(name: str) -> str:
         value = row.get(name)
@@ -175,7 +176,7 @@ def _read_questions_csv(path: Path, report: DataReport) -> list[tuple[int, Quest
         line, n = reader.line_num + 1, 0
         for cells in reader:
             if cells:
-                row = dict(zip(fieldnames, cells))  # DictReader's rules: a missing cell is None, extras under None
+                row: dict[str | None, Any] = dict(zip(fieldnames, cells))  # DictReader's rules: a missing cell is None, extras under None
                 row.update({name: None for name in fieldnames[len(cells):]})
                 if len(cells) > len(fieldnames):
                     row[None] = cells[len(fieldnames):]
@@ -275,7 +276,7 @@ def load_finqa_records(records: Iterable[Mapping[str, Any]], source: str = "loca
         if not isinstance(record, Mapping):
             report.skip(number, "not_an_object", f"a record must be a JSON object, got {type(record).__name__}")
             continue
-        qa = record.get("qa") if isinstance(record.get("qa"), Mapping) else record
+        qa: Mapping[str, Any] = record["qa"] if isinstance(record.get("qa"), Mapping) else record
         record_id = str(record.get("id") or f"record_{n}")
         base = _sanitize(re.sub(r"(\.pdf)?-\d+$", "", record_id), f"filing_{n}")
         table = _record_table(base, record.get("table") or [])

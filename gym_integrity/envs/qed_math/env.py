@@ -11,7 +11,8 @@ from gym_integrity.checks import check_str
 from gym_integrity.datacheck import user_stacklevel
 from gym_integrity.envs.base import TextEnv
 from gym_integrity.envs.qed_math.config import QEDMathConfig
-from gym_integrity.envs.qed_math.golds import boxed_contents, not_an_answer, without_percent
+from gym_integrity.envs.qed_math.golds import not_an_answer
+from gym_integrity.grading.reader import boxed_answer, without_percent
 from gym_integrity.envs.qed_math.grading import GradedAttempt
 from gym_integrity.envs.qed_math.problems import Problem, load_problems
 from gym_integrity.envs.qed_math.shaping import answer_reward, length_discount, shape_reward, strip_reasoning
@@ -230,15 +231,21 @@ class QEDMathEnv(TextEnv):
         if self._verifier is None:
             # Stepped after close(): take the shared service again rather than fail.
             self._verifier = get_verifier(self.config.verifier_config).acquire()
-        boxed = boxed_contents(text)
-        reason = not_an_answer(boxed[-1], problem.gold_answer) if boxed else None
+        # The one reading (grading.reader): the last box of the text without its percent signs (math_verify alone
+        # pays X\% as X and as X/100). The rule and the verifier both get exactly this string.
+        answer, failure = boxed_answer(without_percent(text), self._verifier.config.max_answer_chars)
+        if failure is not None:
+            return GradedAttempt(failure, answer_reward(failure, self.config.reward_preset), success=False,
+                                 metrics=self._verifier.extraction_failed(self._verifier_tally))
+        assert answer is not None
+        gold = without_percent(problem.gold_answer)
+        reason = not_an_answer(answer, gold)
         if reason is not None:  # a value math_verify would compute from the question itself: graded unrun
             grade = Grade(Verdict.INCORRECT, 0.0, cause=f"not a final answer: {reason}")
             return GradedAttempt(grade, answer_reward(grade, self.config.reward_preset), success=False,
                                  metrics=VerifierService.outcome_metrics(self._verifier_tally, 0.0, False))
-        # One reading of percent (golds.without_percent): math_verify alone pays X\% as X and as X/100.
-        outcome = self._verifier.verify(without_percent(text), without_percent(problem.gold_answer),
-                                        problem_id=problem.problem_id, tally=self._verifier_tally)
+        outcome = self._verifier.verify_answer(answer, gold, problem_id=problem.problem_id,
+                                               tally=self._verifier_tally)
         grade = outcome.grade
         return GradedAttempt(grade, answer_reward(grade, self.config.reward_preset),
                              success=grade.verdict is Verdict.CORRECT, metrics=outcome.metrics)

@@ -39,10 +39,10 @@ import os
 import re
 from typing import Iterable
 
-from gym_integrity.extract import braced_group
+from gym_integrity.grading.reader import all_boxed
 from gym_integrity.workers import ProcessCache
 
-__all__ = ["without_percent", "not_an_answer", "GOLD_READ_BUDGET_S", "MAX_GOLD_CHARS", "MAX_PLAIN_DEPTH", "boxed_contents", "distinct_boxed",
+__all__ = ["not_an_answer", "GOLD_READ_BUDGET_S", "MAX_GOLD_CHARS", "MAX_PLAIN_DEPTH", "distinct_boxed",
            "is_plain_math", "plain_words", "check_golds", "read_gold", "warm"]
 
 #: A gold longer than this is not read (the verifier caps answers at 1024 characters too).
@@ -53,26 +53,6 @@ GOLD_READ_BUDGET_S = 3.0
 MAX_PLAIN_DEPTH = 4
 
 _HANDLER = "gym_integrity.envs.qed_math.golds:read_gold"
-_BOX = re.compile(r"\\(?:boxed|fbox)")
-
-
-# ----------------------------------------------------------------------------- one reading of percent
-
-_PERCENT = re.compile(r"\\?%")
-
-
-def without_percent(text: str) -> str:
-    r"""``text`` with every percent sign (``\%`` or ``%``) removed: QEDMath's one reading of percent.
-
-    A percent sign is a unit mark on the number before it: ``25\%``, ``25%`` and
-    ``25`` are one answer, ``0.25`` another. math_verify reads ``X\%`` both as X
-    and as X/100, so ``\boxed{1170\%}`` and ``\boxed{117000\%}`` were both correct
-    for a gold 1170. The answer and the gold are compared without their signs.
-
-    >>> without_percent(r"\boxed{1170\%}"), without_percent("25%"), without_percent(r"\frac{1}{2}")
-    ('\\boxed{1170}', '25', '\\frac{1}{2}')
-    """
-    return _PERCENT.sub("", text)
 
 
 # ----------------------------------------------------------------------------- answers that pose what they answer
@@ -85,6 +65,9 @@ _JUXTAPOSED = re.compile(r"\d\s+\d")
 
 def not_an_answer(answer: str, gold: str) -> str | None:
     r"""Why a boxed ``answer`` is wrong whatever value math_verify gives it, or None. QEDMath pays a final value:
+
+    ``answer`` is the string the verifier grades (the grading layer's one reading of the step:
+    :func:`~gym_integrity.grading.boxed_answer` of the text without percent signs), never a reading of its own.
 
     * an answer that holds an integral, limit, sum, product or derivative poses a computation (the gold holds
       none): math_verify evaluates ``\int_0^{\pi} x \sin x \, dx`` to the gold ``\pi``, so the question itself,
@@ -109,24 +92,6 @@ def not_an_answer(answer: str, gold: str) -> str | None:
 # ----------------------------------------------------------------------------- boxed answers of a reference
 
 
-def boxed_contents(text: str) -> list[str]:
-    r"""Every ``\boxed{...}`` / ``\fbox{...}`` content of ``text``, braces matched, in order (linear time).
-
-    >>> boxed_contents(r"\boxed{\frac{1}{2}} or \fbox{x} and \boxed{unclosed")
-    ['\\frac{1}{2}', 'x']
-    """
-    out: list[str] = []
-    position = 0
-    while True:
-        match = _BOX.search(text, position)
-        if match is None:
-            return out
-        content, end = braced_group(text, match.end())
-        if content is not None:
-            out.append(content.strip())
-        position = max(end, match.end())
-
-
 def _same_answer_key(content: str) -> str:
     # Spacing and \left/\right or \dfrac/\tfrac spellings do not make two boxed answers different.
     content = re.sub(r"\\(?:left|right)\b", "", content)
@@ -138,7 +103,7 @@ def _same_answer_key(content: str) -> str:
 def distinct_boxed(text: str) -> list[str]:
     """The boxed answers of ``text`` that differ (after spacing), first spelling of each, in order."""
     seen: dict[str, str] = {}
-    for content in boxed_contents(text):
+    for content in all_boxed(text):
         seen.setdefault(_same_answer_key(content), content)
     return [c for c in seen.values() if c]
 

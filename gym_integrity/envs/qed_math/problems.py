@@ -53,13 +53,14 @@ import sys
 import warnings
 from dataclasses import dataclass, field
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from gym_integrity.checks import is_int
 from gym_integrity.datacheck import DataReport, DataWarning, RowProblem, user_stacklevel
-from gym_integrity.envs.qed_math.golds import boxed_contents, check_golds, distinct_boxed
-from gym_integrity.extract import last_boxed
+from gym_integrity.envs.qed_math.golds import check_golds, distinct_boxed
+from gym_integrity.grading.reader import all_boxed, last_boxed
 from gym_integrity.workers import ProcessCache
 
 __all__ = ["Problem", "ProblemSet", "PROBLEM_TYPES", "FIELD_ALIASES", "BUILTIN_PATH", "GENERIC_PROOF_GUIDELINES",
@@ -215,7 +216,7 @@ def _normalise(row: Any, source: str, index: int) -> tuple[Problem, bool]:
     if kind is None:
         if guidelines:
             kind = "proof"
-        elif explicit_answer is not None or boxed_contents(reference):
+        elif explicit_answer is not None or all_boxed(reference):
             kind = "answer"
         else:
             kind = "proof" if _PROOF_REQUEST.search(problem) else "answer"
@@ -238,7 +239,7 @@ def _normalise(row: Any, source: str, index: int) -> tuple[Problem, bool]:
         else:
             gold = _one_gold(reference, "the reference solution")
             # A worked solution without a box stands in for the gold (an `answer` field alone is a short answer).
-            whole_reference = (bool(reference) and not boxed_contents(reference)
+            whole_reference = (bool(reference) and not all_boxed(reference)
                                and any(row.get(n) is not None for n in ("reference_solution", "solution", "Solution")))
         if not gold.strip():
             raise BadRow("empty_answer", "an answer problem needs a gold answer (reference_solution / solution / "
@@ -291,9 +292,9 @@ def normalise_row(row: Any, source: str, index: int) -> Problem:
 # ----------------------------------------------------------------------------- sources
 
 
-def _read_local(path: Path) -> Iterable[tuple[int, Any]]:
+def _read_local(path: Path | Traversable) -> Iterable[tuple[int, Any]]:
     """(row number, row) pairs of a local file; a JSONL line that is not JSON yields a BadRow."""
-    if path.suffix == ".jsonl":
+    if path.name.endswith(".jsonl"):
         with path.open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Mapping, Sequence
 
 from gym_integrity.checks import check_choice, check_int, check_number, check_type, is_int, reject_unknown
-from gym_integrity.extract import ANSWER_FORMATS
+from gym_integrity.grading.reader import ANSWER_FORMATS
 
 __all__ = ["ReasoningGymConfig", "available_datasets", "SCORING_MODES"]
 

@@ -46,7 +46,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gym_integrity.envs.reasoning_gym.datasets import _REFERENCE_KEYS
-from gym_integrity.seeding import seed_index
 from gym_integrity.workers import ProcessCache
 
 __all__ = ["MAX_VISITS", "SAMPLE_ITEMS", "STATED_RULES", "DrawPlan", "answer_in_question", "build_plan", "label_of",
@@ -322,10 +321,17 @@ def plan_for(key: str, scoring: str, sample: Callable[[int], Mapping[str, Any] |
     """The generator's plan, built once per process: ``sample(index)`` is the item at that index if its policy
     draws it, else None."""
     def build() -> DrawPlan:
-        indices = [seed_index(_SAMPLE_SEED, i, size) for i in range(min(SAMPLE_ITEMS, size))]
+        indices = _sample_indices(size)[:SAMPLE_ITEMS]
         plan = build_plan([(index, item) for index in indices if (item := sample(index)) is not None])
         return _fill_pools(plan, sample, size)
     return _PLANS.get_or_create((key, scoring), build)
+
+
+def _sample_indices(size: int) -> list[int]:
+    """The indices the plan reads, in order: a fixed seed's draws (PCG64's stream is the same on every machine)."""
+    import numpy as np
+
+    return [int(i) for i in np.random.default_rng(_SAMPLE_SEED).integers(size, size=SAMPLE_ITEMS + EXTRA_ITEMS)]
 
 
 def _fill_pools(plan: DrawPlan, sample: Callable[[int], Mapping[str, Any] | None], size: int) -> DrawPlan:
@@ -333,10 +339,10 @@ def _fill_pools(plan: DrawPlan, sample: Callable[[int], Mapping[str, Any] | None
     the items after it."""
     pools = {label: list(indices) for label, indices in plan.pools.items()}
     short = {label for label, indices in pools.items() if len(indices) < 3}  # seen once or twice: rare
-    for i in range(SAMPLE_ITEMS, min(SAMPLE_ITEMS + EXTRA_ITEMS, size)):
+    extra = _sample_indices(size)[SAMPLE_ITEMS:]
+    for index in extra:
         if not short:
             break
-        index = seed_index(_SAMPLE_SEED, i, size)
         item = sample(index)
         label = None if item is None or plan.echoes(item) else label_of(item.get("answer"))
         if label in short:

@@ -14,10 +14,9 @@ from gym_integrity.envs.reasoning_gym.datasets import ItemCache, dataset_key, lo
 from gym_integrity.envs.reasoning_gym.policy import policy_for
 from gym_integrity.envs.reasoning_gym.scoring import Grader
 from gym_integrity.envs.reasoning_gym.solvers import is_right_answer, solve
-from gym_integrity.extract import extract_answer
+from gym_integrity.grading.reader import extract_answer
 from gym_integrity.infotree import copy_tree
-from gym_integrity.protocol import PRIVILEGED_KEY, Grade, Verdict, grade_info, split_trainer_action
-from gym_integrity.seeding import LazyNpRandom
+from gym_integrity.protocol import PRIVILEGED_KEY, Grade, grade_info, split_trainer_action
 from gym_integrity.workers import WORKER_START_ALLOWANCE_S
 
 __all__ = ["ReasoningGymEnv"]
@@ -37,30 +36,13 @@ _MAX_REDRAWS = 4096
 #: Indices an env remembers as not drawn (a few MB at most), so a repeated seed skips them without generating them
 _MAX_UNDRAWN_KEPT = 200_000
 
-# Built once each (a Grade is frozen, a str immutable): a step builds neither for the usual outcomes.
-_FAILURE_GRADES: dict[Verdict, Grade] = {}
-_NOTES: dict[tuple[Verdict, float], str] = {}
-
-
-def _failure_grade(verdict: Verdict) -> Grade:
-    grade = _FAILURE_GRADES.get(verdict)
-    if grade is None:
-        grade = _FAILURE_GRADES[verdict] = Grade(verdict, 0.0)
-    return grade
-
 
 def _note(grade: Grade) -> str:
     """The observation after the step: the verdict and the score, never the answer."""
-    key = (grade.verdict, grade.score)
-    note = _NOTES.get(key)
-    if note is None:
-        note = f"Graded: {grade.verdict.value} (score {grade.score:.2f})."
-        if len(_NOTES) < 256:  # partial scores are many; the usual ones fit
-            _NOTES[key] = note
-    return note
+    return f"Graded: {grade.verdict.value} (score {grade.score:.2f})."
 
 
-class ReasoningGymEnv(LazyNpRandom, TextEnv):
+class ReasoningGymEnv(TextEnv):
     """A reasoning-gym task as a single-turn text environment.
 
     ## Description
@@ -103,16 +85,14 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
 
     ## Starting State
 
-    ``reset(seed=s)`` picks an item index in ``[0, size)`` by a fixed
-    function of the seed (:func:`gym_integrity.seeding.seed_index`), and each
-    unseeded reset after it the next index of the same stream: equal seeds
-    give equal items (a GRPO group) on every machine. Under strict scoring the
-    draw is balanced (``draw.py``): each reset's answer label comes from a
-    low-discrepancy sequence over the seed, so no fixed answer beats a uniform
-    guess, and items whose answer is in their question are not drawn; the
-    first reset of a process builds the plan from 300 items. No numpy Generator is
-    built per reset; ``np_random`` is the one ``gym.Env.reset(seed=s)`` would
-    build, made when first read (:class:`gym_integrity.seeding.LazyNpRandom`).
+    ``reset(seed=s)`` draws an item index in ``[0, size)`` with
+    ``self.np_random`` (gymnasium's seeding), and each unseeded reset after it
+    the next index of the same stream: equal seeds give equal items (a GRPO
+    group) on every machine. Under strict scoring the draw is balanced
+    (``draw.py``): each reset's answer label comes from a low-discrepancy
+    sequence over the seed, so no fixed answer beats a uniform guess, and
+    items whose answer is in their question are not drawn; the first reset of
+    a process builds the plan from 300 items.
     ``options={"index": i}`` picks item ``i``. ``size`` (an attribute) is the
     configured size, or for the default ``size=None`` 100,000 within the
     dataset's own limit (word_ladder: 20,000) and eager cap (acre: 2,000).
@@ -129,9 +109,8 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
     ``verdict``, ``no_verdict``, ``score``, ``metrics`` (and ``cause`` when the
     grade has one). The item's answer (at reset and step) and raw metadata
     (at the step; it can hold the answer, e.g. leg_counting's ``total_legs``)
-    sit under ``info["privileged"]`` and nowhere else: the env declares the
-    privileged-info convention (``privileged_info_only``), so the stack's
-    HideInfoKeys drops that one key.
+    sit under ``info["privileged"]`` and nowhere else; the stack's
+    HideInfoKeys removes it.
 
     ## Registered Configurations
 
@@ -143,7 +122,7 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
         >>> env = gym.make("ReasoningGym-v0", dataset="leg_counting")
         >>> question, info = env.reset(seed=0)
         >>> info["problem_id"], "privileged" in info
-        ('leg_counting/60585', False)
+        ('leg_counting/85062', False)
         >>> _, reward, terminated, truncated, info = env.step("<answer>0</answer>")
         >>> reward, terminated, truncated, info["verdict"]
         (0.0, True, False, 'incorrect')
@@ -153,8 +132,6 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
     config_class = ReasoningGymConfig
     reset_option_keys = ("index",)
     config: ReasoningGymConfig
-    #: Answer-bearing values only under info["privileged"] (protocol.PRIVILEGED_ONLY): the stack drops that key.
-    privileged_info_only = True
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
         super().__init__(render_mode, **kwargs)
@@ -174,9 +151,7 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
         self._resets_since_seed = 0  # the balanced draw's position in the seed's sequence of strata
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        # In place of super().reset(seed=seed): the seed picks the index with no numpy Generator built per reset
-        # (seeding.LazyNpRandom); np_random is made from the same seed only if something reads it.
-        self._seed_draws(seed)
+        super().reset(seed=seed)
         if seed is not None:
             self._resets_since_seed = 0
         if options is not None:
@@ -204,11 +179,9 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
         if self.config.scoring != "strict" or not self.balanced_draw:
             return self._next_drawn_item()
         plan = draw.plan_for(self._key, self.config.scoring, self._sample_item, self.size)
-        if self.__dict__.get("_np_random_seed") is None:
-            self._draw_index(1)  # never seeded: seeds the stream from OS entropy, as any first draw would
-        position = draw.stratum_position(self.__dict__["_np_random_seed"], self._resets_since_seed)
+        position = draw.stratum_position(self.np_random_seed, self._resets_since_seed)  # never seeded: OS entropy's
         self._resets_since_seed += 1
-        return plan.draw(position, lambda: self._draw_index(self.size), self._sample_item,
+        return plan.draw(position, lambda: int(self.np_random.integers(self.size)), self._sample_item,
                          draw.labels_for(self._key, self.config.scoring), self._next_drawn_item,
                          self._pays_own_example)
 
@@ -228,7 +201,7 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
         """The seed's next item, skipping (under strict scoring) items its dataset's policy does not draw."""
         index = -1
         for _ in range(_MAX_REDRAWS):
-            index = self._draw_index(self.size)
+            index = int(self.np_random.integers(self.size))
             if index in self._undrawn:  # known: not generated again (a reset repeats its seed's draws)
                 continue
             item = _ITEMS.get(self._key, self._dataset, index)
@@ -291,7 +264,7 @@ class ReasoningGymEnv(LazyNpRandom, TextEnv):
     def _grade(self, text: str) -> Grade:
         extraction = extract_answer(text, self.config.answer_format, self.config.max_answer_chars)
         if extraction.failure is not None:
-            return _failure_grade(extraction.failure)
+            return Grade(extraction.failure, 0.0)
         assert self._item is not None and extraction.answer is not None
         return self._grader.grade(extraction.answer, self._item, self._source)
 

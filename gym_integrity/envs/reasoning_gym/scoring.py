@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from gym_integrity.envs.reasoning_gym import grammar, strict
+from gym_integrity.envs.reasoning_gym import strict
 from gym_integrity.envs.reasoning_gym.datasets import member, own_score
 from gym_integrity.envs.reasoning_gym.policy import Policy, policy_for, sandbox_language, uses_own_scorer
+from gym_integrity.grading.faults import outside_language, scorer_raised
+from gym_integrity.grading.language import check as language_check
 from gym_integrity.protocol import Grade, Verdict
 
 __all__ = ["Grader", "needs_sandbox", "strict_score", "apply_strict"]
@@ -52,16 +54,7 @@ def apply_strict(policy: Policy, score: float) -> float:
     return score
 
 
-# The two usual grades, built once (a Grade is frozen): most steps build none.
-_INCORRECT = Grade(Verdict.INCORRECT, 0.0)
-_CORRECT = Grade(Verdict.CORRECT, 1.0)
-
-
 def _graded(score: float) -> Grade:
-    if score == 0.0:
-        return _INCORRECT
-    if score == 1.0:
-        return _CORRECT
     score = min(max(score, 0.0), 1.0)
     verdict = Verdict.CORRECT if score >= 1.0 else Verdict.PARTIAL if score > 0.0 else Verdict.INCORRECT
     return Grade(verdict, score)
@@ -114,7 +107,7 @@ class Grader:
         if self.scoring == "strict" and policy.shape is not None and policy.shape.fullmatch(answer.strip()) is None:
             # Not an answer of the task's form (the gold followed by more text, say): the task's parser would read
             # its start and pay it in full.
-            return _INCORRECT
+            return _graded(0.0)
         language = policy.language
         if language is None:
             result = self._own_in_process(scorer, answer, item, source, policy.reference)
@@ -133,9 +126,9 @@ class Grader:
                 return Grade(Verdict.GRADER_ERROR, 0.0, cause=f"{source}'s strict requirement raised "
                                                               f"{type(exc).__name__}")
             if not met:
-                return _INCORRECT  # paid by a scorer that does not check what the task asks (policy.requires)
+                return _graded(0.0)  # paid by a scorer that does not check what the task asks (policy.requires)
             if result < 1.0:
-                return _CORRECT  # a valid answer the task mislabels (policy.also_full)
+                return _graded(1.0)  # a valid answer the task mislabels (policy.also_full)
         return _graded(apply_strict(policy, result))
 
     def _own_in_process(self, scorer: Any, answer: str, item: Mapping[str, Any], source: str,
@@ -145,13 +138,13 @@ class Grader:
         except Exception as exc:  # a task scorer bug is a no-verdict, never a silent 0.0
             return Grade(Verdict.GRADER_ERROR, 0.0, cause=f"{source}.score_answer raised {type(exc).__name__}")
         if kind == "malformed":
-            return Grade(Verdict.UNPARSABLE, 0.0, cause=f"{source}.score_answer raised {value} on this answer")
+            return scorer_raised(source, value)
         return value
 
     def _own_sandboxed(self, language: str, answer: str, item: Mapping[str, Any], source: str) -> float | Grade:
-        refusal = grammar.check(language, answer, item)
+        refusal = language_check(language, answer, item)  # the only check of the language: the worker trusts it
         if refusal is not None:
-            return Grade(Verdict.UNPARSABLE, 0.0, cause=f"{source}: {refusal}")
+            return outside_language(refusal, source)
         self._acquire()
         from gym_integrity.envs.reasoning_gym import sandbox
 

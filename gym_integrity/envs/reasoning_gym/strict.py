@@ -17,11 +17,12 @@ import ast
 import re
 from fractions import Fraction
 
+from gym_integrity.grading.numbers import LITERAL
+
 __all__ = ["normalise", "parse_number", "exact", "numeric", "number_list", "complex_number", "duration",
            "makes_target_from"]
 
-_DECIMAL = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?"
-_NUMBER = re.compile(rf"({_DECIMAL})(?:\s*/\s*({_DECIMAL}))?")
+_NUMBER = re.compile(rf"({LITERAL})(?:\s*/\s*({LITERAL}))?")
 _MAX_NUMBER_CHARS = 400
 
 

@@ -9,7 +9,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from gym_integrity.extract import last_tag_body
+from gym_integrity.grading.reader import last_tag_body
 from gym_integrity.protocol import Verdict
 from gym_integrity.workers import ProcessCache
 from gym_integrity.services.judge.config import MAX_POINTS

@@ -7,7 +7,8 @@ import time
 import pytest
 
 from gym_integrity.envs.finqa.data import load_dataset_cached
-from gym_integrity.envs.finqa.scoring import boxed_groups, extract_submission, parse_number, score_answer
+from gym_integrity.envs.finqa.scoring import extract_submission, parse_number, score_answer
+from gym_integrity.grading import all_boxed
 from gym_integrity.protocol import Verdict
 
 
@@ -137,7 +138,7 @@ def test_hostile_text_is_graded_quickly_and_never_raises(text):
 
 
 def test_helpers():
-    assert boxed_groups(r"\boxed{a} \boxed {b{c}} \boxed{") == ["a", "b{c}"]
+    assert all_boxed(r"\boxed{a} \boxed {b{c}} \boxed{") == ["a", "b{c}"]
     assert extract_submission("2022: 0.933, 2023: 0.930") == ["2022: 0.933", "2023: 0.930"]
     assert parse_number("$ 912.4") == 912.4 and parse_number("about 5 million") == 5.0
     assert parse_number("5 apples") is None and parse_number("1 2") is None

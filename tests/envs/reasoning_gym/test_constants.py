@@ -19,6 +19,7 @@ import pytest
 
 import gym_integrity  # noqa: F401
 from gym_integrity.envs.reasoning_gym import available_datasets, propositions
+from gym_integrity.grading.numbers import RATIO
 
 CONSTANTS = ["", "0", "1", "-1", "yes", "no", "Yes", "No", "True", "False", "A", "0.5", "None", "[]", "{}",
              "0123456789" * 5, " ".join(str(i) for i in range(1, 101))]
@@ -27,7 +28,7 @@ SEED = 1
 ITEMS = 8
 SLOW_ITEMS = {"knight_swap": 2, "futoshiki": 3, "sokoban": 3, "zebra_puzzles": 3, "intermediate_integration": 4,
               "arc_agi": 4, "puzzle24": 4, "countdown": 4, "codeio": 4, "sudoku": 4, "figlet_font": 4}
-_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?(?:/\d+)?")
+_NUMBER = re.compile(RATIO)
 
 
 def item_count(name: str) -> int:

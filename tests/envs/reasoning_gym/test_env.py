@@ -281,12 +281,12 @@ def test_composite_routes_each_item_to_its_members_scorer():
 
 def test_an_answer_that_runs_past_its_budget_is_graded_timeout_against_itself(monkeypatch):
     """A grammatical answer sympy cannot finish: the worker is killed at the budget; a graded verdict, not a no-verdict.
-    answer_cost's check refuses this one; the test stands in for whatever it misses by switching it off."""
+    the cost bound (grading.cost) refuses this one; the test stands in for whatever it misses by switching it off."""
     import time
 
     from gym_integrity.envs.reasoning_gym import sandbox
 
-    monkeypatch.setattr(sandbox.answer_cost, "refusal", lambda *args, **kwargs: None)
+    monkeypatch.setattr(sandbox.cost, "refusal", lambda *args, **kwargs: None)
 
     env = gym.make("ReasoningGym-v0", dataset="simple_integration", score_timeout_s=1.0, size=4, seed=1)
     env.reset(options={"index": 0})
@@ -319,15 +319,18 @@ def test_a_scorer_that_raises_on_a_malformed_answer_grades_it():
 
 
 def test_the_worker_handler_runs_in_process_too():
-    """sandbox.score is a plain function: the same refusals and scores a worker gives."""
+    """sandbox.score is a plain function: the same scores a worker gives. The answer's language is checked once, in
+    the parent, before any payload is sent (the worker trusts it)."""
     from gym_integrity.envs.reasoning_gym import sandbox
 
     env = ReasoningGymEnv(dataset="countdown", size=4, seed=1)
     env.reset(options={"index": 0})
     item, key = env._item, env._key
-    assert sandbox.score((key, "countdown", item, answer_of(env), "arithmetic")) == ("score", 1.0)
-    assert sandbox.score((key, "countdown", item, "1+__import__('os')", "arithmetic"))[0] == "refused"
-    assert sandbox.score((key, "countdown", item, "1 + 2", "arithmetic")) == ("score", 0.05)  # strict drops it
+    assert sandbox.score((key, "countdown", item, answer_of(env))) == ("score", 1.0)
+    assert sandbox.score((key, "countdown", item, "1 + 2")) == ("score", 0.05)  # strict drops it
+    graded = env._grader.grade("1+__import__('os')", item, "countdown")
+    assert (graded.verdict.value, graded.no_verdict) == ("unparsable", False)
+    assert graded.cause == "countdown: double underscores are not part of the answer language"
     env.close()
 
 
@@ -360,7 +363,7 @@ def test_pool_outcomes_map_to_grades(status, verdict, no_verdict):
      ["open ('x')", "x.y", 'f"{x}"', "lambda: 1", "a\\b", "x" + " " * 100 + "(1)", "a#b", "__x"]),
 ])
 def test_answer_languages(language, good, bad):
-    from gym_integrity.envs.reasoning_gym.grammar import check
+    from gym_integrity.grading.language import check
 
     entry = {"metadata": {"variable": "x", "variables": ["P", "Q"]}}
     assert [check(language, text, entry) for text in good] == [None] * len(good)

@@ -1,4 +1,8 @@
-r"""Pulling the final answer out of a model's text: ``<answer>`` tags and ``\boxed{}``, with brace matching.
+r"""The one reader of a model's answer: ``<answer>`` tags, ``\boxed{}`` (brace matched) and QEDMath's percent.
+
+Every grader reads its answer here, once, and hands the string it got to every
+rule and grader after it: a rule that reads other text than the grader (another
+box, the text before a sign is dropped) is a hole by construction.
 
 Every function here is total over ``str``: a megabyte of noise, control
 characters or unbalanced braces give a verdict, never an exception, and run in
@@ -10,12 +14,15 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from gym_integrity.protocol import Verdict
+from gym_integrity.protocol import Grade, Verdict
 
-__all__ = ["Extraction", "braced_group", "last_boxed", "last_tag_body", "last_tagged", "extract_answer", "ANSWER_FORMATS"]
+__all__ = ["ANSWER_FORMATS", "Extraction", "all_boxed", "boxed_answer", "braced_group", "extract_answer", "last_boxed",
+           "last_tag_body", "last_tagged", "without_percent"]
 
 ANSWER_FORMATS = ("tag", "boxed", "either", "raw")
 _BOX_COMMANDS = ("\\boxed", "\\fbox")
+_BOX = re.compile(r"\\(?:boxed|fbox)")
+_PERCENT = re.compile(r"\\?%")
 
 
 class Extraction(NamedTuple):
@@ -88,6 +95,63 @@ def last_boxed(text: str, max_chars: int = 4096) -> Extraction:
     if content is None:
         return _UNPARSABLE
     return _check(content, max_chars)
+
+
+def all_boxed(text: str, limit: int | None = None) -> list[str]:
+    r"""Every ``\boxed{...}`` / ``\fbox{...}`` content of ``text``, braces matched, stripped, in order (linear time).
+
+    Reading stops at a box that never closes (nothing after it can close either), and after ``limit`` boxes.
+
+    >>> all_boxed(r"\boxed{\frac{1}{2}} or \fbox{x} and \boxed {b{c}} \boxed{unclosed")
+    ['\\frac{1}{2}', 'x', 'b{c}']
+    """
+    out: list[str] = []
+    position = 0
+    while limit is None or len(out) < limit:
+        match = _BOX.search(text, position)
+        if match is None:
+            break
+        content, end = braced_group(text, match.end())
+        if content is not None:
+            out.append(content.strip())
+        position = max(end, match.end())
+    return out
+
+
+def without_percent(text: str) -> str:
+    r"""``text`` with every percent sign (``\%`` or ``%``) removed: QEDMath's one reading of percent.
+
+    A percent sign is a unit mark on the number before it: ``25\%``, ``25%`` and
+    ``25`` are one answer, ``0.25`` another. math_verify reads ``X\%`` both as X
+    and as X/100, so ``\boxed{1170\%}`` and ``\boxed{117000\%}`` were both correct
+    for a gold 1170. The answer and the gold are compared without their signs.
+
+    >>> without_percent(r"\boxed{1170\%}"), without_percent("25%"), without_percent(r"\frac{1}{2}")
+    ('\\boxed{1170}', '25', '\\frac{1}{2}')
+    """
+    return _PERCENT.sub("", text)
+
+
+def boxed_answer(text: str, max_chars: int) -> tuple[str | None, Grade | None]:
+    r"""``(content, None)`` of the last ``\boxed{}`` in ``text``, or ``(None, grade)`` saying why there is none.
+
+    Missing: ``no_answer``. Empty, unbalanced or longer than ``max_chars``: ``unparsable``.
+
+    >>> boxed_answer(r"so the answer is \boxed{\frac{1}{2}}.", max_chars=64)
+    ('\\frac{1}{2}', None)
+    >>> boxed_answer("I give up", max_chars=64)[1].verdict.value
+    'no_answer'
+    >>> boxed_answer(r"\boxed{" + "1" * 10 + "}", max_chars=4)[1].cause
+    'the boxed answer is longer than 4 characters'
+    """
+    extraction = last_boxed(text, max_chars)
+    if extraction.failure is Verdict.NO_ANSWER:
+        return None, Grade(Verdict.NO_ANSWER, 0.0, cause="no \\boxed{} answer found")
+    if extraction.failure is Verdict.TOO_LONG:
+        return None, Grade(Verdict.UNPARSABLE, 0.0, cause=f"the boxed answer is longer than {max_chars} characters")
+    if extraction.failure is not None or extraction.answer is None:
+        return None, Grade(Verdict.UNPARSABLE, 0.0, cause="the last \\boxed{} is empty or its braces are unbalanced")
+    return extraction.answer, None
 
 
 def last_tag_body(text: str, tag: str, *, ignore_case: bool = False) -> str | None:

@@ -1,4 +1,10 @@
-"""Answer languages of the sandboxed scorers: each refuses any answer outside its task's language, before a worker sees it.
+"""The answer languages: one tokenizer of answer text, and each sandboxed scorer's language over it.
+
+:func:`tokenize` reads LaTeX (math_verify's input), sympy text and Python-like
+text into the same kinds of token; the static cost bound
+(:mod:`gym_integrity.grading.cost`) and the languages below both read through it.
+
+Each language refuses any answer outside its task's language, before a worker sees it.
 
 Some reasoning-gym scorers hand the answer to ``eval`` or ``sympy.parse_expr``
 (which evaluates Python); others loop as many times as a number in the answer
@@ -26,13 +32,40 @@ True
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
-__all__ = ["Language", "LANGUAGES", "check"]
+from gym_integrity.grading.numbers import EXPONENT, UNSIGNED
 
-_NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-_TOKENS = re.compile(rf"(?P<num>{_NUMBER})|(?P<name>[^\W\d]\w*)|(?P<pow>\*\*)|(?P<space>\s+)|(?P<sym>.)", re.S)
+__all__ = ["DIALECTS", "LANGUAGES", "Language", "check", "tokenize"]
+
+_COMMAND = r"(?P<cmd>\\[A-Za-z]+|\\.)"
+#: How each dialect reads a name: LaTeX a single letter (``xy`` is x times y), sympy a Python identifier in ASCII,
+#: the answer languages any identifier Python would read (so a non-ASCII one is named and refused).
+DIALECTS: dict[str, re.Pattern[str]] = {
+    "latex": re.compile(rf"(?P<num>{UNSIGNED})|{_COMMAND}|(?P<space>\s+)|(?P<name>[A-Za-z])|(?P<sym>.)", re.DOTALL),
+    "sympy": re.compile(rf"(?P<num>{UNSIGNED}{EXPONENT}?)|{_COMMAND}|(?P<space>\s+)|(?P<name>[A-Za-z_]\w*)"
+                        r"|(?P<pow>\*\*)|(?P<sym>.)", re.DOTALL),
+    "python": re.compile(rf"(?P<num>{UNSIGNED}{EXPONENT}?)|(?P<name>[^\W\d]\w*)|(?P<pow>\*\*)|(?P<space>\s+)"
+                         r"|(?P<sym>.)", re.DOTALL),
+}
+
+
+def tokenize(text: str, dialect: str) -> list[tuple[str, str, int]]:
+    r"""``(kind, text, start)`` of each token of ``text`` in ``dialect``, whitespace dropped. Linear time.
+
+    Kinds: ``num`` (a number literal of :mod:`gym_integrity.grading.numbers`, with its exponent outside LaTeX),
+    ``cmd`` (a LaTeX command or escaped character), ``name``, ``pow`` (``**``) and ``sym`` (any other character).
+
+    >>> [(k, t) for k, t, _ in tokenize(r"2\pi x^{1.5}", "latex")]
+    [('num', '2'), ('cmd', '\\pi'), ('name', 'x'), ('sym', '^'), ('sym', '{'), ('num', '1.5'), ('sym', '}')]
+    >>> [(k, t) for k, t, _ in tokenize("sin(x)**2 - 1e5", "sympy")][3:]
+    [('sym', ')'), ('pow', '**'), ('num', '2'), ('sym', '-'), ('num', '1e5')]
+    """
+    pattern = DIALECTS[dialect]
+    return [(m.lastgroup or "sym", m.group(), m.start()) for m in pattern.finditer(text) if m.lastgroup != "space"]
+
 _QUOTES = "'\"`\u2018\u2019\u201c\u201d"
 _OPENERS = {"(": ")", "[": "]"}
 _CLOSERS = {")": "(", "]": "["}
@@ -68,11 +101,7 @@ class _Expression:
     name_pattern: re.Pattern[str] | None = None
 
     def __call__(self, text: str, entry: Mapping[str, Any]) -> str | None:
-        tokens: list[tuple[str, str]] = []
-        for match in _TOKENS.finditer(text):
-            kind = match.lastgroup or "sym"
-            if kind != "space":
-                tokens.append((kind, match.group()))
+        tokens = [(kind, value) for kind, value, _ in tokenize(text, "python")]
         if not tokens:
             return "an empty answer"
         allowed_names = self.names(entry)

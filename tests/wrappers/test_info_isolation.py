@@ -1,4 +1,5 @@
-"""The info-ownership protocol (wrappers/info_ownership.py): a wrapper of the user's in the stack, said or unsaid."""
+"""What the stack guarantees about info dicts, whoever else holds them: nothing it was given is changed, nothing it
+returns is shared, and no answer-bearing key gets through, whatever wrapper of the user's sits in the stack."""
 
 import gymnasium as gym
 import pytest
@@ -6,7 +7,6 @@ import pytest
 from gym_integrity.envs.reasoning_gym import ReasoningGymEnv
 from gym_integrity.spaces import UnicodeText
 from gym_integrity.wrappers import HideInfoKeys, MaxStepsTruncation, TerminalFreeze, integrity_stack
-from gym_integrity.wrappers.info_ownership import fresh_info_below, privileged_only_below
 
 
 def _info():
@@ -14,11 +14,10 @@ def _info():
 
 
 class ReusingEnv(gym.Env):
-    """Declares the privileged-info convention but hands out the same info dict every call (no ``fresh_info``)."""
+    """Hands out the same info dict on every call (and keeps it)."""
 
     observation_space = action_space = UnicodeText(max_length=100)
     step_budget = 3
-    privileged_info_only = True
 
     def __init__(self):
         self.info = _info()
@@ -32,9 +31,7 @@ class ReusingEnv(gym.Env):
 
 
 class FreshEnv(ReusingEnv):
-    """The same, with a new info dict per call, and saying so."""
-
-    fresh_info = True
+    """The same, with a new info dict per call."""
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
@@ -45,7 +42,7 @@ class FreshEnv(ReusingEnv):
 
 
 class Caching(gym.Wrapper):
-    """A foreign wrapper that says nothing: it keeps the last info it returned (a logger, say)."""
+    """A foreign wrapper that keeps the last info it returned (a logger, say)."""
 
     def reset(self, **kwargs):
         obs, self.kept = self.env.reset(**kwargs)
@@ -56,22 +53,13 @@ class Caching(gym.Wrapper):
         return (*head, self.kept)
 
 
-class Declared(gym.Wrapper):
-    """A foreign wrapper that only reads info, and declares both halves of the protocol."""
-
-    passes_fresh_info = True
-    passes_privileged_only = True
+class ReadOnly(gym.Wrapper):
+    """A foreign wrapper that only reads info."""
 
     def step(self, action):
         out = self.env.step(action)
         self.seen = sorted(out[4])
         return out
-
-
-def _hide(env):
-    while not isinstance(env, HideInfoKeys):
-        env = env.env
-    return env
 
 
 def _play(env):
@@ -87,10 +75,13 @@ def test_an_env_that_reuses_its_info_dict_never_has_it_mutated():
     assert raw.info == _info()
     assert all("privileged" not in info and info["integrity"]["inner"] == 1 for info in seen)
     assert seen[1]["integrity"]["steps"] == 1 and seen[3]["integrity"]["frozen"] is True
-    assert not fresh_info_below(raw) and _hide(env).filter_path == "privileged key"
+    for info in seen:  # what the caller got is its own: editing it reaches nothing below
+        info["metrics"]["m"] = 99.0
+        info["integrity"]["inner"] = 99
+    assert raw.info == _info()
 
 
-def test_a_foreign_wrapper_that_says_nothing_is_kept_correct_and_turns_the_fast_path_off_for_it():
+def test_a_foreign_wrapper_that_keeps_its_info_never_has_it_written_into():
     for place in ("below the stack", "inside the stack"):
         if place == "below the stack":
             caching = Caching(FreshEnv())
@@ -98,8 +89,6 @@ def test_a_foreign_wrapper_that_says_nothing_is_kept_correct_and_turns_the_fast_
         else:  # between MaxStepsTruncation and HideInfoKeys, over a fresh env
             caching = Caching(MaxStepsTruncation(FreshEnv()))
             env = TerminalFreeze(HideInfoKeys(caching))
-        assert not fresh_info_below(caching) and not privileged_only_below(caching), place
-        assert _hide(env).filter_path == "deep scan", place
         env.reset()
         kept_at_reset = dict(caching.kept)
         env.reset()
@@ -110,38 +99,24 @@ def test_a_foreign_wrapper_that_says_nothing_is_kept_correct_and_turns_the_fast_
             assert "privileged" in kept and set(kept["integrity"]) <= {"inner", "steps", "step_budget"}, place
 
 
-def test_a_foreign_wrapper_that_declares_the_protocol_keeps_the_fast_path():
-    declared = Declared(FreshEnv())
-    assert fresh_info_below(declared) and privileged_only_below(declared)
-    env = integrity_stack(declared)
-    assert _hide(env).filter_path == "privileged key"
-    assert env.env.env._owns_inner_info  # MaxStepsTruncation sets its keys in the fresh dict, no copy
+def test_a_read_only_wrapper_in_between_changes_nothing_the_agent_sees():
+    read_only = ReadOnly(FreshEnv())
+    env = integrity_stack(read_only)
     seen = _play(env)
-    assert all("privileged" not in info for info in seen) and declared.seen[0] == "integrity"
-    # the same stack over the real env: a declared wrapper in between gives what the bare stack gives
-    bare, wrapped = integrity_stack(ReasoningGymEnv(dataset="leg_counting")), \
-        integrity_stack(Declared(ReasoningGymEnv(dataset="leg_counting")))
-    assert _hide(wrapped).filter_path == "privileged key"
+    assert all("privileged" not in info for info in seen) and read_only.seen[0] == "integrity"
+    # the same stack over the real env: a read-only wrapper in between gives what the bare stack gives
+    bare = integrity_stack(ReasoningGymEnv(dataset="leg_counting"))
+    wrapped = integrity_stack(ReadOnly(ReasoningGymEnv(dataset="leg_counting")))
     for seed in range(3):
         assert bare.reset(seed=seed)[1] == wrapped.reset(seed=seed)[1]
         assert bare.step("<answer>4</answer>")[4] == wrapped.step("<answer>4</answer>")[4]
 
 
-def test_a_declared_wrapper_above_a_reusing_env_still_gets_copies():
-    """Declaring passes_fresh_info promises nothing about the env below it: the env's own word decides."""
-    raw = ReusingEnv()
-    env = integrity_stack(Declared(raw))
-    assert not fresh_info_below(env.env.env.env)
-    _play(env)
-    assert raw.info == _info()
-
-
 @pytest.mark.parametrize("wrapper", [MaxStepsTruncation, HideInfoKeys, TerminalFreeze])
 def test_each_integrity_wrapper_returns_new_info_over_a_reusing_env(wrapper):
-    """What they declare (returns_new_info) holds: over an env that reuses its dict, each returns a new one."""
+    """Over an env that reuses its dict, each wrapper returns a new one every call and leaves the env's alone."""
     raw = ReusingEnv()
     env = wrapper(raw)
-    assert fresh_info_below(env) and privileged_only_below(env)
     infos = [env.reset()[1], env.step("go")[4], env.step("end")[4], env.step("again")[4]]
     assert all(info is not raw.info for info in infos) and len({id(i) for i in infos}) == len(infos)
     assert raw.info == _info()

@@ -1,0 +1,223 @@
+"""The pay probes: a reward is wrong two ways, and these measure both sides (I9, I12).
+
+::
+
+    unseen seeds ──► golds (privileged hook, else what an ended episode reveals)
+         │                │
+         │                ├─► k = distinct answers drawn ──► chance = 1/k
+         │                └─► fit seeds: the best constant by reward ──► scored on unseen seeds
+         │                                                              vs chance + margin (binomial test)
+         ├─► random text, one item each ──► paid above a wrong answer? (needs no gold at all)
+         └─► every gold form and declared variant ──► paid on >= 99% of items?
+
+``label_skew`` fails a draw that makes a constant pay: a majority label is
+reached by sampling items, and is not paid as if it were an answer. Chance is a
+uniform guess over the answers the env draws, never how often that constant is
+the gold. ``random_answers`` needs no gold, so a gold-free grader that pays
+content-free text fails instead of coming back inconclusive. ``honest_pay`` is
+the other side: an answer that does what the question asks is paid.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from gym_integrity.audit.adapters import ANSWER_HINT
+from gym_integrity.audit.leaks import squash, strip_latex
+from gym_integrity.audit.registry import _EPS, _failed, _no_gold, _not_run, _passed, _probe
+from gym_integrity.audit.report import ProbeResult
+from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, short
+
+__all__ = ["PayBudget", "binomial_tail", "honest_pay", "label_skew", "pay_budget", "random_answers"]
+
+#: How far above the uniform guess a content-free answer may be paid (the issue's measure: 1/k + 0.03).
+MARGIN = 0.03
+#: A finding must be this unlikely under "paid at chance + MARGIN": one audit in a hundred may not fail by luck.
+ALPHA = 0.01
+#: Constants every label-skew fit tries besides the golds of the fit items: the labels of yes/no and option tasks.
+_STOCK_CONSTANTS = ("yes", "no", "true", "false", "0", "1", "2", "A", "B", "C", "D", "none", "infeasible")
+#: First seeds of the items these probes draw: apart from the audit's own seeds, so that the items are unseen.
+_FIT_BASE, _SCORED_BASE, _RANDOM_BASE, _HONEST_BASE = 10_000, 20_000, 30_000, 40_000
+
+
+@dataclass(frozen=True)
+class PayBudget:
+    """Items each pay probe plays: the default audit's, or ``--deep``'s (the issue's 30 fitted / 200 scored)."""
+
+    fit: int
+    scored: int
+    random: int
+    honest: int
+
+
+def pay_budget(deep: bool) -> PayBudget:
+    return PayBudget(fit=30, scored=200, random=60, honest=100) if deep else PayBudget(8, 32, 12, 16)
+
+
+def binomial_tail(n: int, hits: int, p: float) -> float:
+    """P(X >= hits) for X ~ Binomial(n, p): how likely ``hits`` payments of ``n`` are if each pays with ``p``.
+
+    >>> round(binomial_tail(10, 8, 0.5), 4), binomial_tail(5, 0, 0.3), binomial_tail(4, 1, 1.0)
+    (0.0547, 1.0, 1.0)
+    """
+    if hits <= 0:
+        return 1.0
+    if p >= 1.0:
+        return 1.0
+    return min(1.0, sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(hits, n + 1)))
+
+
+def _label(gold: str) -> str:
+    return squash(strip_latex(gold)).strip(".").casefold()
+
+
+@dataclass
+class _Item:
+    seed: int
+    golds: list[str]
+    top: float  # what the gold earns here: the scale a payment is measured on
+
+
+def _play(s: Session, seed: int, text: str, label: str) -> Transition | None:
+    """Reset to ``seed`` and answer ``text`` until the episode ends; the last transition (None: a step raised)."""
+    s.reset(seed)
+    try:
+        taken = s.play_to_end(lambda i: s.answer(text), s.step_bound(s.budget()), label)
+    except Exception:  # garbage_actions reports raising steps; here a raise only means "not paid"
+        return None
+    return taken[-1] if taken else None
+
+
+def _reward(t: Transition | None) -> float:
+    return t.reward if t is not None and math.isfinite(t.reward) else 0.0
+
+
+def _items(s: Session, base: int, n: int) -> tuple[list[_Item], str]:
+    """``n`` items from seed ``base`` on with their golds and the gold's reward; where the golds came from."""
+    items, source = [], ""
+    for seed in range(base, base + n):
+        golds, source, _, _ = s.gold_or_revealed(seed)
+        golds = [g for g in golds if isinstance(g, str) and g.strip()]
+        if golds:
+            top = _reward(_play(s, seed, golds[0], "the gold answer"))
+            items.append(_Item(seed, golds, top))
+    return items, source
+
+
+def _paid(reward: float, item: _Item) -> bool:
+    """Paid: at least half of what the gold earns on the item (a positive gold reward)."""
+    return item.top > _EPS and reward >= 0.5 * item.top - _EPS
+
+
+@_probe("label_skew", "I12 paid as asked",
+        "A constant fitted by reward on some items (every gold seen there, and yes/no/option labels) is scored on "
+        "unseen items: its pay rate must not exceed the uniform guess over the answers the env draws (1/k, k the "
+        "distinct golds seen) by more than 0.03, at 1% significance (a one-sided binomial test). Chance is never "
+        "how often that constant happens to be the gold: a majority label is the draw's to balance.")
+def label_skew(s: Session) -> ProbeResult:
+    budget = pay_budget(s.settings.deep)
+    fit, source = _items(s, _FIT_BASE, budget.fit)
+    scored, _ = _items(s, _SCORED_BASE, budget.scored)
+    if len(fit) < 2 or len(scored) < 4:
+        return _no_gold(source)
+    labels = {_label(item.golds[0]) for item in fit + scored}
+    k = len(labels)
+    chance = 1.0 / k
+    threshold = min(1.0, chance + MARGIN)
+    candidates = list(dict.fromkeys([item.golds[0].strip() for item in fit] + list(_STOCK_CONSTANTS)))
+    best, best_rate = "", -1.0
+    for text in candidates:
+        rate = sum(_paid(_reward(_play(s, it.seed, text, f"constant {short(text, 30)}")), it) for it in fit) / len(fit)
+        if rate > best_rate:
+            best, best_rate = text, rate
+    hits = [it for it in scored if _paid(_reward(_play(s, it.seed, best, f"constant {short(best, 30)}")), it)]
+    rate = len(hits) / len(scored)
+    p_value = binomial_tail(len(scored), len(hits), threshold)
+    line = (f"the best constant on {len(fit)} fit items, {best!r} (paid {best_rate:.2f} there), was paid on "
+            f"{len(hits)}/{len(scored)} unseen items ({rate:.2f}); uniform guess over k={k} distinct answers drawn: "
+            f"{chance:.3f} (+{MARGIN} margin: {threshold:.3f}); P(>= {len(hits)} at {threshold:.3f}) = {p_value:.2g}")
+    if rate > threshold and p_value < ALPHA:
+        seeds = ", ".join(str(it.seed) for it in hits[:6]) + (" ..." if len(hits) > 6 else "")
+        return _failed(f"a constant answer is paid above the uniform guess: {best!r} on {rate:.2f} of unseen items "
+                       f"(chance {chance:.3f})", [line, f"paid on seeds {seeds} (golds from {source})"])
+    return _passed(f"no constant is paid above the uniform guess over k={k} answers (best {best!r}: {rate:.2f})",
+                   [line])
+
+
+def _random_text(rng: random.Random) -> str:
+    """Letters and digits mixed, 5 to 24 of them: no word, no number, no option letter: answers nothing."""
+    alphabet = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+    while True:
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(5, 24)))
+        if any(c.isdigit() for c in text) and any(c.isalpha() for c in text):
+            return text
+
+
+@_probe("random_answers", "I9 searched, not listed",
+        "Random text (letters and digits mixed, one draw per item) is paid no more than a wrong answer (and never above "
+        "0) on any item. "
+        "It needs no gold: a grader that pays content-free text fails here even when no gold answer is known.")
+def random_answers(s: Session) -> ProbeResult:
+    budget = pay_budget(s.settings.deep)
+    rng = random.Random(_RANDOM_BASE)
+    bad, evidence, played = [], [], 0
+    is_right = getattr(s.env.unwrapped, "is_right_answer", None)
+    for seed in range(_RANDOM_BASE, _RANDOM_BASE + budget.random):
+        text = _random_text(rng)
+        wrong = _play(s, seed, WRONG_ANSWER, f"answer {WRONG_ANSWER!r}")
+        t = _play(s, seed, text, "random text")
+        if wrong is None or t is None:
+            continue
+        played += 1
+        # a wrong answer's positive reward is itself pay for nothing: the ceiling is at most 0
+        if _reward(t) > min(_reward(wrong), 0.0) + _EPS and not (callable(is_right) and _right(is_right, text)):
+            bad.append(f"seed {seed}: {text!r} -> reward {_reward(t):.4g} (a wrong answer: {_reward(wrong):.4g}, "
+                       f"verdict {t.verdict})")
+    if played == 0:
+        return _not_run("no random answer could be graded (every step raised)", ANSWER_HINT)
+    evidence.append(f"{played} random answers on {played} items")
+    if bad:
+        return _failed(f"random text was paid above a wrong answer on {len(bad)} of {played} items", bad + evidence)
+    return _passed(f"no random answer was paid above a wrong answer ({played} items)", evidence)
+
+
+def _right(is_right: Any, text: str) -> bool:
+    try:
+        return bool(is_right(text))
+    except Exception:  # the hook's fault is not the grader's: count the answer as not right
+        return False
+
+
+@_probe("honest_pay", "I12 paid as asked",
+        "The other side of the reward: every gold form the privileged hook gives (and every variant an optional "
+        "answer_variants() hook declares) is paid on at least 99% of unseen items. A grader that refuses an "
+        "answer doing what the question asks teaches the policy something false too.")
+def honest_pay(s: Session) -> ProbeResult:
+    budget = pay_budget(s.settings.deep)
+    refused, evidence, checked, source = [], [], 0, ""
+    for seed in range(_HONEST_BASE, _HONEST_BASE + budget.honest):
+        golds, source, _, _ = s.gold_or_revealed(seed)
+        variants = getattr(s.env.unwrapped, "answer_variants", None)
+        forms = list(golds) + (list(variants()) if callable(variants) else [])
+        forms = list(dict.fromkeys(f for f in forms if isinstance(f, str) and f.strip()))
+        if not forms:
+            continue
+        wrong = _reward(_play(s, seed, WRONG_ANSWER, f"answer {WRONG_ANSWER!r}"))
+        rewards = {form: _reward(_play(s, seed, form, f"gold form {short(form, 30)}")) for form in forms[:6]}
+        top = max(rewards.values())
+        checked += 1
+        unpaid = [f for f, r in rewards.items() if r < top - _EPS or r <= wrong + _EPS]
+        if unpaid:
+            refused.append(f"seed {seed}: " + "; ".join(f"{f!r} -> {rewards[f]:.4g}" for f in unpaid)
+                           + f" (best form {top:.4g}, a wrong answer {wrong:.4g})")
+    if checked == 0:
+        return _no_gold(source)
+    rate = 1 - len(refused) / checked
+    evidence.append(f"{checked} items, every gold form answered in its own episode (golds from {source})")
+    if rate < 0.99:
+        return _failed(f"an honest answer is refused on {len(refused)} of {checked} items (paid {rate:.2f} < 0.99)",
+                       refused + evidence)
+    return _passed(f"every gold form was paid on {checked} items", evidence)
