@@ -56,15 +56,16 @@ def vector_rate(envs: gym.vector.VectorEnv, seed: int) -> float:
 
 
 @contextlib.contextmanager
-def judge_server(latency: float, in_process: bool) -> Iterator[str]:
-    """The test judge's URL: in its own process by default (a real judge does not share our GIL)."""
+def judge_server(latency: float, in_process: bool, *options: str) -> Iterator[str]:
+    """The test judge's URL: in its own process by default (a real judge does not share our GIL); ``options`` are
+    more of its command-line options."""
     if in_process:
         with JudgeServer("score:5", latency_s=latency) as server:
             yield server.url
         return
     proc = subprocess.Popen(
         [sys.executable, "-m", "gym_integrity.openai_stub.judge_server", "--port", "0", "--mode", "score:5",
-         "--latency", str(latency)],
+         "--latency", str(latency), *options],
         stdout=subprocess.PIPE, text=True,
     )
     try:

@@ -3,7 +3,7 @@
 Prints, per config: the share of items strict does not draw, the solver's
 answers paid, the task's example answers paid (and why the rest are refused),
 fixed content-free templates before (raw scorer) and after (raw scorer and
-``propositions.concludes``, bare variables paid in full), and a template
+``propositional_logic.concludes``, bare variables paid in full), and a template
 search: every template of a small grammar over premise texts, variables,
 negation and connectives, scored on training items, the best one scored on
 unseen items.
@@ -19,7 +19,7 @@ import re
 
 import reasoning_gym
 
-from gym_integrity.envs.reasoning_gym.propositions import Tables, concludes, solve
+from gym_integrity.envs.reasoning_gym.tasks.propositional_logic import Tables, concludes, solve
 
 CONFIGS = {"default": {}, "harder": {"min_vars": 3, "max_vars": 6, "min_statements": 3, "max_statements": 6,
                                       "min_complexity": 2, "max_complexity": 4}}

@@ -25,15 +25,17 @@ import gymnasium as gym
 
 import gym_integrity  # noqa: F401  (registers the ids)
 from gym_integrity.envs.reasoning_gym import available_datasets, sandbox
-from gym_integrity.envs.reasoning_gym.policy import policy_for, sandbox_language
+from gym_integrity.envs.reasoning_gym.table import rule_for, sandbox_language
+from gym_integrity.grading import rules
 from gym_integrity.grading.numbers import RATIO
 
 CONSTANTS = ["", "0", "1", "-1", "yes", "no", "Yes", "No", "True", "False", "A", "0.5", "None", "[]", "{}",
              "0123456789" * 5, " ".join(str(i) for i in range(1, 101))]
-KIND_NAMES = {"own": "own", "own_full": "own full-credit-only", "own_no_consolation": "own, no consolation",
-              "exact": "strict exact", "numeric": "strict numeric", "number_list": "strict numeric list",
-              "ordered_number_list": "strict ordered numeric list",
-              "complex": "strict complex", "duration": "strict duration"}
+KIND_NAMES = {rules.OwnScorer: "own", rules.OwnFullCredit: "own full-credit-only",
+              rules.OwnNoConsolation: "own, no consolation", rules.Exact: "strict exact",
+              rules.Numeric: "strict numeric", rules.NumberList: "strict numeric list",
+              rules.OrderedNumberList: "strict ordered numeric list", rules.ComplexNumber: "strict complex",
+              rules.Duration: "strict duration"}
 _NUMBER = re.compile(RATIO)
 
 
@@ -79,7 +81,7 @@ def chance(constant: str, golds: list) -> float:
 
 
 def location(name: str, scoring: str) -> str:
-    return "sandboxed" if sandbox_language(policy_for(name), scoring) else "in-process"
+    return "sandboxed" if sandbox_language(rule_for(name), scoring) else "in-process"
 
 
 def main() -> None:
@@ -99,12 +101,12 @@ def main() -> None:
              "|---|---|---|---|---|---|---|---|---|"]
     start = time.perf_counter()
     for name in available_datasets():
-        policy = policy_for(name)
+        rule = rule_for(name)
         with contextlib.redirect_stdout(sys.stderr):  # some generators print progress
             golds, before = constant_rewards(name, "reasoning_gym", args.items, args.seed)
             _, after = constant_rewards(name, "strict", args.items, args.seed)
         lines.append(f"| {name} | {location(name, 'strict')} | {location(name, 'reasoning_gym')} | "
-                     f"{KIND_NAMES[policy.strict]} | {policy.language or '-'} | {best_reward(golds, before)} | "
+                     f"{KIND_NAMES[type(rule)]} | {rule.language or '-'} | {best_reward(golds, before)} | "
                      f"{most_above_chance(golds, before)} | {best_reward(golds, after)} | "
                      f"{most_above_chance(golds, after)} |")
         print(lines[-1], file=sys.stderr, flush=True)

@@ -160,6 +160,12 @@ class AuditTarget:
         return make
 
 
+def _probes_but(*left_out: str) -> tuple[str, ...]:
+    from gym_integrity.audit.probes import probe_names
+
+    return tuple(p for p in probe_names() if p not in left_out)
+
+
 def audit_targets(ids: list[str], *, raw: bool, compare: bool, judge: JudgeStub | None) -> list[AuditTarget]:
     """The columns to audit: each id, split into its entry's ``audit_variants``, stacked, raw or both.
 
@@ -176,8 +182,11 @@ def audit_targets(ids: list[str], *, raw: bool, compare: bool, judge: JudgeStub 
         note = judge.label if judged else None
         variants = list(entry.audit_variants.items()) if entry is not None else []
         for variant, extra in variants or [(None, {})]:
+            # The stub judge is deterministic but no grader: whether it pays an honest proof says nothing of the
+            # env, so honest_pay runs on a judged entry's columns only against a real judge.
+            probes = _probes_but("honest_pay") if judged else None
             for mode in modes:
-                targets.append(AuditTarget(env_id, mode, {**base, **extra}, variant, note, entry=entry))
+                targets.append(AuditTarget(env_id, mode, {**base, **extra}, variant, note, probes, entry=entry))
         if judged and entry.judged_variant is not None and judge.fooled_url:
             fooled = {**entry.audit_variants[entry.judged_variant], **_judge_kwargs(judge.fooled_url)}
             for mode in modes:

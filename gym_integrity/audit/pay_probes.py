@@ -192,32 +192,43 @@ def _right(is_right: Any, text: str) -> bool:
 
 
 @_probe("honest_pay", "I12 paid as asked",
-        "The other side of the reward: every gold form the privileged hook gives (and every variant an optional "
-        "answer_variants() hook declares) is paid on at least 99% of unseen items. A grader that refuses an "
-        "answer doing what the question asks teaches the policy something false too.")
+        "The other side of the reward: the gold (the form every probe answers with) and every variant an optional "
+        "answer_variants() hook declares are paid on at least 99% of unseen items, each in its own episode. A grader "
+        "that refuses an answer doing what the question asks teaches the policy something false too. Items whose "
+        "grader gave no verdict (a judge down) are left out, not counted refused.")
 def honest_pay(s: Session) -> ProbeResult:
     budget = pay_budget(s.settings.deep)
-    refused, evidence, checked, source = [], [], 0, ""
+    refused: list[str] = []
+    checked, undecided, source = 0, 0, ""
     for seed in range(_HONEST_BASE, _HONEST_BASE + budget.honest):
         golds, source, _, _ = s.gold_or_revealed(seed)
-        variants = getattr(s.env.unwrapped, "answer_variants", None)
-        forms = list(golds) + (list(variants()) if callable(variants) else [])
-        forms = list(dict.fromkeys(f for f in forms if isinstance(f, str) and f.strip()))
-        if not forms:
+        golds = [g for g in golds if isinstance(g, str) and g.strip()]
+        if not golds:
             continue
-        wrong = _reward(_play(s, seed, WRONG_ANSWER, f"answer {WRONG_ANSWER!r}"))
-        rewards = {form: _reward(_play(s, seed, form, f"gold form {short(form, 30)}")) for form in forms[:6]}
-        top = max(rewards.values())
+        # gold_answers() may also list references (worked solutions, for the leak search): the answer is the first
+        variants = getattr(s.env.unwrapped, "answer_variants", None)
+        forms = list(dict.fromkeys([golds[0], *(v for v in (variants() if callable(variants) else [])
+                                                  if isinstance(v, str) and v.strip())]))
+        wrong = _play(s, seed, WRONG_ANSWER, f"answer {WRONG_ANSWER!r}")
+        played = {form: _play(s, seed, form, f"gold form {short(form, 30)}") for form in forms[:6]}
+        if any(t is not None and t.info.get("no_verdict") is True for t in [wrong, *played.values()]):
+            undecided += 1
+            continue
+        rewards = {form: _reward(t) for form, t in played.items()}
+        top, floor = max(rewards.values()), _reward(wrong)
         checked += 1
-        unpaid = [f for f, r in rewards.items() if r < top - _EPS or r <= wrong + _EPS]
+        unpaid = [f for f, r in rewards.items() if r < top - _EPS or r <= floor + _EPS]
         if unpaid:
             refused.append(f"seed {seed}: " + "; ".join(f"{f!r} -> {rewards[f]:.4g}" for f in unpaid)
-                           + f" (best form {top:.4g}, a wrong answer {wrong:.4g})")
+                           + f" (best form {top:.4g}, a wrong answer {floor:.4g})")
+    if checked == 0 and undecided:
+        return _not_run(f"the grader gave no verdict on any of {undecided} items", ANSWER_HINT)
     if checked == 0:
         return _no_gold(source)
     rate = 1 - len(refused) / checked
-    evidence.append(f"{checked} items, every gold form answered in its own episode (golds from {source})")
+    evidence = [f"{checked} items, the gold and each declared variant answered in its own episode (golds from "
+                f"{source}){f'; {undecided} items without a verdict left out' if undecided else ''}"]
     if rate < 0.99:
         return _failed(f"an honest answer is refused on {len(refused)} of {checked} items (paid {rate:.2f} < 0.99)",
                        refused + evidence)
-    return _passed(f"every gold form was paid on {checked} items", evidence)
+    return _passed(f"the gold and its declared variants were paid on {checked} items", evidence)

@@ -150,6 +150,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         behaviour = owner._next_behaviour()
         owner._record(RecordedRequest(path, body, prompt, behaviour, headers=self._header_dict()))
+        if owner.slots is not None:
+            owner.slots.acquire()  # queued as at a judge with max_concurrent batch slots
         owner._enter()
         try:
             if owner.latency_s:
@@ -157,6 +159,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._behave(kind, body, prompt, behaviour)
         finally:
             owner._leave()
+            if owner.slots is not None:
+                owner.slots.release()
 
     def _behave(self, kind: str, body: Any, prompt: str, behaviour: str) -> None:
         owner = self.server.owner

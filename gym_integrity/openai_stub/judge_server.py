@@ -129,7 +129,7 @@ __all__ = ["JudgeServer", "RecordedRequest", "stub_points", "leak_text", "quoted
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    request_queue_size = 256  # many envs connect at once; a small backlog would stall them
+    request_queue_size = 2048  # a training step connects 1,024 at once; a full backlog drops SYNs (resent after 1 s)
     owner: "JudgeServer"
 
 
@@ -140,6 +140,8 @@ class JudgeServer:
         mode: the default behaviour (see the module docstring), e.g. ``"stub"``, ``"score:5"``, ``"500"``.
         port: 0 picks a free port.
         latency_s: delay before every answer.
+        max_concurrent: at most this many requests are answered at once (their latency running); later ones
+            wait for a free slot, as at a judge server with that many batch slots. None: no bound.
         hang_s: how long ``hang`` waits (``stop()`` releases it early).
         apis: the APIs served; ``("chat",)`` makes ``/v1/responses`` answer 404.
         model: the model id listed at ``/v1/models``.
@@ -156,6 +158,7 @@ class JudgeServer:
         host: str = "127.0.0.1",
         port: int = 0,
         latency_s: float = 0.0,
+        max_concurrent: int | None = None,
         hang_s: float = 30.0,
         apis: Iterable[str] = ("responses", "chat"),
         model: str = "test-judge",
@@ -171,6 +174,10 @@ class JudgeServer:
         self.mode = mode
         self.host, self.port = host, port
         self.latency_s = float(latency_s)
+        if max_concurrent is not None and (type(max_concurrent) is not int or max_concurrent < 1):
+            raise ValueError(f"max_concurrent must be a positive int or None, got {max_concurrent!r}")
+        self.max_concurrent = max_concurrent
+        self.slots = threading.BoundedSemaphore(max_concurrent) if max_concurrent else None
         self.hang_s = float(hang_s)
         self.apis = frozenset(apis)
         unknown = self.apis - {"responses", "chat"}
@@ -334,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--mode", default="stub", help=f"default behaviour: one of {MODES} (score:N, hang:S)")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before every answer")
+    parser.add_argument("--max-concurrent", type=int, default=None,
+                        help="answer at most this many requests at once; later ones wait (default: no bound)")
     parser.add_argument("--hang", type=float, default=30.0, help="seconds a 'hang' waits before answering")
     parser.add_argument("--model", default="test-judge")
     parser.add_argument("--policy-file", default=None,
@@ -346,7 +355,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
     try:
-        server = JudgeServer(args.mode, host=args.host, port=args.port, latency_s=args.latency, hang_s=args.hang,
+        server = JudgeServer(args.mode, host=args.host, port=args.port, latency_s=args.latency,
+                             max_concurrent=args.max_concurrent, hang_s=args.hang,
                              model=args.model, verbose=args.verbose, policy_file=args.policy_file,
                              native_tools=args.native_tools)
         server.script(*[b.strip() for b in args.script.split(",") if b.strip()])

@@ -95,7 +95,8 @@ def test_judged_entries_are_graded_by_the_labelled_local_stubs(reports, entry):
 def test_stacked_envs_pass_every_probe(reports, entry):
     for name in _columns(entry):
         report = reports[(name, False)]
-        assert [r.probe for r in report.results] == (["reward_self_dealing"] if name in FOOLED else probe_names())
+        expected = probe_names() if not entry.needs_judge else [p for p in probe_names() if p != "honest_pay"]
+        assert [r.probe for r in report.results] == (["reward_self_dealing"] if name in FOOLED else expected)
         failures = [(r.probe, r.summary, r.evidence[:3]) for r in report.failures]
         assert not failures, f"{name}: {failures}"
         assert all(r.status is Status.PASSED for r in report.results), name

@@ -141,36 +141,36 @@ def test_qed_math_the_final_answer_rule_the_cost_bound_and_math_verify_read_one_
 RG_DATASETS = ("leg_counting", "quantum_lock", "puzzle24")
 
 
-def _recording_requirement(recorder: Recorder, policy: Any) -> Any:
+def _recording_requirement(recorder: Recorder, rule: Any) -> Any:
     import dataclasses
 
-    if policy.requires is None:
-        return policy
-    real = policy.requires
+    real = getattr(rule, "requires", None)
+    if real is None:
+        return rule
 
     def requires(answer: str, item: Any) -> Any:
         recorder.calls.append(("requirement", answer))
         return real(answer, item)
 
-    return dataclasses.replace(policy, requires=requires)
+    return dataclasses.replace(rule, requires=requires)
 
 
 @pytest.mark.parametrize("dataset", RG_DATASETS)
 def test_reasoning_gym_every_rule_and_scorer_reads_one_string(monkeypatch, dataset):
     from gym_integrity.envs.reasoning_gym import ReasoningGymEnv, sandbox, scoring
     from gym_integrity.envs.reasoning_gym import env as rg_env
-    from gym_integrity.grading import cost
+    from gym_integrity.grading import cost, rules
 
     recorder = Recorder(monkeypatch)
     recorder.returns(rg_env, "extract_answer", "reader", lambda extraction: extraction.answer)
-    recorder.receives(scoring, "strict_score", "strict scorer", lambda policy, answer, item, scorer: answer)
+    recorder.receives(rules.Comparison, "score", "strict scorer", lambda rule, answer, item: answer)
     recorder.receives(scoring, "language_check", "answer language", lambda language, text, entry: text)
     recorder.receives(cost, "refusal", "cost bound", lambda text, **kw: text)
     recorder.receives(scoring, "own_score", "own scorer (in process)", lambda scorer, answer, *rest: answer)
     recorder.receives(sandbox, "run_scorer", "own scorer (sandbox)",
                       lambda pool, key, source, entry, answer, language, budget_s: answer)
-    real_policy_for = scoring.policy_for
-    monkeypatch.setattr(scoring, "policy_for", lambda name: _recording_requirement(recorder, real_policy_for(name)))
+    real_rule_for = scoring.rule_for
+    monkeypatch.setattr(scoring, "rule_for", lambda name: _recording_requirement(recorder, real_rule_for(name)))
 
     env = ReasoningGymEnv(dataset=dataset, size=4, seed=1)
     try:

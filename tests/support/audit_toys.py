@@ -387,10 +387,10 @@ class GoldFreeStrict(GoldFreePaysAnything):
 
 
 class RefusesAVariant(CorrectToy):
-    """Declares '1234' and '1,234' as the gold's forms but pays only the first: an honest answer refused."""
+    """Declares '1,234' a variant of the gold '1234' but pays only the gold: an honest answer refused."""
 
-    def gold_answers(self) -> list[str]:
-        return [self._gold(), f"{int(self._gold()):,}"]
+    def answer_variants(self) -> list[str]:
+        return [f"{int(self._gold()):,}"]
 
 
 class PaysEveryForm(RefusesAVariant):

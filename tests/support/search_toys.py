@@ -175,7 +175,7 @@ class PremiseWeakening(PremiseEcho):
     ``(P → Q) ∨ ¬R`` is paid without inference. Read by reasoning-gym's propositional_logic parser."""
 
     def _tables(self) -> Any:
-        from gym_integrity.envs.reasoning_gym.propositions import Tables
+        from gym_integrity.envs.reasoning_gym.tasks.propositional_logic import Tables
 
         premises, _ = self._a
         return Tables({"metadata": {"variables": sorted(set("".join(premises)) & set(self.LETTERS)),
@@ -196,7 +196,7 @@ class PremiseWeakening(PremiseEcho):
 
 
 class PremiseInferred(PremiseWeakening):
-    """The control: strict scoring's rule (``propositions.py``: not a truth function of the premises, no idle
+    """The control: strict scoring's rule (``tasks/propositional_logic.py``: not a truth function of the premises, no idle
     variable, no disjunct that already follows)."""
 
     def _score(self, answer: str) -> float:

@@ -12,14 +12,14 @@ submission is one step of the stack (frozen after the end).
 
 The result keys are within the upstream client's ``ProblemObservation`` and
 ``ProofSubmissionObservation`` fields, which forbid any other key; what is
-ours goes under ``metadata``.
+ours goes under ``metadata``. ``MCP_RESET`` shapes the reset observation the same way.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MCP_TOOLS", "PROOF_SCALE", "get_problem", "submit_proof", "get_grading_guidelines"]
+__all__ = ["MCP_RESET", "MCP_TOOLS", "PROOF_SCALE", "get_problem", "submit_proof", "get_grading_guidelines"]
 
 #: The upstream QED Math env reports proof scores on the olympiad 0-7 scale; our grades are in [0, 1].
 PROOF_SCALE = 7
@@ -77,3 +77,6 @@ def submit_proof(session: Any, proof: str) -> dict:
 
 
 MCP_TOOLS = (get_problem, submit_proof, get_grading_guidelines)
+#: What a reset observation holds for this tool set's client: get_problem's fields, as upstream's server resets
+#: with the same ``ProblemObservation`` (which forbids any other key; the serve layer nests ours in its metadata).
+MCP_RESET = get_problem

@@ -1,12 +1,13 @@
 """ReasoningGym-v0: reasoning-gym's procedural tasks (and weighted composites) as a single-turn text env.
 
 Modules: ``config`` (ReasoningGymConfig), ``env`` (ReasoningGymEnv),
-``datasets`` (generators and slow items, shared per process), ``policy`` (how
-each dataset is scored), ``strict`` (strict scorers), ``grammar`` (answer
-languages), ``scoring`` (grading one answer), ``sandbox`` (own scorers in
-killable workers), ``replay`` (plan answers replayed by the task's rules),
-``solvers`` (golds for items with no single answer, for the auditor). docs/reasoning_gym.md explains the design. ``ENTRY`` is
-the id's registration and audit facts; the classes load on first use.
+``datasets`` (generators and slow items, shared per process), ``table`` (the
+rule each dataset is scored by; the rules are ``gym_integrity.grading.rules``),
+``tasks`` (one module per task with a draw filter, requirement, solver or
+right-answer check), ``scoring`` (grading one answer), ``sandbox`` (own
+scorers in killable workers). docs/reasoning_gym.md explains the design.
+``ENTRY`` is the id's registration and audit facts; the classes load on
+first use.
 """
 
 from gym_integrity.envs.entry import EnvEntry, Sweep, lazy_exports

@@ -142,7 +142,7 @@ def own_score(scorer: Any, answer: str, entry: Any, reference: str | None = None
     Some scorers let a parse error escape (prime_factorization's ``int()``,
     boxnet on JSON that is not a list). When the scorer raises on this answer
     but scores the item's reference answer (its gold, an example kept in its
-    metadata, else the policy's ``reference``) without raising, the answer is
+    metadata, else the task's ``reference``) without raising, the answer is
     at fault and is graded; a scorer that raises on its reference answer (or
     an item that has none) is broken, and the exception propagates.
     """

@@ -1,4 +1,4 @@
-"""ReasoningGymEnv: one reasoning-gym item per episode, answered once, graded by the dataset's scoring policy."""
+"""ReasoningGymEnv: one reasoning-gym item per episode, answered once, graded by the dataset's scoring rule."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from gym_integrity.envs.base import TextEnv
 from gym_integrity.envs.reasoning_gym import draw
 from gym_integrity.envs.reasoning_gym.config import ReasoningGymConfig
 from gym_integrity.envs.reasoning_gym.datasets import ItemCache, dataset_key, load_dataset
-from gym_integrity.envs.reasoning_gym.policy import policy_for
 from gym_integrity.envs.reasoning_gym.scoring import Grader
-from gym_integrity.envs.reasoning_gym.solvers import is_right_answer, solve
+from gym_integrity.envs.reasoning_gym.tasks import draw_filter, is_right_answer, solve
 from gym_integrity.grading.reader import extract_answer
 from gym_integrity.infotree import copy_tree
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, grade_info, split_trainer_action
@@ -29,7 +28,7 @@ _INSTRUCTIONS = {
 }
 _IN_PROCESS_BOUND_S = 1.0
 _ITEMS = ItemCache()
-#: Draws one reset may make past items its policy does not draw: graph_color under strict draws about one default
+#: Draws one reset may make past items its draw filter refuses: graph_color under strict draws about one default
 #: item in 280, so 4096 tries miss about once in two million resets (then the last item drawn is used);
 #: propositional_logic skips 74 in a hundred
 _MAX_REDRAWS = 4096
@@ -53,7 +52,7 @@ class ReasoningGymEnv(TextEnv):
     of a weighted composite of several. Without ``dataset=`` it is
     ``leg_counting``. The model
     reads the question and answers once; the answer is graded by the
-    dataset's scoring policy (docs/reasoning_gym.md).
+    dataset's scoring rule (docs/reasoning_gym.md).
 
     ## Action Space
 
@@ -215,14 +214,14 @@ class ReasoningGymEnv(TextEnv):
                 if self._drawn(walked, item):
                     return walked, item
         raise ValueError(f"ReasoningGymEnv size={self.size} leaves no item strict scoring draws for dataset "
-                         f"{self.config.dataset!r}: each is one a content-free answer would be paid on (the policy "
-                         "table, docs/reasoning_gym.md); raise size (the default, None, draws from 100,000)")
+                         f"{self.config.dataset!r}: each is one a content-free answer would be paid on (the draw "
+                         "filters, docs/reasoning_gym.md); raise size (the default, None, draws from 100,000)")
 
     def _drawn(self, index: int, item: dict[str, Any]) -> bool:
-        """Whether reset may draw this item: always, unless strict scoring's policy refuses it (then remembered)."""
+        """Whether reset may draw this item: always, unless strict scoring's draw filter refuses it (remembered)."""
         if self.config.scoring != "strict":
             return True
-        drawn = policy_for(self._source_of(item)).drawn
+        drawn = draw_filter(self._source_of(item))
         # An empty gold no answer can win (an empty answer is no answer): string_manipulation makes some.
         if item.get("answer") != "" and (drawn is None or drawn(item)):
             return True
@@ -303,7 +302,7 @@ class ReasoningGymEnv(TextEnv):
         """The current item's gold answer: the privileged auditor's hook, not an agent channel.
 
         Items with no single answer (rush_hour, boxnet, ...) get one from the
-        dataset's solver (``solvers.SOLVERS``), which reads the item's metadata;
+        dataset's solver (``tasks.TASKS``), which reads the item's metadata;
         none if it has no solver or finds nothing within its bound.
         """
         if self._item is None:
@@ -315,7 +314,7 @@ class ReasoningGymEnv(TextEnv):
 
     def is_right_answer(self, answer: str) -> bool:
         """Whether the current item's dataset rule takes ``answer`` as right, for items with many right answers
-        (``solvers.RIGHT_ANSWER_CHECKS``): the privileged auditor's hook for chance, not an agent channel."""
+        (``tasks.TASKS``): the privileged auditor's hook for chance, not an agent channel."""
         return self._item is not None and is_right_answer(self._source, self._item, answer)
 
     def render_text(self) -> str:

@@ -17,10 +17,11 @@ answer that runs past its budget is graded ``timeout`` against itself, never a n
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
+from gym_integrity.envs.reasoning_gym import tasks
 from gym_integrity.envs.reasoning_gym.datasets import load_dataset, member, own_score
-from gym_integrity.envs.reasoning_gym.policy import policy_for
 from gym_integrity.grading import cost
 from gym_integrity.grading.faults import fault_grade, refused_unrun, scorer_raised
 from gym_integrity.protocol import Grade
@@ -62,7 +63,7 @@ def score(payload: tuple[str, str, Mapping[str, Any], str]) -> tuple[str, Any]:
     """Worker handler: ``("score", float)`` or ``("malformed", exception name)`` (see ``datasets.own_score``);
     a scorer broken on its own reference answer raises (pool ERROR)."""
     key, source, entry, answer = payload
-    return own_score(member(load_dataset(key), source), answer, entry, policy_for(source).reference)
+    return own_score(member(load_dataset(key), source), answer, entry, tasks.reference(source))
 
 
 def acquire_pool() -> Pool:

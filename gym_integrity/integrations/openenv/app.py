@@ -12,7 +12,7 @@ from openenv.core.env_server.types import ConcurrencyConfig
 from gym_integrity.checks import check_int, check_number, check_str, check_type
 from gym_integrity.registration import check_registered, make
 from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymOrToolCallAction
-from gym_integrity.integrations.openenv.served_envs import ServedEnv, ServedMCPEnv, mcp_toolset
+from gym_integrity.integrations.openenv.served_envs import ServedEnv, ServedMCPEnv, mcp_reset, mcp_toolset
 from gym_integrity.integrations.openenv.client_resets import ClientResets
 from gym_integrity.integrations.openenv.sessions import SessionServer, SocketScope
 from gym_integrity.integrations.openenv.stats import stats_payload
@@ -89,7 +89,7 @@ def build_app(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *,
 
     toolset = mcp_toolset(raw)
     if toolset is not None:
-        factory = functools.partial(ServedMCPEnv, env_id, kwargs, toolset)
+        factory = functools.partial(ServedMCPEnv, env_id, kwargs, toolset, mcp_reset(raw))
         action_class = GymOrToolCallAction
     else:
         factory = functools.partial(ServedEnv, env_id, kwargs, ClientResets.for_env(raw, client_datasets, max_size))

@@ -18,7 +18,7 @@ from openenv.core.client_types import StepResult
 from gym_integrity.checks import check_str
 from gym_integrity.protocol import split_trainer_action
 from gym_integrity.spaces import UnicodeText
-from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymState
+from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymState, gym_fields
 
 __all__ = ["GymEnvClient", "RemoteEnv", "observation_info"]
 
@@ -42,7 +42,7 @@ class GymEnvClient(EnvClient[GymAction, GymObservation, GymState]):
         return action.model_dump(exclude_none=True, exclude={"metadata"})
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[GymObservation]:
-        fields = dict(payload.get("observation") or {})
+        fields = gym_fields(payload.get("observation") or {})
         fields["done"], fields["reward"] = payload.get("done", False), payload.get("reward")
         observation = GymObservation.model_validate(fields)
         return StepResult(observation=observation, reward=observation.reward, done=observation.done)

@@ -17,12 +17,13 @@ from typing import Any, Dict, Mapping, Optional, Union
 
 from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction
 from openenv.core.env_server.types import Action, Observation, State
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from gym_integrity.protocol import DEFAULT_HIDDEN_KEYS, MAX_NUM_TOKENS, PRIVILEGED_KEY
 
-__all__ = ["GymAction", "GymOrToolCallAction", "GymObservation", "GymState", "public_observation"]
+__all__ = ["GYM_FIELDS_KEY", "GymAction", "GymOrToolCallAction", "GymObservation", "GymState", "ToolResetObservation",
+           "gym_fields", "public_observation"]
 
 Scalar = Union[str, int, float, bool, None]
 
@@ -125,6 +126,35 @@ class GymObservation(Observation):
     integrity: Dict[str, Scalar] = Field(default_factory=dict)
     metrics: Dict[str, float] = Field(default_factory=dict)
     details: Dict[str, Scalar] = Field(default_factory=dict)
+
+
+#: The ``metadata`` key under which a :class:`ToolResetObservation` carries the :class:`GymObservation` fields.
+GYM_FIELDS_KEY = "gym_integrity"
+
+
+class ToolResetObservation(Observation):
+    """The reset observation of an env whose MCP tool set names its client's reset shape (QEDMath-v0's
+    ``MCP_RESET``): that tool's fields at the top, as the tool set's own client parses them (OpenEnv's QED
+    client forbids any other key), and the :class:`GymObservation` fields under ``metadata[GYM_FIELDS_KEY]``,
+    where :class:`~gym_integrity.integrations.openenv.client.GymEnvClient` reads them back (:func:`gym_fields`).
+    """
+
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
+    @classmethod
+    def of(cls, fields: Mapping[str, Any], observation: GymObservation) -> "ToolResetObservation":
+        ours = observation.model_dump(exclude={"done", "reward", "metadata"})
+        return cls(**fields, done=observation.done, reward=observation.reward,
+                   metadata={**observation.metadata, GYM_FIELDS_KEY: ours})
+
+
+def gym_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The :class:`GymObservation` fields of an observation frame: the frame's own, or for a
+    :class:`ToolResetObservation` the ones nested in its metadata (with the rest of the metadata)."""
+    metadata = fields.get("metadata")
+    if "text" in fields or not isinstance(metadata, Mapping) or not isinstance(metadata.get(GYM_FIELDS_KEY), Mapping):
+        return dict(fields)
+    return {**metadata[GYM_FIELDS_KEY], "metadata": {k: v for k, v in metadata.items() if k != GYM_FIELDS_KEY}}
 
 
 class GymState(State):

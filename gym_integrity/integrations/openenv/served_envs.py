@@ -46,9 +46,10 @@ from openenv.core.env_server.types import EnvironmentMetadata
 
 from gym_integrity.registration import env_entry, make
 from gym_integrity.integrations.openenv.client_resets import CONFIG_KEYS, ClientResets
-from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymState, public_observation
+from gym_integrity.integrations.openenv.models import (GymAction, GymObservation, GymState, ToolResetObservation,
+                                                       public_observation)
 
-__all__ = ["ServedEnv", "ServedMCPEnv", "ServedSession", "SessionThread", "mcp_toolset"]
+__all__ = ["ServedEnv", "ServedMCPEnv", "ServedSession", "SessionThread", "mcp_reset", "mcp_toolset"]
 
 _CLOSED = "this session is closed (idle too long, or closed by its client): open a new session"
 
@@ -283,6 +284,27 @@ class ServedEnv(_OneSession, Environment[GymAction, GymObservation, GymState]):
         self.session.close()
 
 
+def _tools_module(raw_env: Any) -> tuple[str, Any]:
+    """The name of the module beside the env class that declares its MCP tools, and that module (None if absent)."""
+    package = type(raw_env).__module__.rpartition(".")[0]
+    name = f"{package}.mcp_tools"
+    try:
+        found = importlib.util.find_spec(name) if package else None
+    except ModuleNotFoundError:
+        found = None
+    return name, importlib.import_module(name) if found is not None else None
+
+
+def mcp_reset(raw_env: Any) -> Callable[..., Any] | None:
+    """The tool whose fields a reset observation holds (``<package>.mcp_tools.MCP_RESET``), or None: a tool set
+    whose client parses reset as a typed observation declares it (QEDMath-v0: ``get_problem``)."""
+    name, module = _tools_module(raw_env)
+    tool = getattr(module, "MCP_RESET", None)
+    if tool is not None and not callable(tool):
+        raise TypeError(f"{name}.MCP_RESET must be a function (session) -> dict of the reset observation's fields")
+    return tool
+
+
 def mcp_toolset(raw_env: Any) -> tuple[Any, ...] | None:
     """The MCP tools of an env: the ones its package declares (``<package>.mcp_tools.MCP_TOOLS``), else one per
     tool the env itself takes (``env.tools``, each call a step of the stacked env), else None.
@@ -292,13 +314,8 @@ def mcp_toolset(raw_env: Any) -> tuple[Any, ...] | None:
     or the same module name beside a user's env class; FinQA-v0's four
     tools come from its own schemas.
     """
-    package = type(raw_env).__module__.rpartition(".")[0]
-    name = f"{package}.mcp_tools"
-    try:
-        found = importlib.util.find_spec(name) if package else None
-    except ModuleNotFoundError:
-        found = None
-    tools = getattr(importlib.import_module(name), "MCP_TOOLS", None) if found is not None else None
+    name, module = _tools_module(raw_env)
+    tools = getattr(module, "MCP_TOOLS", None)
     if tools is not None:
         tools = tuple(tools)
         if not tools or not all(callable(tool) for tool in tools):
@@ -363,8 +380,11 @@ class ServedMCPEnv(_OneSession, MCPEnvironment):
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, env_id: str, make_kwargs: Mapping[str, Any], tools: tuple[Callable[..., Any], ...]) -> None:
+    def __init__(self, env_id: str, make_kwargs: Mapping[str, Any], tools: tuple[Callable[..., Any], ...],
+                 reset_fields: Optional[Callable[..., Any]] = None) -> None:
         from fastmcp import FastMCP
+
+        self._reset_fields = reset_fields
 
         session = self.session = ServedSession(env_id, make_kwargs)
         mcp = FastMCP(f"gym-integrity {env_id}")
@@ -395,11 +415,14 @@ class ServedMCPEnv(_OneSession, MCPEnvironment):
             return await super().step_async(action, timeout_s=timeout_s, **kwargs)
         return await self.session.run(self._step_impl, action)
 
-    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
-              options: Optional[Mapping[str, Any]] = None, **reset_options: Any) -> GymObservation:
+    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,  # type: ignore[override]
+              options: Optional[Mapping[str, Any]] = None,
+              **reset_options: Any) -> GymObservation | ToolResetObservation:
         first = super().reset(seed, episode_id, options, **reset_options)
         if self._env_tools:  # OpenEnv's FinQA client reads the question and company from the reset's metadata
             first = first.model_copy(update={"metadata": _tool_metadata(self.session, first)})
+        if self._reset_fields is not None:  # OpenEnv's QED client parses reset as its get_problem observation
+            return ToolResetObservation.of(self._reset_fields(self.session), first)
         return first
 
     def close(self) -> None:

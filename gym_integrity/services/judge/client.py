@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import queue
 import random
 import threading
 import time
@@ -73,6 +75,7 @@ class JudgeClient:
         self._allowed = config.allowed()
         self._transport = Transport(self._endpoint, config, http_client=http_client)
         self._slots = threading.BoundedSemaphore(config.max_concurrency)
+        self._senders = _Senders(self._transport.send)
         self._rng = random.Random()
         self._rng_lock = threading.Lock()
 
@@ -208,11 +211,11 @@ class JudgeClient:
     # ------------------------------------------------------------------ deadline and concurrency
 
     def _send_with_deadline(self, prompt: str) -> Answer:
-        """One request on its own daemon thread, abandoned at the wall-clock deadline.
+        """One request on a daemon thread of :class:`_Senders`, abandoned at the wall-clock deadline.
 
-        A slot (``max_concurrency``) is held until the request's thread really
-        ends, so abandoned requests still count against the bound; waiting for
-        a slot counts against the deadline. Daemon threads never hold up exit.
+        A slot (``max_concurrency``) is held until the request really ends, so
+        abandoned requests still count against the bound; waiting for a slot
+        counts against the deadline. Daemon threads never hold up exit.
         """
         timeout = self.config.timeout_s
         deadline = time.monotonic() + timeout
@@ -222,17 +225,13 @@ class JudgeClient:
         box: dict[str, Any] = {}
         done = threading.Event()
 
-        def run() -> None:
-            try:
-                box["value"] = self._transport.send(prompt)
-            except BaseException as err:  # handed to the caller's thread
-                box["error"] = err
-            finally:
-                self._slots.release()
-                done.set()
+        def finish(ok: bool, value: Any) -> None:
+            box["value" if ok else "error"] = value  # an error is handed to the caller's thread
+            self._slots.release()
+            done.set()
 
         try:
-            threading.Thread(target=run, name="gym-integrity-judge", daemon=True).start()
+            self._senders.run(prompt, finish)
         except RuntimeError as err:  # no thread to be had (resource limits): a retryable local failure
             self._slots.release()
             raise JudgeConnectionError("could not start a request thread") from err
@@ -243,8 +242,64 @@ class JudgeClient:
         return box["value"]
 
     def close(self) -> None:
-        """Release the HTTP connections (the next grading opens new ones)."""
+        """Release the HTTP connections and the request threads (the next grading opens new ones)."""
+        self._senders.close()
         self._transport.close()
+
+
+class _Senders:
+    """Daemon threads that send the requests, each kept for the next one.
+
+    A thread started per request costs a start handshake (``Thread.start``
+    waits until the new thread runs), which at a step's width queues behind
+    every other thread for the GIL. A request takes an idle thread, or starts
+    one if none is idle; the client's slots bound what is in flight, so the
+    threads never outnumber ``max_concurrency`` by more than a request or two.
+    """
+
+    def __init__(self, send: Any) -> None:
+        self._send = send
+        self._jobs: "queue.SimpleQueue[tuple[str, Any] | None]" = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._pid = os.getpid()
+
+    def run(self, prompt: str, finish: Any) -> None:
+        """Send ``prompt`` on a thread of this pool; ``finish(ok, answer or error)`` is called there.
+        Raises RuntimeError when a thread is needed and none can start (nothing was queued then)."""
+        with self._lock:
+            if self._pid != os.getpid():  # a forked child: the parent's threads are not here
+                self._jobs, self._idle, self._pid = queue.SimpleQueue(), 0, os.getpid()
+            start = self._idle == 0
+            if not start:
+                self._idle -= 1
+        if start:
+            threading.Thread(target=self._serve, name="gym-integrity-judge", daemon=True).start()
+        self._jobs.put((prompt, finish))
+
+    def close(self) -> None:
+        """End the idle threads now and the busy ones when their request ends (a later request starts new ones)."""
+        with self._lock:
+            jobs, idle = self._jobs, self._idle
+            self._jobs, self._idle = queue.SimpleQueue(), 0
+        for _ in range(idle):
+            jobs.put(None)
+
+    def _serve(self) -> None:
+        jobs = self._jobs
+        while (job := jobs.get()) is not None:
+            prompt, finish = job
+            try:
+                ok, value = True, self._send(prompt)
+            except BaseException as err:
+                ok, value = False, err
+            with self._lock:  # idle before the caller hears back, so its next request finds this thread
+                retired = jobs is not self._jobs  # closed or forked since: this queue gets no more jobs
+                if not retired:
+                    self._idle += 1
+            finish(ok, value)
+            if retired:
+                return
 
 
 #: One client per (config, resolved endpoint) per process: every env of a process shares its connection pool.

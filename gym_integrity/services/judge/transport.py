@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from typing import Any
 
@@ -73,7 +74,7 @@ class Transport:
                 max_retries=0,  # the caller's loop retries, counts and backs off
                 timeout=self._config.timeout_s,
                 default_headers={**_policy_headers_cancelled(), "Authorization": f"Bearer {key}"},
-                http_client=self._http_client,
+                http_client=self._http_client or _pooled_http_client(openai, self._config),
             )
             # The package loads its resource modules on first access: do it now, outside any deadline.
             _ = client.models
@@ -132,6 +133,23 @@ class Transport:
             client, self._openai = self._openai, None
         if client is not None and self._http_client is None:  # a caller's http_client is the caller's to close
             client.close()
+
+
+def _pooled_http_client(openai: Any, config: JudgeConfig) -> Any:
+    """The package's default HTTP client with a pool as wide as ``max_concurrency``.
+
+    The package's own pool opens at most 1,000 connections and keeps 100 alive:
+    past 1,000 requests in flight the rest wait for a connection (a whole judge
+    latency, counted against their deadline), and past 100 every grading step
+    reconnects most of its requests. The client's slots already bound what is
+    in flight, so the pool holds exactly that many, all kept alive.
+    """
+    # openai >= 3 is built on httpx2, older releases on httpx: the Limits of the one its client class derives from.
+    base = next(c for c in openai.DefaultHttpxClient.__mro__ if c.__name__ == "Client" and c.__module__ != "openai")
+    httpx = sys.modules[base.__module__.partition(".")[0]]
+    width = config.max_concurrency
+    return openai.DefaultHttpxClient(limits=httpx.Limits(max_connections=width, max_keepalive_connections=width),
+                                     timeout=config.timeout_s)
 
 
 def _policy_headers_cancelled() -> dict[str, Any]:

@@ -79,11 +79,11 @@ def _sweep_dataset(name: str, marks: str, only: list[str] | None) -> dict:
 
     import gym_integrity  # noqa: F401
     import reasoning_gym
-    from gym_integrity.envs.reasoning_gym.policy import policy_for, sandbox_language
+    from gym_integrity.envs.reasoning_gym.table import rule_for, sandbox_language
 
     steps = []
     for scoring in ("strict", "reasoning_gym"):
-        sandboxed = sandbox_language(policy_for(name), scoring) is not None
+        sandboxed = sandbox_language(rule_for(name), scoring) is not None
         bound = SCORE_TIMEOUT_S + SANDBOX_SLACK_S if sandboxed else IN_PROCESS_BOUND_S
         for answer_format in ("either", "raw"):
             env = gym.make("ReasoningGym-v0", dataset=name, size=SIZE, seed=SEED, scoring=scoring,
@@ -107,7 +107,8 @@ def _sweep_dataset(name: str, marks: str, only: list[str] | None) -> dict:
 
 def _runner() -> None:
     """Serve sweep requests, one JSON line in, one JSON line out; keeps the sandbox pool warm meanwhile."""
-    from gym_integrity.envs.reasoning_gym import policy, sandbox
+    from gym_integrity.envs.reasoning_gym import sandbox, table
+    from gym_integrity.grading.rules import OwnScorer
 
     replies = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # a library's prints go to stderr, never into the replies
@@ -120,7 +121,7 @@ def _runner() -> None:
     for line in sys.stdin:
         request = json.loads(line)
         for forced in request.get("force_in_process", []):  # simulate an upgrade that made a scorer in-process
-            policy.POLICIES[forced] = policy.Policy("own", "forced in process by the test")
+            table.RULES[forced] = OwnScorer("forced in process by the test")
         replies.write(json.dumps(_sweep_dataset(request["dataset"], request["marks"], request.get("only"))) + "\n")
 
 
@@ -195,10 +196,10 @@ def sweep_failures(result: dict | None, marks: Path) -> list[str]:
 
 
 def request_timeout(name: str, canary_count: int) -> float:
-    from gym_integrity.envs.reasoning_gym.policy import policy_for
+    from gym_integrity.envs.reasoning_gym.table import rule_for
 
     steps = 2 * 6 * canary_count  # modes x wrappings
-    per_step = SCORE_TIMEOUT_S + SANDBOX_SLACK_S if policy_for(name).language else IN_PROCESS_BOUND_S
+    per_step = SCORE_TIMEOUT_S + SANDBOX_SLACK_S if rule_for(name).language else IN_PROCESS_BOUND_S
     return 120.0 + min(steps * per_step, 600.0)  # generation of a slow item, then every step at its bound
 
 
@@ -224,7 +225,7 @@ def test_no_canary_runs_and_every_step_is_bounded(name, runner, tmp_path):
 def test_the_sweep_fails_when_a_scorer_runs_in_process(runner, tmp_path):
     """countdown's scorer forced in process, as a careless upgrade would leave it: the file-write and global
     canaries run and are caught, and the power tower hangs the env's process past its bound. The same requests
-    against the registered policy (the control) pass within the same bound."""
+    against the registered table (the control) pass within the same bound."""
     control = {"dataset": "countdown", "only": ["file_write", "global_builtins", "tower"]}
     (tmp_path / "control").mkdir()
     runner.ensure_started()
@@ -239,7 +240,7 @@ def test_the_sweep_fails_when_a_scorer_runs_in_process(runner, tmp_path):
     assert "global mutated in the env's process: builtins" in failures
     (tmp_path / "hang").mkdir()
     hang = runner.sweep({**forced, "marks": str(tmp_path / "hang"), "only": ["tower"]}, bound)
-    runner.stop()  # killed already if it hung; its policy table was patched either way
+    runner.stop()  # killed already if it hung; its scoring table was patched either way
     assert sweep_failures(hang, tmp_path / "hang") == ["the env's process did not answer within its bound (hung or died)"]
 
 

@@ -18,7 +18,8 @@ import gymnasium as gym
 import pytest
 
 import gym_integrity  # noqa: F401
-from gym_integrity.envs.reasoning_gym import available_datasets, propositions
+from gym_integrity.envs.reasoning_gym import available_datasets
+from gym_integrity.envs.reasoning_gym.tasks import propositional_logic
 from gym_integrity.grading.numbers import RATIO
 
 CONSTANTS = ["", "0", "1", "-1", "yes", "no", "Yes", "No", "True", "False", "A", "0.5", "None", "[]", "{}",
@@ -91,7 +92,7 @@ def test_gold_answers_still_score_one(name):
             reference = metadata.get("example_answer") or metadata.get("example_correct_answer")
         if reference is None:
             continue
-        if name == "propositional_logic" and not propositions.concludes(reference, raw._item):
+        if name == "propositional_logic" and not propositional_logic.concludes(reference, raw._item):
             continue  # the task's example is built from its premises alone: strict does not pay that (test_plans.py)
         _, reward, _, _, info = raw.step(f"<answer>{reference}</answer>")
         scored.append((index, reward, info["verdict"]))

@@ -15,7 +15,7 @@ import gymnasium as gym
 import pytest
 
 import gym_integrity  # noqa: F401
-from gym_integrity.envs.reasoning_gym import replay
+from gym_integrity.envs.reasoning_gym.tasks import number_sequence
 
 SEEDS = range(300)
 
@@ -52,7 +52,7 @@ def test_settled_items_stay_reachable_by_index_and_the_draw_is_a_function_of_the
     raw = env.unwrapped
     drawn = [raw.reset(seed=s)[1]["index"] for s in range(50)]
     assert [raw.reset(seed=s)[1]["index"] for s in range(50)] == drawn
-    settled = next(i for i in range(200) if not replay.sequence_has_not_settled(raw.reset(options={"index": i})
+    settled = next(i for i in range(200) if not number_sequence.sequence_has_not_settled(raw.reset(options={"index": i})
                                                                                  and raw._item))
     assert raw._index == settled
     echoes = _terms(raw._item["question"])[-2:]

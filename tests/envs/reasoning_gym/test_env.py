@@ -370,26 +370,27 @@ def test_answer_languages(language, good, bad):
     assert all(check(language, text, entry) for text in bad), [(t, check(language, t, entry)) for t in bad]
 
 
-def test_every_dataset_has_a_reviewed_policy():
-    """The policy table was read against these scorers: a dataset added or a scorer changed by an upgrade fails here
+def test_every_dataset_has_a_reviewed_rule():
+    """The scoring table was read against these scorers: a dataset added or a scorer changed by an upgrade fails here
     (until reviewed, an added dataset gets the cautious default: full credit only, sandboxed, no Python shapes)."""
     from reasoning_gym.dataset import ProceduralDataset
     from reasoning_gym.factory import DATASETS
 
     from gym_integrity.envs.reasoning_gym import available_datasets
-    from gym_integrity.envs.reasoning_gym.policy import _SUBSTRING, POLICIES, UNREVIEWED, policy_for
+    from gym_integrity.envs.reasoning_gym.table import BASE_SCORER, RULES, UNREVIEWED, rule_for
+    from gym_integrity.grading.rules import Exact
 
-    assert sorted(POLICIES) == available_datasets()
-    on_base = {n for n in POLICIES if DATASETS[n][0].score_answer is ProceduralDataset.score_answer}
-    assert on_base == {n for n, p in POLICIES.items() if p.why.startswith(_SUBSTRING)}
-    saved = dict(POLICIES)
+    assert sorted(RULES) == available_datasets()
+    on_base = {n for n in RULES if DATASETS[n][0].score_answer is ProceduralDataset.score_answer}
+    assert on_base == {n for n, rule in RULES.items() if rule is BASE_SCORER}
+    saved = dict(RULES)
     try:
-        del POLICIES["countdown"]
-        assert policy_for("countdown") == UNREVIEWED
-        del POLICIES["leg_counting"]
-        assert policy_for("leg_counting").strict == "exact"
+        del RULES["countdown"]
+        assert rule_for("countdown") == UNREVIEWED
+        del RULES["leg_counting"]
+        assert isinstance(rule_for("leg_counting"), Exact)
     finally:
-        POLICIES.update(saved)
+        RULES.update(saved)
 
 
 def test_an_answer_never_reaches_the_trainers_output(capfd):
@@ -405,7 +406,7 @@ def test_an_answer_never_reaches_the_trainers_output(capfd):
 
 def test_a_size_that_leaves_no_drawable_item_is_a_clear_error_not_an_undrawn_item():
     """graph_color under strict draws about one default item in 280: 20 items hold none, and reset says so
-    instead of serving one its policy refuses."""
+    instead of serving one its draw filter refuses."""
     env = gym.make("ReasoningGym-v0", dataset="graph_color", size=20)
     with pytest.raises(ValueError, match=r"size=20 leaves no item strict scoring draws for dataset 'graph_color'"):
         env.reset(seed=0)
@@ -413,10 +414,10 @@ def test_a_size_that_leaves_no_drawable_item_is_a_clear_error_not_an_undrawn_ite
 
 
 def test_with_few_drawable_items_every_reset_draws_one_of_them():
-    from gym_integrity.envs.reasoning_gym.policy import policy_for
+    from gym_integrity.envs.reasoning_gym.tasks import draw_filter
 
     env = gym.make("ReasoningGym-v0", dataset="string_insertion", size=200)
-    drawn = policy_for("string_insertion").drawn
+    drawn = draw_filter("string_insertion")
     raw = env.unwrapped
     for seed in range(40):
         env.reset(seed=seed)

@@ -3,7 +3,7 @@
 Each exploit test sends content-free answers (fixed plans over the move
 alphabet, random walks over the names on the board, the question's premises)
 and asserts the registered id pays none of them, and shows the raw scorer
-paying them (so the test fails on the old policy table). Each gold test
+paying them (so the test fails on the old scoring table). Each gold test
 checks that the gold and its legitimate variants still earn 1.0; the
 gold-free tasks' solved plans are checked in ``test_solvers.py``.
 """
@@ -18,7 +18,15 @@ import gymnasium as gym
 import pytest
 
 import gym_integrity  # noqa: F401
-from gym_integrity.envs.reasoning_gym import propositions, replay
+from gym_integrity.envs.reasoning_gym.tasks import (
+    boxnet,
+    graph_color,
+    knights_knaves,
+    propositional_logic,
+    rubiks_cube,
+    rush_hour,
+    sokoban,
+)
 
 ITEMS = 30
 
@@ -162,11 +170,11 @@ def test_the_rule_on_its_cases():
     refused = ["(S ∧ R)", "(S ∧ R) ∧ P", "(S ∧ R) ∨ ¬R", "P ∨ ¬R", "(S ∧ R) ↔ P", "P ∨ Q", "Q ∨ (R ∨ ¬R)",
                "Q ∨ ¬Q", "¬Q", "T", "((S ∧ R) ∧ (P → Q) ∧ P) ∨ S", "¬(¬S ∧ ¬(S ∧ R ∧ P))", "¬S → (S ∧ R)",
                "Q ∧ (P ∨ ¬R)"]
-    assert [a for a in paid if not propositions.concludes(a, item)] == []
-    assert [a for a in refused if propositions.concludes(a, item)] == []
-    assert propositions.solve(item) == "Q"
+    assert [a for a in paid if not propositional_logic.concludes(a, item)] == []
+    assert [a for a in refused if propositional_logic.concludes(a, item)] == []
+    assert propositional_logic.solve(item) == "Q"
     atoms = {"metadata": {"variables": ["P", "Q"], "premises": ["P", "Q"]}}
-    assert propositions.solve(atoms) is None and not propositions.has_conclusion(atoms)
+    assert propositional_logic.solve(atoms) is None and not propositional_logic.has_conclusion(atoms)
 
 
 def test_items_without_a_conclusion_are_not_drawn_and_the_solver_is_paid():
@@ -177,12 +185,12 @@ def test_items_without_a_conclusion_are_not_drawn_and_the_solver_is_paid():
     bare = 0
     for seed in range(40):
         raw.reset(seed=seed)
-        answer = propositions.solve(raw._item)
+        answer = propositional_logic.solve(raw._item)
         assert answer is not None, raw._item["metadata"]["premises"]
         bare += re.fullmatch(r"[A-Z]", answer) is not None
         assert raw.step(f"<answer>{answer}</answer>")[1] == 1.0, (seed, answer)
     assert bare > 0
-    undrawn = next(i for i in range(400) if not propositions.has_conclusion(raw.reset(options={"index": i})
+    undrawn = next(i for i in range(400) if not propositional_logic.has_conclusion(raw.reset(options={"index": i})
                                                                            and raw._item))
     assert raw._index == undrawn
     env.close()
@@ -191,7 +199,7 @@ def test_items_without_a_conclusion_are_not_drawn_and_the_solver_is_paid():
 def _quoted_statements(question: str, rng: random.Random) -> list[str]:
     quotes = [q.rstrip(".") for q in re.findall(r'"([^"]+)"', question) if "/" not in q]
     # A quoted pure assignment of a truthful speaker is the answer itself (left: picking it is inference).
-    return [q for q in quotes if replay.ROLE_ASSIGNMENT.fullmatch(q) is None]
+    return [q for q in quotes if knights_knaves.ROLE_ASSIGNMENT.fullmatch(q) is None]
 
 
 def test_a_statement_quoted_from_the_question_is_not_an_assignment():
@@ -238,7 +246,7 @@ def test_the_tasks_example_conclusions_that_meet_the_rule_are_still_paid():
     for index in range(120):
         raw.reset(options={"index": index})
         example = raw._item["metadata"]["example_answer"]
-        if propositions.concludes(example, raw._item):
+        if propositional_logic.concludes(example, raw._item):
             kept += 1
             assert raw.step(f"<answer>{example}</answer>")[1] == 1.0, (index, example)
     env.close()
@@ -247,21 +255,21 @@ def test_the_tasks_example_conclusions_that_meet_the_rule_are_still_paid():
 
 def test_illegal_moves_are_refused_by_the_replays():
     item = {"metadata": {"gamestr": "+ + + + +\n+ * @ X +\n+ + + + +\n"}}
-    assert replay.sokoban_moves_all_act("R", item) and not replay.sokoban_moves_all_act("UR", item)
-    assert not replay.sokoban_moves_all_act("RR", item)  # a push of a box into a wall
+    assert sokoban.sokoban_moves_all_act("R", item) and not sokoban.sokoban_moves_all_act("UR", item)
+    assert not sokoban.sokoban_moves_all_act("RR", item)  # a push of a box into a wall
     board = {"metadata": {"board_config": "oooooo" "oooooo" "AAoooB" "oooooB" "oooooo" "oooooo"}}
-    assert replay.car_moves_all_act("A+2", board) and not replay.car_moves_all_act("A+4", board)  # blocked by B
-    assert not replay.car_moves_all_act("A+0 A+2", board) and not replay.car_moves_all_act("go A+2", board)
+    assert rush_hour.car_moves_all_act("A+2", board) and not rush_hour.car_moves_all_act("A+4", board)  # blocked by B
+    assert not rush_hour.car_moves_all_act("A+0 A+2", board) and not rush_hour.car_moves_all_act("go A+2", board)
     state = {"metadata": {"initial_state": {"0.5_0.5": ["box_red"], "0.5_1.5": ["target_red"]}}}
     ok = '[{"Agent[0.5, 0.5]": "move(box_red, square[0.5, 1.5])"}, {"Agent[0.5, 1.5]": "move(box_red, target_red)"}]'
-    assert replay.boxnet_actions_all_act(ok, state)
-    assert not replay.boxnet_actions_all_act('[{"Agent[0.5, 1.5]": "move(box_red, target_red)"}]', state)
+    assert boxnet.boxnet_actions_all_act(ok, state)
+    assert not boxnet.boxnet_actions_all_act('[{"Agent[0.5, 1.5]": "move(box_red, target_red)"}]', state)
 
 
 def test_rubiks_cube_draws_no_scramble_that_cancels_below_its_minimum():
     """8 of 300 default items reduce to one move (D D' U is U): a fixed answer solved them. Strict never draws them;
     options={"index": i} still reaches any item, and the draw stays a fixed function of the seed."""
-    from gym_integrity.envs.reasoning_gym.replay import reduced_scramble_length
+    from gym_integrity.envs.reasoning_gym.tasks.rubiks_cube import reduced_scramble_length
 
     env = gym.make("ReasoningGym-v0", dataset="rubiks_cube")
     raw = env.unwrapped
@@ -316,7 +324,7 @@ def test_rubiks_cube_draws_no_scramble_whose_commuting_turns_cancel():
         raw.reset(options={"index": index})
         assert raw._item["metadata"]["scramble_moves"] == scramble
         assert _raw_scores(raw, [fixed]) == [1.0]  # a fixed answer solves it
-        assert not replay.scramble_keeps_its_length(raw._item)
+        assert not rubiks_cube.scramble_keeps_its_length(raw._item)
         raw.reset(seed=seed)
         assert raw._index != index and raw.step(f"<answer>{fixed}</answer>")[1] == 0.0
     drawn = 0
@@ -332,7 +340,7 @@ def test_rubiks_cube_draws_no_scramble_whose_commuting_turns_cancel():
 
 
 def test_rubiks_cube_solver_answers_still_paid_on_the_items_strict_draws():
-    from gym_integrity.envs.reasoning_gym.solvers import solve
+    from gym_integrity.envs.reasoning_gym.tasks import solve
 
     env = gym.make("ReasoningGym-v0", dataset="rubiks_cube")
     raw = env.unwrapped
@@ -353,12 +361,12 @@ def test_proper_colouring_share_is_the_exact_count_and_its_bounds_hold():
         edges = [(u, v) for u in range(n) for v in range(u + 1, n) if rng.random() < 0.4]
         puzzle = {"vertices": list(range(n)), "edges": edges, "color_options": list(range(1, k + 1))}
         proper = sum(all(c[u] != c[v] for u, v in edges) for c in itertools.product(range(k), repeat=n))
-        assert replay.proper_colouring_share(puzzle) == proper / k ** n, puzzle
-        lower, upper = replay._share_bounds(replay._neighbours(puzzle), k)
+        assert graph_color.proper_colouring_share(puzzle) == proper / k ** n, puzzle
+        lower, upper = graph_color.share_bounds(graph_color.neighbours(puzzle), k)
         assert lower <= proper / k ** n + 1e-12 and proper / k ** n <= upper + 1e-12, puzzle
     dense = {"vertices": list(range(12)), "edges": [(u, v) for u in range(12) for v in range(u + 1, 12)],
              "color_options": [1, 2, 3, 4]}
-    assert replay.proper_colouring_share(dense, max_states=10) is None  # past its bound: unknown, never guessed
+    assert graph_color.proper_colouring_share(dense, max_states=10) is None  # past its bound: unknown, never guessed
 
 
 def test_graph_color_draws_only_items_a_fixed_colouring_rarely_solves():
@@ -372,7 +380,7 @@ def test_graph_color_draws_only_items_a_fixed_colouring_rarely_solves():
     for seed in range(100):
         raw.reset(seed=seed)
         drawn.append(raw._index)
-        assert replay.proper_colouring_share(raw._item["metadata"]["puzzle"]) < replay.GUESSABLE_SHARE, seed
+        assert graph_color.proper_colouring_share(raw._item["metadata"]["puzzle"]) < graph_color.GUESSABLE_SHARE, seed
         paid += raw.step(f"<answer>{fixed}</answer>")[1] == 1.0
     assert paid <= 5, paid
     assert [raw.reset(seed=s)[1]["index"] for s in range(100)] == drawn
@@ -381,7 +389,7 @@ def test_graph_color_draws_only_items_a_fixed_colouring_rarely_solves():
     for seed in range(100):
         lenient.reset(seed=seed)
         guessed += lenient.step(f"<answer>{fixed}</answer>")[1] == 1.0
-        if replay.proper_colouring_share(lenient._item["metadata"]["puzzle"]) >= replay.GUESSABLE_SHARE:
+        if graph_color.proper_colouring_share(lenient._item["metadata"]["puzzle"]) >= graph_color.GUESSABLE_SHARE:
             skipped.append(lenient._index)
     assert guessed >= 15, "the generator's own draws are often solved by a fixed colouring (why this rule exists)"
     raw.reset(options={"index": skipped[0]})

@@ -58,7 +58,7 @@ def _paid_for_nothing(name: str) -> list[tuple[int, str, str, float, float]]:
     paid = []
     for index in range(items):
         question, _ = raw.reset(options={"index": index})
-        golds = raw.gold_answers()  # the item's own, else its dataset's solver's (solvers.py), as the audit reads it
+        golds = raw.gold_answers()  # the item's own, else its dataset's solver's (tasks/), as the audit reads it
         gold = golds[0] if golds else None
         gold_reward = raw.step(f"<answer>{gold}</answer>")[1] if gold is not None else 0.0
         wrong_reward = raw.step("<answer>-987654.321</answer>")[1]

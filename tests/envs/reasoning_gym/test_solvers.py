@@ -11,14 +11,13 @@ import gymnasium as gym
 import pytest
 
 import gym_integrity  # noqa: F401
-from gym_integrity.envs.reasoning_gym import replay, solvers
-from gym_integrity.envs.reasoning_gym.solvers import SOLVERS, solve
+from gym_integrity.envs.reasoning_gym.tasks import TASKS, boxnet, graph_color, rush_hour, solve
 
 #: Items per dataset, drawn by seed as the audit draws them.
 ITEMS = 100
 #: The seeds the audit plays (its 3 seeds, constant_answers' 6 episodes, the search probes' 6 items and 3 scouts).
 AUDIT_SEEDS = range(9)
-SOLVED = sorted(SOLVERS)
+SOLVED = sorted(name for name, task in TASKS.items() if task.solve is not None)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -69,7 +68,7 @@ def test_golds_of_items_with_one_answer_are_the_items_own():
     assert solve("leg_counting", raw._item) is None  # no solver: the item's own gold is the only source
 
 
-@pytest.mark.parametrize("name", sorted(SOLVERS))
+@pytest.mark.parametrize("name", SOLVED)
 def test_the_solvers_answer_reaches_no_agent_channel(name):
     """The stacked env's obs, info and render, at reset and at the step, never hold what the solver found."""
     env = gym.make("ReasoningGym-v0", dataset=name, render_mode="ansi")
@@ -102,17 +101,17 @@ def test_rush_hour_moves_each_car_in_full_and_names_cars_as_the_question_does():
     item = {"metadata": {"board_config": "oooooo" "oooQoo" "GGoQoo" "oooooo" "oooooo" "oooooo"}}
     answer = solve("rush_hour", item)
     assert answer in ("B-1 A+4", "B+2 A+4")
-    assert replay.car_moves_all_act(answer, {"metadata": {"board_config": item["metadata"]["board_config"]
+    assert rush_hour.car_moves_all_act(answer, {"metadata": {"board_config": item["metadata"]["board_config"]
                                                           .replace("G", "A").replace("Q", "B")}})
 
 
 def test_rush_hour_gives_up_past_its_bound(monkeypatch):
     item = {"metadata": {"board_config": "oooooo" "oooBoo" "AAoBoo" "oooooo" "oooooo" "oooooo"}}
     assert solve("rush_hour", item) is not None
-    monkeypatch.setattr(solvers, "RUSH_HOUR_MAX_BOARDS", 2)
+    monkeypatch.setattr(rush_hour, "MAX_BOARDS", 2)
     assert solve("rush_hour", item) is None
     walled = {"metadata": {"board_config": "oooooo" "oooooo" "AAoxoo" "oooooo" "oooooo" "oooooo"}}
-    monkeypatch.setattr(solvers, "RUSH_HOUR_MAX_BOARDS", 1000)
+    monkeypatch.setattr(rush_hour, "MAX_BOARDS", 1000)
     assert solve("rush_hour", walled) is None  # a wall on the red car's row: no solution, every board visited
 
 
@@ -125,7 +124,7 @@ def test_boxnet_walks_each_box_to_its_target():
                     {"Agent[1.5, 1.5]": "move(box_red, target_red)"},
                     {"Agent[1.5, 0.5]": "move(box_blue, square[0.5, 0.5])"},
                     {"Agent[0.5, 0.5]": "move(box_blue, target_blue)"}]
-    assert replay.boxnet_actions_all_act(json.dumps(plan), item)
+    assert boxnet.boxnet_actions_all_act(json.dumps(plan), item)
 
 
 def test_rubiks_cube_undoes_the_scramble_or_gives_none_for_moves_its_scorer_skips():
@@ -144,7 +143,7 @@ def test_graph_color_colours_properly_or_gives_none(monkeypatch):
     complete = [(u, v) for u in range(4) for v in range(u + 1, 4)]
     assert solve("graph_color", item(complete)) is None  # K4 in 3 colours
     assert solve("graph_color", item(complete, colours=4)) is not None
-    monkeypatch.setattr(solvers, "GRAPH_COLOR_MAX_STEPS", 3)
+    monkeypatch.setattr(graph_color, "MAX_STEPS", 3)
     assert solve("graph_color", item(complete, colours=4)) is None
 
 

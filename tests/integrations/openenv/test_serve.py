@@ -68,10 +68,11 @@ FQ_QUERY = (f"SELECT line_item, to_number(\"2024\") AS v FROM {FQ_INCOME} "
 #: Keys no payload may hold, at any depth (answer-bearing names and the stack's privileged info).
 FORBIDDEN_KEYS = {"privileged", "answer", "answers", "gold", "gold_answer", "gold_answers", "reference_solution",
                   "solution", "judge_output"}
-#: The only ``metadata`` content on the wire: submit_proof's public fields, an observation's verdict/no_verdict, and
-#: for an env with tools the public part of OpenEnv FinQA's metadata.
+#: The only ``metadata`` content on the wire: submit_proof's public fields, an observation's verdict/no_verdict,
+#: for an env with tools the public part of OpenEnv FinQA's metadata, and QEDMath's reset nesting our observation
+#: (``gym_integrity``, itself checked key by key).
 TOOL_METADATA_KEYS = {"problem_id", "verdict", "no_verdict", "frozen", "attempts_remaining", "question", "company",
-                      "tool_result"}
+                      "tool_result", "gym_integrity"}
 UPSTREAM_TOOLS = {"get_problem", "submit_proof", "get_grading_guidelines"}
 
 

@@ -1,4 +1,4 @@
-"""propositional_logic under strict scoring: truth tables of the task's formulas, the rule a conclusion must meet, and a solver.
+"""propositional_logic under strict scoring: truth tables of the task's formulas, a conclusion's rule, a solver.
 
 The task asks "What can we conclude?" and its scorer pays any conclusion the
 premises entail that is not a tautology. Text built from the question alone
@@ -32,7 +32,8 @@ assignment of the item's variables (one bit a row).
 from __future__ import annotations
 
 import itertools
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = ["Tables", "concludes", "has_conclusion", "solve"]
 
@@ -86,8 +87,8 @@ class Tables:
         operator = node.operator.value if node.operator is not None else None
         if operator == "¬":
             return self._flat(node.left, not positive, joint)
-        splits = {("∨", True): "∨", ("∧", False): "∨", ("→", True): "∨", ("∧", True): "∧", ("∨", False): "∧",
-                  ("→", False): "∧"}
+        splits: dict[tuple[str | None, bool], str] = {("∨", True): "∨", ("∧", False): "∨", ("→", True): "∨",
+                                                      ("∧", True): "∧", ("∨", False): "∧", ("→", False): "∧"}
         if splits.get((operator, positive)) == joint:
             left_positive = positive if operator != "→" else not positive
             return self._flat(node.left, left_positive, joint) + self._flat(node.right, positive, joint)
@@ -129,7 +130,8 @@ class Tables:
         return ((mask & column) >> shift) | ((mask & ~column & self.full) << shift)
 
     def meets_rule(self, mask: int, names: frozenset[str]) -> bool:
-        """Rules 1-3 of the module docstring (semantic: the truth table) for a conclusion's mask and the variables written in it."""
+        """Rules 1-3 of the module docstring (semantic: the truth table) for a conclusion's mask and the variables
+        written in it."""
         if self.models & ~mask or mask == self.full:
             return False  # not entailed, or a tautology
         if all(c & mask in (0, c) for c in self.classes):
