@@ -6,8 +6,8 @@ with strict scoring builds a :class:`DrawPlan` for its generator from
 
 * **Answer in the question.** An item whose answer appears verbatim in its
   question (as a token, or as a run of whole tokens) is not drawn, unless the
-  text is one the dataset's questions share (an option every question lists,
-  like ``Yes``/``No`` or ``-1`` for impossible): copying the question's number
+  text is an option: a token most of the dataset's questions show that is
+  also a common answer (``Yes``/``No``, ``-1`` for impossible): copying the question's number
   was paid on prime_factorization's primes. Where the answer is in the question
   on more than half the items, the question lists candidates and choosing one is
   the task (a selection): nothing is filtered.
@@ -72,8 +72,10 @@ EXTRA_ITEMS = 900
 MAX_VISITS = 128
 #: Labels of visited indices kept per generator and process (a walk regenerates no item it labelled before).
 MAX_LABELS_KEPT = 200_000
-#: A token in at least this share of the sampled questions is the dataset's template (an option, an instruction).
+#: A token in at least this share of the sampled questions, and the answer of at least OPTION_SHARE of the items,
+#: is one of the dataset's options (not an answer copied from the question).
 TEMPLATE_SHARE = 0.5
+OPTION_SHARE = 0.02
 #: Past this share of items with the answer in the question, the question lists candidates: nothing is filtered.
 SELECTION_SHARE = 0.5
 _SAMPLE_SEED = 0x5EED_D4A7
@@ -285,7 +287,11 @@ def build_plan(sample: list[tuple[int, Mapping[str, Any]]]) -> DrawPlan:
     counts: Counter[str] = Counter()
     for tokens in questions:
         counts.update(set(tokens))
-    template = frozenset(t for t, c in counts.items() if c >= TEMPLATE_SHARE * max(len(sample), 1))
+    answers = Counter(label_of(item.get("answer")) for _, item in sample)
+    # An option: a token most questions show that is also a common answer (Yes/No, -1 for impossible); a token the
+    # template shows that is rarely the answer (prime_factorization's worked example "2 × 2 × 3") still counts.
+    template = frozenset(t for t, c in counts.items() if c >= TEMPLATE_SHARE * max(len(sample), 1)
+                         and answers[t] >= OPTION_SHARE * len(sample))
     echoed = [answer_in_question(label_of(item.get("answer")), tokens, template)
               for (_, item), tokens in zip(sample, questions)]
     echo_share = sum(echoed) / max(len(sample), 1)
