@@ -185,8 +185,12 @@ class ReasoningGymEnv(TextEnv):
                          self._pays_own_example)
 
     def _sample_item(self, index: int) -> dict[str, Any] | None:
-        """The item at ``index`` if its policy draws it and strict scoring pays its own example answer, else None."""
-        item = _ITEMS.get(self._key, self._dataset, index)
+        """The item at ``index`` if its policy draws it and strict scoring pays its own example answer, else None
+        (also when the generator fails on that index: maze's raises on some, and a walk visits many)."""
+        try:
+            item = _ITEMS.get(self._key, self._dataset, index)
+        except Exception:  # noqa: BLE001  (the task's generator: any failure means no item here)
+            return None
         return item if self._drawn(index, item) and self._pays_own_example(item) else None
 
     def _pays_own_example(self, item: dict[str, Any]) -> bool:
