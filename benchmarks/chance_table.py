@@ -129,7 +129,13 @@ def _rows(paths: str) -> list[dict[str, Any]]:
         with open(path, encoding="utf-8") as lines:
             rows = [json.loads(line) for line in lines if line.strip()]
         for row in rows:
-            merged.setdefault(row["dataset"], {}).update(row)
+            into = merged.setdefault(row["dataset"], {})
+            if "error" not in row:
+                into.pop("error", None)  # a later run measured it
+            elif "before" in into or "after" in into:
+                into.setdefault("note", row["error"])
+                continue
+            into.update(row)
     return list(merged.values())
 
 
@@ -141,7 +147,7 @@ def render(paths: str) -> str:
         if "error" in row:
             out.append(f"| {row['dataset']} | | | | | error: {row['error']} | |")
             continue
-        before, after = row.get("before", {"constant": "", "reward": float("nan")}), row.get("after")
+        before, after = row.get("before", {"constant": "(not measured)", "reward": float("nan")}), row.get("after")
         limit = limit_of(row)
         ok = "yes" if (after or before)["reward"] <= limit + 1e-9 else "**no**"
         after_text = f"{_shown(after['constant'])} {after['reward']:.3f}" if after else "(no draw)"
