@@ -79,11 +79,12 @@ class FinQAConfig:
         check_str("FinQAConfig.split", self.split)
         check_str("FinQAConfig.questions_file", self.questions_file)
         if "/" in self.questions_file or "\\" in self.questions_file or self.questions_file.startswith("."):
-            raise ValueError(f"FinQAConfig.questions_file must be a file name under benchmark_questions/, "
-                             f"got {self.questions_file!r}")
+            raise ValueError(
+                f"FinQAConfig.questions_file must be a file name under benchmark_questions/, "
+                f"got {self.questions_file!r}"
+            )
         check_choice("FinQAConfig.scoring", self.scoring, SCORING_MODES)
-        for name, low in (("step_budget", 1), ("sql_row_cap", 1), ("max_result_chars", 100),
-                          ("max_action_chars", 100)):
+        for name, low in (("step_budget", 1), ("sql_row_cap", 1), ("max_result_chars", 100), ("max_action_chars", 100)):
             check_int(f"FinQAConfig.{name}", getattr(self, name), low=low)
         check_number("FinQAConfig.rel_tol", self.rel_tol, low=0, high=1)
         check_number("FinQAConfig.abs_tol", self.abs_tol, low=0, high=float("inf"))

@@ -48,8 +48,9 @@ The original FinQA rule (``"finqa_exact"``): both sides rounded to 5 decimals, t
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from fractions import Fraction
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
 
 from gym_integrity.grading.numbers import GROUPED_DECIMAL
 from gym_integrity.grading.reader import all_boxed
@@ -76,9 +77,32 @@ MAX_VALUES = 50
 
 _TEXT_CMD = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
 _UNIT_WORDS = (
-    "million", "millions", "billion", "billions", "thousand", "thousands", "mn", "bn", "m", "b", "k",
-    "usd", "dollars", "dollar", "shares", "units", "gwh", "years", "year", "percentage", "percentage points",
-    "percentage point", "pp", "points", "point", "bps",
+    "million",
+    "millions",
+    "billion",
+    "billions",
+    "thousand",
+    "thousands",
+    "mn",
+    "bn",
+    "m",
+    "b",
+    "k",
+    "usd",
+    "dollars",
+    "dollar",
+    "shares",
+    "units",
+    "gwh",
+    "years",
+    "year",
+    "percentage",
+    "percentage points",
+    "percentage point",
+    "pp",
+    "points",
+    "point",
+    "bps",
 )
 _NUMBER = re.compile(
     rf"""(?P<sign>[-+\u2212]?)\s*(?P<open>\()?\s*(?P<sign2>[-+\u2212]?)\s*\$?\s*
@@ -87,8 +111,9 @@ _NUMBER = re.compile(
         \s*(?P<close>\))?\s*(?P<pct>%|percent(?!age))?""",
     re.VERBOSE | re.IGNORECASE,
 )
-_YEAR_KEY = re.compile(r"^\s*(?:fy\s*|fiscal\s+(?:year\s+)?|in\s+)?((?:19|20)\d{2})\s*(?::|=|-|\u2013)\s*(.+)$",
-                       re.IGNORECASE | re.DOTALL)
+_YEAR_KEY = re.compile(
+    r"^\s*(?:fy\s*|fiscal\s+(?:year\s+)?|in\s+)?((?:19|20)\d{2})\s*(?::|=|-|\u2013)\s*(.+)$", re.IGNORECASE | re.DOTALL
+)
 #: A gold that is a year (which year had the highest margin?): matched exactly, never within the tolerance.
 _YEAR = re.compile(r"(?:fy\s*|fiscal\s+(?:year\s+)?|in\s+)?((?:19|20)\d{2})", re.IGNORECASE)
 # Split several values on ';' or on ',' unless the comma is a thousands separator
@@ -153,9 +178,29 @@ def _amount(text: str) -> Amount | None:
         return None
     rest = (text[: match.start()] + " " + text[match.end() :]).lower()
     words = re.sub(r"[^a-z ]", " ", rest).split()
-    if any(word not in _UNIT_WORDS and word not in ("about", "approximately", "approx", "is", "the", "answer",
-                                                     "of", "a", "an", "in", "to", "up", "down", "by", "or", "usd")
-           for word in words):
+    if any(
+        word not in _UNIT_WORDS
+        and word
+        not in (
+            "about",
+            "approximately",
+            "approx",
+            "is",
+            "the",
+            "answer",
+            "of",
+            "a",
+            "an",
+            "in",
+            "to",
+            "up",
+            "down",
+            "by",
+            "or",
+            "usd",
+        )
+        for word in words
+    ):
         return None
     num = match.group("num").replace(",", "")
     value = Fraction(num)
@@ -221,8 +266,8 @@ def amounts_match(pred: Amount, gold: Amount, rel_tol: float = 0.01, abs_tol: fl
         return pred.value == gold.value
     diff = abs(pred.value - gold.value)
     if pred.decimals is None or (gold.decimals is not None and pred.decimals >= gold.decimals):
-        return 2 * diff * 10 ** gold.decimals <= 1  # type: ignore[operator]
-    return 2 * diff * 10 ** pred.decimals <= 1 and _within_tolerance(pred.value, gold.value, rel_tol, abs_tol)
+        return 2 * diff * 10**gold.decimals <= 1  # type: ignore[operator]
+    return 2 * diff * 10**pred.decimals <= 1 and _within_tolerance(pred.value, gold.value, rel_tol, abs_tol)
 
 
 def _is_year(pred: str, year: str) -> bool:
@@ -288,7 +333,8 @@ def read_submission(text: str) -> Submission:
 def _lists_match(pred: Submission, gold: Submission, rel_tol: float, abs_tol: float) -> bool:
     if gold.by_year is not None and pred.by_year is not None:
         return set(gold.by_year) == set(pred.by_year) and all(
-            values_match(pred.by_year[y], gold.by_year[y], rel_tol, abs_tol) for y in gold.by_year)
+            values_match(pred.by_year[y], gold.by_year[y], rel_tol, abs_tol) for y in gold.by_year
+        )
     gold_values = gold.values if gold.by_year is None else list(gold.by_year.values())  # in the gold order
     if len(pred.values) != len(gold_values):
         return False
@@ -308,8 +354,9 @@ def _exact_match(pred: list[str], gold: list[str]) -> bool:
     return True
 
 
-def score_answer(submitted: str, gold: str | Iterable[str], mode: str = "tolerance",
-                 rel_tol: float = 0.01, abs_tol: float = 1.0) -> Grade:
+def score_answer(
+    submitted: str, gold: str | Iterable[str], mode: str = "tolerance", rel_tol: float = 0.01, abs_tol: float = 1.0
+) -> Grade:
     """Grade ``submitted`` against one gold answer or several accepted forms of it (any may match).
 
     Returns a :class:`~gym_integrity.protocol.Grade`: ``correct`` (1.0),

@@ -18,8 +18,10 @@ __all__ = ["not_an_answer", "restates", "several_values"]
 
 #: Operators that pose a computation (math_verify evaluates them: ``\lim_{x\to 0}\frac{\sin 2x}{x}`` equals 2); read
 #: in the one spelling the reader hands on (:func:`~gym_integrity.grading.spelling.normal_spelling`).
-_POSING = re.compile(r"\\(?:i+nt|oint|lim(?:sup|inf)?|sum|prod|partial)(?![A-Za-z])"
-                     r"|\\frac\{d(?![A-Za-z]{2})[^{}]*\}\{d\s*[A-Za-z]")
+_POSING = re.compile(
+    r"\\(?:i+nt|oint|lim(?:sup|inf)?|sum|prod|partial)(?![A-Za-z])"
+    r"|\\frac\{d(?![A-Za-z]{2})[^{}]*\}\{d\s*[A-Za-z]"
+)
 #: Two numbers side by side: math_verify reads ``3 7`` as 10 (as if a mixed number) and ``1 000`` as 0.
 _JUXTAPOSED = re.compile(r"\d\s+\d")
 #: Operations a statement poses on its numbers that math_verify evaluates when boxed: a remainder, a determinant

@@ -45,11 +45,12 @@ import os
 import re
 import sys
 import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from gym_integrity.checks import is_int
 from gym_integrity.datacheck import DataReport, DataWarning, RowProblem, user_stacklevel
@@ -57,8 +58,18 @@ from gym_integrity.envs.qed_math.golds import check_golds, distinct_boxed, is_op
 from gym_integrity.grading.reader import all_boxed, last_boxed
 from gym_integrity.workers import ProcessCache
 
-__all__ = ["Problem", "ProblemSet", "PROBLEM_TYPES", "FIELD_ALIASES", "BUILTIN_PATH", "GENERIC_PROOF_GUIDELINES",
-           "BadRow", "load_problems", "normalise_row", "check_problems"]
+__all__ = [
+    "Problem",
+    "ProblemSet",
+    "PROBLEM_TYPES",
+    "FIELD_ALIASES",
+    "BUILTIN_PATH",
+    "GENERIC_PROOF_GUIDELINES",
+    "BadRow",
+    "load_problems",
+    "normalise_row",
+    "check_problems",
+]
 
 PROBLEM_TYPES = ("proof", "answer", "multi_step")
 
@@ -154,8 +165,9 @@ def _rubric_text(value: Any) -> str:
             pts = f" ({points} point{'s' if points != 1 else ''})" if points is not None else ""
             lines.append(f"- {title}{pts}" + (f": {desc}" if desc else ""))
         return "\n".join(lines)
-    raise BadRow("bad_field",
-                 f"grading guidelines must be text or a list of {{title, points, desc}}, got {type(value).__name__}")
+    raise BadRow(
+        "bad_field", f"grading guidelines must be text or a list of {{title, points, desc}}, got {type(value).__name__}"
+    )
 
 
 def _text(value: Any, name: str) -> str:
@@ -185,8 +197,9 @@ def _one_gold(text: str, where: str) -> str:
     r"""The single answer ``text`` boxes, or ``text`` itself if it boxes none; several different: BadRow."""
     answers = distinct_boxed(text)
     if len(answers) > 1:
-        raise BadRow("ambiguous_gold", f"{where} boxes {len(answers)} different answers; "
-                                       "give the gold in an `answer` field")
+        raise BadRow(
+            "ambiguous_gold", f"{where} boxes {len(answers)} different answers; give the gold in an `answer` field"
+        )
     return answers[0] if answers else text
 
 
@@ -205,7 +218,9 @@ def _normalise(row: Any, source: str, index: int) -> tuple[Problem, bool]:
     reference = "" if reference is None else _text(reference, "reference_solution")
     guidelines = _rubric_text(_first(row, "grading_guidelines"))
     # An explicit short answer next to a worked solution is the gold answer.
-    explicit_answer = row.get("answer") if any(n in row for n in ("reference_solution", "solution", "Solution")) else None
+    explicit_answer = (
+        row.get("answer") if any(n in row for n in ("reference_solution", "solution", "Solution")) else None
+    )
     explicit_answer = None if explicit_answer is None else _text(explicit_answer, "answer")
     kind = _explicit_type(row)
     if kind is None:
@@ -234,11 +249,15 @@ def _normalise(row: Any, source: str, index: int) -> tuple[Problem, bool]:
         else:
             gold = _one_gold(reference, "the reference solution")
             # A worked solution without a box stands in for the gold (an `answer` field alone is a short answer).
-            whole_reference = (bool(reference) and not all_boxed(reference)
-                               and any(row.get(n) is not None for n in ("reference_solution", "solution", "Solution")))
+            whole_reference = (
+                bool(reference)
+                and not all_boxed(reference)
+                and any(row.get(n) is not None for n in ("reference_solution", "solution", "Solution"))
+            )
         if not gold.strip():
-            raise BadRow("empty_answer", "an answer problem needs a gold answer (reference_solution / solution / "
-                                         "answer)")
+            raise BadRow(
+                "empty_answer", "an answer problem needs a gold answer (reference_solution / solution / answer)"
+            )
     problem_id = _first(row, "problem_id")
     problem_id = f"{source}/{index}" if problem_id is None else _text(problem_id, "problem_id")
     if not problem_id:
@@ -309,7 +328,7 @@ def _read_local(path: Path | Traversable) -> Iterable[tuple[int, Any]]:
     if isinstance(data, Mapping) and isinstance(data.get("problems"), list):
         data = data["problems"]
     if not isinstance(data, list):
-        raise ValueError(f"QEDMathConfig.dataset: {path} must hold a list of problems or {{\"problems\": [...]}}")
+        raise ValueError(f'QEDMathConfig.dataset: {path} must hold a list of problems or {{"problems": [...]}}')
     yield from enumerate(data, start=1)
 
 
@@ -326,8 +345,10 @@ def _load_hub(hub_id: str, config: str | None, split: str) -> Any:
     try:
         loaded = datasets.load_dataset(hub_id, config, split=split)
     except Exception as exc:
-        raise ValueError(f"QEDMathConfig.dataset: could not load Hugging Face dataset {hub_id!r} "
-                         f"(config={config!r}, split={split!r}): {type(exc).__name__}: {exc}") from None
+        raise ValueError(
+            f"QEDMathConfig.dataset: could not load Hugging Face dataset {hub_id!r} "
+            f"(config={config!r}, split={split!r}): {type(exc).__name__}: {exc}"
+        ) from None
     return loaded
 
 
@@ -344,8 +365,12 @@ def _source_key(source: Any) -> Any:
             return ("dir", str(path.resolve()), path.stat().st_mtime_ns)
         return ("hub", str(source), None, "train")
     if isinstance(source, Mapping):
-        return ("hub", str(source.get("hub_id") or source.get("path")), source.get("config"),
-                source.get("split", "train"))
+        return (
+            "hub",
+            str(source.get("hub_id") or source.get("path")),
+            source.get("config"),
+            source.get("split", "train"),
+        )
     if _is_hf_dataset(source):
         return ("hf-object", id(source), getattr(source, "_fingerprint", None))
     return ("other", id(source))
@@ -365,15 +390,19 @@ def _rows_of(source: Any) -> tuple[str, Iterable[tuple[int, Any]]]:
         if path.is_dir():  # a local dataset directory, read by `datasets` like a hub repo
             return text, enumerate(_load_hub(text, None, "train"), start=1)
         if path.suffix in (".jsonl", ".json") or not _HUB_ID.fullmatch(text):
-            raise ValueError(f"QEDMathConfig.dataset: {text!r} is not an existing .jsonl/.json file "
-                             "nor a Hugging Face hub id 'owner/name'")
+            raise ValueError(
+                f"QEDMathConfig.dataset: {text!r} is not an existing .jsonl/.json file "
+                "nor a Hugging Face hub id 'owner/name'"
+            )
         return text, enumerate(_load_hub(text, None, "train"), start=1)
     if isinstance(source, Mapping):
         unknown = sorted(set(source) - {"hub_id", "path", "config", "split"})
         hub_id = source.get("hub_id") or source.get("path")
         if unknown or not isinstance(hub_id, str):
-            raise ValueError("QEDMathConfig.dataset: a dict source is {'hub_id' | 'path': str, 'config': str, "
-                             f"'split': str}}; got keys {sorted(source)}")
+            raise ValueError(
+                "QEDMathConfig.dataset: a dict source is {'hub_id' | 'path': str, 'config': str, "
+                f"'split': str}}; got keys {sorted(source)}"
+            )
         if Path(hub_id).is_file():
             return _rows_of(hub_id)
         split = source.get("split", "train")
@@ -381,9 +410,11 @@ def _rows_of(source: Any) -> tuple[str, Iterable[tuple[int, Any]]]:
     if _is_hf_dataset(source):
         name = (getattr(source, "info", None) and source.info.dataset_name) or "dataset"
         return str(name), enumerate(source, start=1)
-    raise TypeError("QEDMathConfig.dataset must be None, a .jsonl/.json path, a hub id 'owner/name', a dict "
-                    "{'hub_id'|'path', 'config', 'split'}, a datasets.Dataset, or a list of these; "
-                    f"got {type(source).__name__}")
+    raise TypeError(
+        "QEDMathConfig.dataset must be None, a .jsonl/.json path, a hub id 'owner/name', a dict "
+        "{'hub_id'|'path', 'config', 'split'}, a datasets.Dataset, or a list of these; "
+        f"got {type(source).__name__}"
+    )
 
 
 def _scan(source: Any) -> tuple[str, tuple[Problem, ...], DataReport]:
@@ -401,8 +432,9 @@ def _scan(source: Any) -> tuple[str, tuple[Problem, ...], DataReport]:
             continue
         candidates.append((number, problem, whole_reference))
     # One batch for math_verify: plain golds cost nothing, the rest share one short-lived worker pool.
-    verdicts = check_golds(p.gold_answer for _, p, _ in candidates
-                           if p.grader == "verifier" and p.answer_kind == "math")
+    verdicts = check_golds(
+        p.gold_answer for _, p, _ in candidates if p.grader == "verifier" and p.answer_kind == "math"
+    )
     problems: list[Problem] = []
     seen: set[str] = set()
     for number, problem, whole_reference in candidates:
@@ -451,8 +483,10 @@ def _load_one(source: Any) -> tuple[Problem, ...]:
     name, problems, report = _scan(source)
     report.warn(stacklevel=user_stacklevel())  # points at the user's line
     if not problems:
-        raise ValueError(f"QEDMathConfig.dataset: {name} has no usable problem row ({report.summary()}); "
-                         "`gym-integrity check-data qed SOURCE` lists every skipped row")
+        raise ValueError(
+            f"QEDMathConfig.dataset: {name} has no usable problem row ({report.summary()}); "
+            "`gym-integrity check-data qed SOURCE` lists every skipped row"
+        )
     return _PROBLEMS.setdefault(key, problems)
 
 
@@ -489,8 +523,12 @@ def load_problems(dataset: Any, problem_types: Sequence[str] | None = None) -> P
                 left_out.setdefault(problem.problem_id, problem.problem_type)
                 continue
             if problem.problem_id in by_id:
-                warnings.warn(f"QEDMath: problem_id {problem.problem_id!r} from {problem.dataset_source} "
-                              "repeats an earlier source's; skipped", DataWarning, stacklevel=user_stacklevel())
+                warnings.warn(
+                    f"QEDMath: problem_id {problem.problem_id!r} from {problem.dataset_source} "
+                    "repeats an earlier source's; skipped",
+                    DataWarning,
+                    stacklevel=user_stacklevel(),
+                )
                 continue
             by_id[problem.problem_id] = len(problems)
             problems.append(problem)

@@ -48,8 +48,19 @@ from typing import Any
 from gym_integrity.envs.reasoning_gym.datasets import _REFERENCE_KEYS
 from gym_integrity.workers import ProcessCache
 
-__all__ = ["MAX_VISITS", "SAMPLE_ITEMS", "STATED_RULES", "DrawPlan", "answer_in_question", "build_plan", "label_of",
-           "labels_for", "own_example", "plan_for", "stratum_position"]
+__all__ = [
+    "MAX_VISITS",
+    "SAMPLE_ITEMS",
+    "STATED_RULES",
+    "DrawPlan",
+    "answer_in_question",
+    "build_plan",
+    "label_of",
+    "labels_for",
+    "own_example",
+    "plan_for",
+    "stratum_position",
+]
 
 #: Items each plan reads to estimate the labels (generated once per process per generator configuration).
 SAMPLE_ITEMS = 300
@@ -91,7 +102,8 @@ STATED_RULES = {
         "Your conclusion must be inferred, not assembled from the premises: it must follow from them and not be a "
         "tautology; it must not be a truth function of the premises (such as a premise itself, their conjunction, "
         "or premises joined by a connective); every variable in it must matter; and no disjunct may be redundant. "
-        "A single variable or its negation that follows is a valid conclusion."),
+        "A single variable or its negation that follows is a valid conclusion."
+    )
 }
 
 _PLANS: ProcessCache[tuple[str, str], DrawPlan] = ProcessCache("reasoning-gym draw plans", max_items=256)
@@ -143,7 +155,7 @@ def answer_in_question(label: str | None, tokens: list[str], template: frozenset
     if len(words) == 1:
         return label in tokens
     n = len(words)
-    return any(tokens[i:i + n] == words for i in range(len(tokens) - n + 1))
+    return any(tokens[i : i + n] == words for i in range(len(tokens) - n + 1))
 
 
 def stratum_position(seed: int, resets: int) -> float:
@@ -153,7 +165,7 @@ def stratum_position(seed: int, resets: int) -> float:
     >>> sorted(round(stratum_position(s, 0) * 4) % 4 for s in range(8))  # 8 consecutive seeds, 4 equal strata
     [0, 0, 1, 1, 2, 2, 3, 3]
     """
-    return (((seed + resets) * _GOLDEN) & _MASK) / 2 ** 64
+    return (((seed + resets) * _GOLDEN) & _MASK) / 2**64
 
 
 @dataclass(frozen=True)
@@ -192,9 +204,15 @@ class DrawPlan:
             position -= share
         return self.strata[-1][0], 0.0
 
-    def draw(self, position: float, next_index: Callable[[], int], item_at: Callable[[int], dict[str, Any] | None],
-             labels: dict[int, str | None], fallback: Callable[[], tuple[int, dict[str, Any]]],
-             honest: Callable[[dict[str, Any]], bool]) -> tuple[int, dict[str, Any]]:
+    def draw(
+        self,
+        position: float,
+        next_index: Callable[[], int],
+        item_at: Callable[[int], dict[str, Any] | None],
+        labels: dict[int, str | None],
+        fallback: Callable[[], tuple[int, dict[str, Any]]],
+        honest: Callable[[dict[str, Any]], bool],
+    ) -> tuple[int, dict[str, Any]]:
         """The first index of the seed's stream (``next_index``) whose item its policy draws (``item_at`` gives it,
         or None), is not an echo, and belongs to the stratum at ``position``. ``labels`` remembers each index's
         label (None: not drawn) so a repeated walk generates nothing it generated before; the walk visits at most
@@ -254,8 +272,9 @@ def _strata(counts: list[tuple[str, int]], sampled: int, least: int) -> tuple[li
     return strata, max(share, max((n for _, n in counts if n < least), default=0) / sampled)
 
 
-def _capped(counts: list[tuple[str, int]], sampled: int,
-            target: float) -> tuple[list[tuple[str | None, float]], float] | None:
+def _capped(
+    counts: list[tuple[str, int]], sampled: int, target: float
+) -> tuple[list[tuple[str | None, float]], float] | None:
     """The labels above ``target`` as strata at the target, the rest at their natural proportions scaled up by at
     most ``MAX_INFLATION`` (else None: the sample's error would be scaled too). Returns the strata and the cap."""
     heads = 0
@@ -290,35 +309,50 @@ def build_plan(sample: list[tuple[int, Mapping[str, Any]]]) -> DrawPlan:
     answers = Counter(label_of(item.get("answer")) for _, item in sample)
     # An option: a token most questions show that is also a common answer (Yes/No, -1 for impossible); a token the
     # template shows that is rarely the answer (prime_factorization's worked example "2 × 2 × 3") still counts.
-    template = frozenset(t for t, c in counts.items() if c >= TEMPLATE_SHARE * max(len(sample), 1)
-                         and answers[t] >= OPTION_SHARE * len(sample))
-    echoed = [answer_in_question(label_of(item.get("answer")), tokens, template)
-              for (_, item), tokens in zip(sample, questions)]
+    template = frozenset(
+        t
+        for t, c in counts.items()
+        if c >= TEMPLATE_SHARE * max(len(sample), 1) and answers[t] >= OPTION_SHARE * len(sample)
+    )
+    echoed = [
+        answer_in_question(label_of(item.get("answer")), tokens, template)
+        for (_, item), tokens in zip(sample, questions)
+    ]
     echo_share = sum(echoed) / max(len(sample), 1)
     filters = echo_share <= SELECTION_SHARE
     kept = [(index, item) for (index, item), echo in zip(sample, echoed) if not (filters and echo)]
     labels = Counter(label_of(item.get("answer")) for _, item in kept)
-    shares = sorted(((label, n / len(kept)) for label, n in labels.items() if label is not None),
-                    key=lambda pair: (-pair[1], pair[0]))
+    shares = sorted(
+        ((label, n / len(kept)) for label, n in labels.items() if label is not None),
+        key=lambda pair: (-pair[1], pair[0]),
+    )
     top = tuple((label, round(share, 3)) for label, share in shares[:4])
     if not kept or None in labels or len(labels) < 2:  # no single answer, or one: nothing to balance
         return DrawPlan(len(labels), 1.0, (), template, filters, echo_share, top, {})
-    counts = [(label, labels[label]) for label, _ in shares]
+    ranked = [(label, labels[label]) for label, _ in shares]
     k, sampled = len(labels), len(kept)
     target = 1 / k + TARGET_MARGIN
     # Options: every one a stratum. Open answers: labels seen three times, or twice where that leaves a label above
     # the target; the rest at their natural share.
     least = 1 if k <= FEW_LABELS else 3
-    if k > FEW_LABELS and counts[0][1] / sampled <= target:  # open answers none of which is common: drawn as made
-        return DrawPlan(k, counts[0][1] / sampled, (), template, filters, echo_share, top, {})
-    capped = _capped(counts, sampled, target) if k > FEW_LABELS else None
+    if k > FEW_LABELS and ranked[0][1] / sampled <= target:  # open answers none of which is common: drawn as made
+        return DrawPlan(k, ranked[0][1] / sampled, (), template, filters, echo_share, top, {})
+    capped = _capped(ranked, sampled, target) if k > FEW_LABELS else None
     if capped is not None:  # a few common open answers: those capped, the rest barely changed
-        return DrawPlan(k, capped[1], tuple(capped[0]), template, filters, echo_share, top,
-                        _pools(kept, {label for label, _ in capped[0] if label is not None}))
-    strata, cap = _strata(counts, sampled, least)
+        return DrawPlan(
+            k,
+            capped[1],
+            tuple(capped[0]),
+            template,
+            filters,
+            echo_share,
+            top,
+            _pools(kept, {label for label, _ in capped[0] if label is not None}),
+        )
+    strata, cap = _strata(ranked, sampled, least)
     if cap > target and least == 3:
         least = 2
-        strata, cap = _strata(counts, sampled, least)
+        strata, cap = _strata(ranked, sampled, least)
     pools = _pools(kept, {label for label, _ in strata if label is not None})
     return DrawPlan(k, cap, tuple(strata), template, filters, echo_share, top, pools)
 
@@ -326,10 +360,12 @@ def build_plan(sample: list[tuple[int, Mapping[str, Any]]]) -> DrawPlan:
 def plan_for(key: str, scoring: str, sample: Callable[[int], Mapping[str, Any] | None], size: int) -> DrawPlan:
     """The generator's plan, built once per process: ``sample(index)`` is the item at that index if its policy
     draws it, else None."""
+
     def build() -> DrawPlan:
         indices = _sample_indices(size)[:SAMPLE_ITEMS]
         plan = build_plan([(index, item) for index in indices if (item := sample(index)) is not None])
         return _fill_pools(plan, sample, size)
+
     return _PLANS.get_or_create((key, scoring), build)
 
 

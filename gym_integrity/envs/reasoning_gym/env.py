@@ -135,11 +135,17 @@ class ReasoningGymEnv(TextEnv):
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
         super().__init__(render_mode, **kwargs)
         self.size = self.config.resolved_size()  # how many items reset() draws from (``size=None`` resolved)
-        self._key = dataset_key(self.config.dataset, self.config.dataset_config, self.config.composite_specs(),
-                                self.size, self.config.seed)
+        self._key = dataset_key(
+            self.config.dataset, self.config.dataset_config, self.config.composite_specs(), self.size, self.config.seed
+        )
         self._dataset = load_dataset(self._key)
-        self._grader = Grader(scoring=self.config.scoring, dataset=self._dataset, key=self._key,
-                              dataset_names=self.config.dataset_names(), score_timeout_s=self.config.score_timeout_s)
+        self._grader = Grader(
+            scoring=self.config.scoring,
+            dataset=self._dataset,
+            key=self._key,
+            dataset_names=self.config.dataset_names(),
+            score_timeout_s=self.config.score_timeout_s,
+        )
         self._instruction = _INSTRUCTIONS[self.config.answer_format]
         self._item: dict[str, Any] | None = None
         self._index = -1
@@ -166,8 +172,12 @@ class ReasoningGymEnv(TextEnv):
         self._last_note = ""
         self._metadata_out = False
         answer = item["answer"]
-        info = {"problem_id": f"{self._source}/{index}", "dataset": self._source, "index": index,
-                PRIVILEGED_KEY: {"answer": answer if type(answer) is str or answer is None else copy_tree(answer)}}
+        info = {
+            "problem_id": f"{self._source}/{index}",
+            "dataset": self._source,
+            "index": index,
+            PRIVILEGED_KEY: {"answer": answer if type(answer) is str or answer is None else copy_tree(answer)},
+        }
         return self._question(), info
 
     # --- the balanced draw (draw.py): under strict scoring, labels equally likely and no answer in its question ---
@@ -180,9 +190,14 @@ class ReasoningGymEnv(TextEnv):
         plan = draw.plan_for(self._key, self.config.scoring, self._sample_item, self.size)
         position = draw.stratum_position(self.np_random_seed, self._resets_since_seed)  # never seeded: OS entropy's
         self._resets_since_seed += 1
-        return plan.draw(position, lambda: int(self.np_random.integers(self.size)), self._sample_item,
-                         draw.labels_for(self._key, self.config.scoring), self._next_drawn_item,
-                         self._pays_own_example)
+        return plan.draw(
+            position,
+            lambda: int(self.np_random.integers(self.size)),
+            self._sample_item,
+            draw.labels_for(self._key, self.config.scoring),
+            self._next_drawn_item,
+            self._pays_own_example,
+        )
 
     def _sample_item(self, index: int) -> dict[str, Any] | None:
         """The item at ``index`` if its policy draws it and strict scoring pays its own example answer, else None
@@ -198,6 +213,7 @@ class ReasoningGymEnv(TextEnv):
         item whose example it refuses would hold an honest answer to a rule the question does not state."""
         example = draw.own_example(item)
         return example is None or self._grader.grade(example, item, self._source_of(item)).score >= 1.0
+
     # --- end of the balanced draw ---
 
     def _next_drawn_item(self) -> tuple[int, dict[str, Any]]:
@@ -217,9 +233,11 @@ class ReasoningGymEnv(TextEnv):
                 item = _ITEMS.get(self._key, self._dataset, walked)
                 if self._drawn(walked, item):
                     return walked, item
-        raise ValueError(f"ReasoningGymEnv size={self.size} leaves no item strict scoring draws for dataset "
-                         f"{self.config.dataset!r}: each is one a content-free answer would be paid on (the draw "
-                         "filters, docs/reasoning_gym.md); raise size (the default, None, draws from 100,000)")
+        raise ValueError(
+            f"ReasoningGymEnv size={self.size} leaves no item strict scoring draws for dataset "
+            f"{self.config.dataset!r}: each is one a content-free answer would be paid on (the draw "
+            "filters, docs/reasoning_gym.md); raise size (the default, None, draws from 100,000)"
+        )
 
     def _drawn(self, index: int, item: dict[str, Any]) -> bool:
         """Whether reset may draw this item: always, unless strict scoring's draw filter refuses it (remembered)."""
@@ -278,8 +296,14 @@ class ReasoningGymEnv(TextEnv):
         grade = self._grade(text)
         reward = float(grade.score)
         self._last_note = _note(grade)
-        info = grade_info(f"{self._source}/{self._index}", grade, dataset=self._source, index=self._index,
-                          attempt=1, metrics={"reward/score": reward})
+        info = grade_info(
+            f"{self._source}/{self._index}",
+            grade,
+            dataset=self._source,
+            index=self._index,
+            attempt=1,
+            metrics={"reward/score": reward},
+        )
         info[PRIVILEGED_KEY] = self._privileged()
         if self.render_mode == "human":
             self.render()

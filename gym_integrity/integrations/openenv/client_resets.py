@@ -13,9 +13,9 @@ it, which the server sends back as an error frame; the session keeps its env.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from dataclasses import field
-from typing import Any, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from gym_integrity.checks import check_int, check_type, is_int
 
@@ -49,11 +49,14 @@ def check_bounded(where: str, value: Any, bound: Any) -> None:
     ``bound``, or for a list the largest number of the bound's list."""
     if _is_number(value):
         if not _is_number(bound):
-            raise ValueError(f"reset {where}: this server has no numeric bound for it (started with {bound!r}); "
-                             "leave it out")
+            raise ValueError(
+                f"reset {where}: this server has no numeric bound for it (started with {bound!r}); leave it out"
+            )
         if value > bound:
-            raise ValueError(f"reset {where} = {value!r} is above this server's bound {bound!r} (the value it was "
-                             "started with, else the dataset's default): a client may ask for less, never more")
+            raise ValueError(
+                f"reset {where} = {value!r} is above this server's bound {bound!r} (the value it was "
+                "started with, else the dataset's default): a client may ask for less, never more"
+            )
     elif isinstance(value, Mapping):
         for key, item in value.items():
             check_bounded(f"{where}.{key}", item, bound.get(key) if isinstance(bound, Mapping) else None)
@@ -73,7 +76,7 @@ class ClientResets:
     bounds: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @classmethod
-    def for_env(cls, raw_env: Any, datasets: Any = None, max_size: int | None = None) -> "ClientResets | None":
+    def for_env(cls, raw_env: Any, datasets: Any = None, max_size: int | None = None) -> ClientResets | None:
         """The limits for a served env whose config takes a dataset (None for any other env).
 
         ``datasets`` defaults to the served config's own; ``max_size`` to the
@@ -83,9 +86,14 @@ class ClientResets:
         names = getattr(config, "dataset_names", None)
         if config is None or not callable(names) or not hasattr(config, "dataset_config"):
             return None
-        allowed = tuple(names()) if datasets is None else tuple(check_type("serve client datasets", d, str, "a name")
-                                                                  for d in datasets)
-        size = int(getattr(raw_env, "size", 0) or 0) if max_size is None else check_int("serve max_size", max_size, low=1)
+        allowed = (
+            tuple(names())
+            if datasets is None
+            else tuple(check_type("serve client datasets", d, str, "a name") for d in datasets)
+        )
+        size = (
+            int(getattr(raw_env, "size", 0) or 0) if max_size is None else check_int("serve max_size", max_size, low=1)
+        )
         defaults = getattr(config, "option_defaults", None)
         bounds = defaults(allowed) if callable(defaults) else {}
         return cls(datasets=allowed, max_size=max(size, 1), bounds=bounds)
@@ -94,8 +102,10 @@ class ClientResets:
         """The ``make`` options a reset asks for, checked; ``seed`` is the generator's seed, as OpenEnv's server reads it."""
         name = request.get("dataset_name")
         if name is None:
-            raise ValueError("reset: dataset_config, dataset_specs and size go with dataset_name (OpenEnv's "
-                             "reasoning_gym_env reset arguments)")
+            raise ValueError(
+                "reset: dataset_config, dataset_specs and size go with dataset_name (OpenEnv's "
+                "reasoning_gym_env reset arguments)"
+            )
         if seed is None or request.get("size") is None:
             raise ValueError("reset: seed and size must be provided when dataset_name is specified")
         size = check_int("reset size", request["size"], low=1, high=self.max_size)
@@ -126,8 +136,10 @@ class ClientResets:
     def _check_allowed(self, name: Any) -> None:
         check_type("reset dataset_name", name, str, "a dataset name")
         if name not in self.datasets:
-            raise ValueError(f"reset: dataset {name!r} is not served here; this server takes {list(self.datasets)} "
-                             "(gym-integrity serve --env-kwargs picks the dataset; client_datasets widens the list)")
+            raise ValueError(
+                f"reset: dataset {name!r} is not served here; this server takes {list(self.datasets)} "
+                "(gym-integrity serve --env-kwargs picks the dataset; client_datasets widens the list)"
+            )
 
     def _check_bounds(self, what: str, name: str, config: Any) -> None:
         if not isinstance(config, Mapping):

@@ -35,8 +35,8 @@ import inspect
 import queue
 import threading
 import uuid
-from typing import Callable
-from typing import Any, Mapping, Optional
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import gymnasium as gym
 from openenv.core.env_server.interfaces import Environment
@@ -44,18 +44,30 @@ from openenv.core.env_server.mcp_environment import MCPEnvironment
 from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation, ListToolsAction
 from openenv.core.env_server.types import EnvironmentMetadata
 
-from gym_integrity.registration import env_entry, make
 from gym_integrity.integrations.openenv.client_resets import CONFIG_KEYS, ClientResets
-from gym_integrity.integrations.openenv.models import (GymAction, GymObservation, GymState, ToolResetObservation,
-                                                       public_observation)
+from gym_integrity.integrations.openenv.models import (
+    GymAction,
+    GymObservation,
+    GymState,
+    ToolResetObservation,
+    public_observation,
+)
+from gym_integrity.registration import env_entry, make
 
-__all__ = ["ResetBudgetExceeded", "ServedEnv", "ServedMCPEnv", "ServedSession", "SessionThread", "mcp_reset",
-           "mcp_toolset"]
+__all__ = [
+    "ResetBudgetExceeded",
+    "ServedEnv",
+    "ServedMCPEnv",
+    "ServedSession",
+    "SessionThread",
+    "mcp_reset",
+    "mcp_toolset",
+]
 
 _CLOSED = "this session is closed (idle too long, or closed by its client): open a new session"
 
 
-def _settle(future: "asyncio.Future[Any]", ok: bool, value: Any) -> None:
+def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
     if not future.cancelled():  # its caller went away (a dropped socket): nobody reads the outcome
         future.set_result(value) if ok else future.set_exception(value)
 
@@ -75,13 +87,13 @@ class SessionThread:
     """
 
     def __init__(self, name: str) -> None:
-        self._jobs: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._running: Any = None  # the future of the call running now
         self._running_lock = threading.Lock()
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
 
-    async def run(self, work: Callable[..., Any], *args: Any, budget_s: Optional[float] = None) -> Any:
+    async def run(self, work: Callable[..., Any], *args: Any, budget_s: float | None = None) -> Any:
         """``work(*args)`` on this thread, after the calls queued before it; its result, or its exception.
 
         With ``budget_s``, a call not done that long after it was queued (a session sends one call at a time) is
@@ -95,19 +107,22 @@ class SessionThread:
             return await future
         try:
             return await asyncio.wait_for(asyncio.shield(future), budget_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self._interrupt(future)
-            raise TimeoutError(f"reset: item generation ran past this server's budget of {budget_s:g} s per reset "
-                               "and was stopped; ask for a smaller dataset config, or start the server with a "
-                               "larger --reset-budget") from None
+            raise TimeoutError(
+                f"reset: item generation ran past this server's budget of {budget_s:g} s per reset "
+                "and was stopped; ask for a smaller dataset config, or start the server with a "
+                "larger --reset-budget"
+            ) from None
 
     def _interrupt(self, future: Any) -> None:
         import ctypes
 
         with self._running_lock:
             if self._running is future and self._thread.ident is not None:
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread.ident),
-                                                           ctypes.py_object(ResetBudgetExceeded))
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(self._thread.ident), ctypes.py_object(ResetBudgetExceeded)
+                )
 
     def stop(self) -> None:
         """End the thread once the calls queued so far have run."""
@@ -154,13 +169,18 @@ class ServedSession:
     call after ``close``.
     """
 
-    def __init__(self, env_id: str, make_kwargs: Mapping[str, Any],
-                 client_resets: Optional[ClientResets] = None, reset_budget_s: Optional[float] = None) -> None:
+    def __init__(
+        self,
+        env_id: str,
+        make_kwargs: Mapping[str, Any],
+        client_resets: ClientResets | None = None,
+        reset_budget_s: float | None = None,
+    ) -> None:
         self.env_id = env_id
         self.reset_budget_s = reset_budget_s
         self._make_kwargs = dict(make_kwargs)
         self._client_resets = client_resets
-        self._cursor: Optional[int] = None  # the next item, for a session that chose its dataset at reset
+        self._cursor: int | None = None  # the next item, for a session that chose its dataset at reset
         self._env: gym.Env | None = None
         self._lock = threading.Lock()
         self._closed = False
@@ -184,7 +204,7 @@ class ServedSession:
         self._takes_tools = bool(getattr(env.unwrapped, "tools", None))
         self._answer_format = str(getattr(getattr(env.unwrapped, "config", None), "answer_format", "tag"))
 
-    def reset(self, seed: Optional[int], episode_id: Optional[str], options: Mapping[str, Any]) -> GymObservation:
+    def reset(self, seed: int | None, episode_id: str | None, options: Mapping[str, Any]) -> GymObservation:
         # The new state is built (and so validated) before the env resets: a refused reset changes nothing.
         state = GymState(env_id=self.env_id, episode_id=episode_id or uuid.uuid4().hex, step_count=0)
         options = dict(options)
@@ -207,11 +227,13 @@ class ServedSession:
             self.state, self.first = state, public_observation(obs, info)
             return self.first
 
-    def _rebuild(self, request: Mapping[str, Any], seed: Optional[int]) -> None:
+    def _rebuild(self, request: Mapping[str, Any], seed: int | None) -> None:
         """The session's env rebuilt with the dataset a reset asks for (checked first: a refusal keeps the env)."""
         if self._client_resets is None:
-            raise TypeError(f"{self.env_id} takes no dataset arguments at reset ({sorted(request)}): its dataset "
-                            "is the server's (gym-integrity serve --env-kwargs)")
+            raise TypeError(
+                f"{self.env_id} takes no dataset arguments at reset ({sorted(request)}): its dataset "
+                "is the server's (gym-integrity serve --env-kwargs)"
+            )
         if self._closed:
             raise RuntimeError(_CLOSED)
         kwargs = {**self._make_kwargs, **self._client_resets.make_kwargs(request, seed)}
@@ -237,7 +259,7 @@ class ServedSession:
         """One text step (what a tool that submits an answer does): the stacked env's public observation."""
         return self.step(GymAction(text=text))
 
-    async def run(self, work: Callable[..., Any], *args: Any, budget_s: Optional[float] = None) -> Any:
+    async def run(self, work: Callable[..., Any], *args: Any, budget_s: float | None = None) -> Any:
         """``work(*args)`` on this session's own thread (made at the first call), awaited (within ``budget_s``:
         :meth:`SessionThread.run`)."""
         # Not the session's lock: this runs on the event loop, which must never wait for a grading step.
@@ -265,8 +287,13 @@ def _metadata(env_id: str) -> EnvironmentMetadata:
 
     entry = env_entry(env_id)
     description = entry.description if entry is not None else f"{env_id}, served with the gym-integrity stack"
-    return EnvironmentMetadata(name=env_id, description=description, version=__version__, author="gym-integrity",
-                               documentation_url="https://github.com/gym-integrity/gym-integrity/blob/main/docs/serve.md")
+    return EnvironmentMetadata(
+        name=env_id,
+        description=description,
+        version=__version__,
+        author="gym-integrity",
+        documentation_url="https://github.com/gym-integrity/gym-integrity/blob/main/docs/serve.md",
+    )
 
 
 def _reset_options(options: Any, extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -288,17 +315,29 @@ class _OneSession:
 
     session: ServedSession
 
-    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
-              options: Optional[Mapping[str, Any]] = None, **reset_options: Any) -> GymObservation:
+    def reset(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        **reset_options: Any,
+    ) -> GymObservation:
         return self.session.reset(seed, episode_id, _reset_options(options, reset_options))
 
-    async def reset_async(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
-                          options: Optional[Mapping[str, Any]] = None, **reset_options: Any) -> GymObservation:
+    async def reset_async(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        **reset_options: Any,
+    ) -> GymObservation:
         # openenv-core awaits this instead of running reset on its own executor: item generation (seconds for
         # some datasets) on the session's thread, as every other call of the session.
         # Within the server's budget per reset: a reset past it fails that session's reset only.
-        return await self.session.run(functools.partial(self.reset, seed, episode_id, options, **reset_options),
-                                      budget_s=self.session.reset_budget_s)
+        return await self.session.run(
+            functools.partial(self.reset, seed, episode_id, options, **reset_options),
+            budget_s=self.session.reset_budget_s,
+        )
 
     @property
     def state(self) -> GymState:
@@ -323,16 +362,21 @@ class ServedEnv(_OneSession, Environment[GymAction, GymObservation, GymState]):
 
     SUPPORTS_CONCURRENT_SESSIONS = True  # each session has its own env; nothing is shared but the grading pools
 
-    def __init__(self, env_id: str, make_kwargs: Mapping[str, Any],
-                 client_resets: Optional[ClientResets] = None, reset_budget_s: Optional[float] = None) -> None:
+    def __init__(
+        self,
+        env_id: str,
+        make_kwargs: Mapping[str, Any],
+        client_resets: ClientResets | None = None,
+        reset_budget_s: float | None = None,
+    ) -> None:
         super().__init__()
         self.session = ServedSession(env_id, make_kwargs, client_resets, reset_budget_s)
 
-    def step(self, action: GymAction, timeout_s: Optional[float] = None, **kwargs: Any) -> GymObservation:
+    def step(self, action: GymAction, timeout_s: float | None = None, **kwargs: Any) -> GymObservation:
         # timeout_s never arrives over the WebSocket; grading budgets are the env's own (docs/serve.md).
         return self.session.step(action)
 
-    async def step_async(self, action: GymAction, timeout_s: Optional[float] = None, **kwargs: Any) -> GymObservation:
+    async def step_async(self, action: GymAction, timeout_s: float | None = None, **kwargs: Any) -> GymObservation:
         return await self.session.run(self.session.step, action)
 
     def close(self) -> None:
@@ -396,8 +440,11 @@ def _as_mcp_tool(session: ServedSession, tool: Callable[..., Any]) -> Callable[.
     call.__name__ = tool.__name__
     call.__doc__ = tool.__doc__
     call.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]  # inspect reads a function's __signature__
-    call.__annotations__ = {k: v for k, v in getattr(tool, "__annotations__", {}).items()
-                            if k in {p.name for p in parameters} or k == "return"}
+    call.__annotations__ = {
+        k: v
+        for k, v in getattr(tool, "__annotations__", {}).items()
+        if k in {p.name for p in parameters} or k == "return"
+    }
     return call
 
 
@@ -414,11 +461,18 @@ def _env_tool(session: ServedSession, function: Mapping[str, Any]) -> Any:
             obs = await session.run(session.step, GymAction(tool=name, arguments=dict(arguments or {})))
             return ToolResult(content=obs.text, structured_content={"result": obs.text})
 
-    return EnvTool(name=name, description=str(function.get("description") or ""),
-                   parameters=dict(function.get("parameters") or {"type": "object", "properties": {}}),
-                   # FastMCP's own shape for a tool returning a str: clients unwrap ``result`` into ``.data``.
-                   output_schema={"type": "object", "properties": {"result": {"type": "string"}},
-                                  "required": ["result"], "x-fastmcp-wrap-result": True})
+    return EnvTool(
+        name=name,
+        description=str(function.get("description") or ""),
+        parameters=dict(function.get("parameters") or {"type": "object", "properties": {}}),
+        # FastMCP's own shape for a tool returning a str: clients unwrap ``result`` into ``.data``.
+        output_schema={
+            "type": "object",
+            "properties": {"result": {"type": "string"}},
+            "required": ["result"],
+            "x-fastmcp-wrap-result": True,
+        },
+    )
 
 
 class ServedMCPEnv(_OneSession, MCPEnvironment):
@@ -435,9 +489,14 @@ class ServedMCPEnv(_OneSession, MCPEnvironment):
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, env_id: str, make_kwargs: Mapping[str, Any],
-                 tools: tuple[Callable[..., Any] | Mapping[str, Any], ...],
-                 reset_fields: Optional[Callable[..., Any]] = None, reset_budget_s: Optional[float] = None) -> None:
+    def __init__(
+        self,
+        env_id: str,
+        make_kwargs: Mapping[str, Any],
+        tools: tuple[Callable[..., Any] | Mapping[str, Any], ...],
+        reset_fields: Callable[..., Any] | None = None,
+        reset_budget_s: float | None = None,
+    ) -> None:
         from fastmcp import FastMCP
 
         self._reset_fields = reset_fields
@@ -452,28 +511,38 @@ class ServedMCPEnv(_OneSession, MCPEnvironment):
         self._env_tools = {str(tool["name"]) for tool in tools if not callable(tool)}
         super().__init__(mcp)
 
-    def _step_impl(self, action: Any, timeout_s: Optional[float] = None, **kwargs: Any) -> GymObservation:
+    def _step_impl(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> GymObservation:
         if not isinstance(action, GymAction):
             raise TypeError(f"expected a GymAction or an MCP tool call, got {type(action).__name__}")
         return self.session.step(action)
 
-    async def step_async(self, action: Any, timeout_s: Optional[float] = None, **kwargs: Any) -> Any:
+    async def step_async(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Any:
         # MCPEnvironment runs a text step on the loop's default executor (a few threads shared by every session):
         # the session's own thread instead, as for the tools, so proofs waiting on the judge do not queue there.
         if isinstance(action, CallToolAction) and action.tool_name in self._env_tools:
             # A step of the env's own tool over the socket: the observation carries the stack's reward and done
             # (OpenEnv's FinQA client loops until done), the tool's output and the question, as upstream's metadata.
-            obs = await self.session.run(self.session.step, GymAction(tool=action.tool_name,
-                                                                      arguments=dict(action.arguments or {})))
-            return CallToolObservation(tool_name=action.tool_name, result={"data": obs.text}, done=obs.done,
-                                       reward=obs.reward, metadata=_tool_metadata(self.session, obs))
+            obs = await self.session.run(
+                self.session.step, GymAction(tool=action.tool_name, arguments=dict(action.arguments or {}))
+            )
+            return CallToolObservation(
+                tool_name=action.tool_name,
+                result={"data": obs.text},
+                done=obs.done,
+                reward=obs.reward,
+                metadata=_tool_metadata(self.session, obs),
+            )
         if isinstance(action, (CallToolAction, ListToolsAction)):
             return await super().step_async(action, timeout_s=timeout_s, **kwargs)
         return await self.session.run(self._step_impl, action)
 
-    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,  # type: ignore[override]
-              options: Optional[Mapping[str, Any]] = None,
-              **reset_options: Any) -> GymObservation | ToolResetObservation:
+    def reset(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,  # type: ignore[override]
+        options: Mapping[str, Any] | None = None,
+        **reset_options: Any,
+    ) -> GymObservation | ToolResetObservation:
         first = super().reset(seed, episode_id, options, **reset_options)
         if self._env_tools:  # OpenEnv's FinQA client reads the question and company from the reset's metadata
             first = first.model_copy(update={"metadata": _tool_metadata(self.session, first)})
@@ -489,9 +558,11 @@ class ServedMCPEnv(_OneSession, MCPEnvironment):
 def _tool_metadata(session: ServedSession, obs: GymObservation) -> dict[str, Any]:
     """The public part of upstream FinQA's observation metadata: the question, the company, the tool's output."""
     first = session.first
-    out: dict[str, Any] = {"question": first.text if first is not None else "",
-                           "company": str(first.details.get("company") or "") if first is not None else "",
-                           "tool_result": "" if obs is first else obs.text}
+    out: dict[str, Any] = {
+        "question": first.text if first is not None else "",
+        "company": str(first.details.get("company") or "") if first is not None else "",
+        "tool_result": "" if obs is first else obs.text,
+    }
     if obs.verdict is not None:
         out.update(verdict=obs.verdict, no_verdict=obs.no_verdict)
     return out
