@@ -2,9 +2,9 @@
 
 It evaluates nothing.
 
-Tokens come from the answer languages' one tokenizer
-(:func:`gym_integrity.grading.language.tokenize`); what each subexpression
-costs, and the bounds, from :mod:`gym_integrity.grading._cost_bounds`.
+Tokens and what each kind of token is come from :mod:`gym_integrity.grading._cost_tokens`
+(over the answer languages' one tokenizer, :func:`gym_integrity.grading.language.tokenize`);
+what each subexpression costs, and the bounds, from :mod:`gym_integrity.grading._cost_bounds`.
 """
 
 from __future__ import annotations
@@ -41,162 +41,20 @@ from gym_integrity.grading._cost_bounds import (
     refuse,
     root,
 )
-from gym_integrity.grading.language import tokenize
-
-_FRACS = frozenset({"\\frac", "\\dfrac", "\\tfrac", "\\cfrac"})
-_BINOMS = frozenset({"\\binom", "\\dbinom", "\\tbinom"})
-_BIG_OPERATORS = frozenset({"\\sum", "\\prod"})
-#: Text and font commands: math_verify reads what they hold as math (``\mathbf{9}`` is 9), so the reader does too.
-_TEXT = frozenset(
-    {
-        "\\text",
-        "\\textbf",
-        "\\textit",
-        "\\textrm",
-        "\\mathrm",
-        "\\mathbf",
-        "\\mathit",
-        "\\operatorname",
-        "\\mbox",
-        "\\mathbb",
-        "\\mathcal",
-        "\\mathsf",
-        "\\mathtt",
-        "\\mathfrak",
-        "\\boldsymbol",
-        "\\bm",
-        "\\textsf",
-        "\\texttt",
-        "\\textnormal",
-        "\\hbox",
-        "\\mathscr",
-    }
-)
-#: Operators the reader does not evaluate (an integral, a limit): what they make is a number of unknown size.
-_OPAQUE = frozenset(
-    {"\\int", "\\iint", "\\iiint", "\\oint", "\\lim", "\\limsup", "\\liminf", "\\varlimsup", "\\varliminf"}
-)
-_SKIP = frozenset(
-    {
-        "\\left",
-        "\\right",
-        "\\,",
-        "\\;",
-        "\\:",
-        "\\!",
-        "\\ ",
-        "\\quad",
-        "\\qquad",
-        "\\displaystyle",
-        "\\big",
-        "\\Big",
-        "\\bigg",
-        "\\Bigg",
-        "\\limits",
-        "\\\\",
-        "\\%",
-        "\\$",
-    }
-)
-_MULTIPLY = frozenset({"*", "/", "\\cdot", "\\times", "\\div", "\\over"})
-_SEPARATORS = frozenset(
-    {
-        "+",
-        "-",
-        "\\pm",
-        "\\mp",
-        ",",
-        ";",
-        "=",
-        "<",
-        ">",
-        "&",
-        "\\le",
-        "\\leq",
-        "\\ge",
-        "\\geq",
-        "\\ne",
-        "\\neq",
-        "\\in",
-        "\\cup",
-        "\\cap",
-        "\\to",
-        "\\approx",
-        "\\setminus",
-        "\\lt",
-        "\\gt",
-        "\\equiv",
-        "\\mid",
-        "\\implies",
-        "\\iff",
-        "\\wedge",
-        "\\vee",
-        "\\land",
-        "\\lor",
-        ":",
-        "\\colon",
-    }
-)
-_OPENERS = {
-    "(": ")",
-    "[": "]",
-    "\\{": "\\}",
-    "\\lbrace": "\\rbrace",
-    "\\langle": "\\rangle",
-    "\\lfloor": "\\rfloor",
-    "\\lceil": "\\rceil",
-}
-_CLOSERS = frozenset(_OPENERS.values()) | {"}"}
-_CONSTANTS = {"\\pi": math.pi, "\\infty": 1.0, "e": math.e, "E": math.e, "pi": math.pi, "I": 1.0, "i": 1.0, "oo": 1.0}
-#: Functions that cost nothing more on a big number than the number itself: no factoring, no precision to evaluate.
-_CHEAP_FUNCTIONS = frozenset(
-    {"Abs", "abs", "max", "min", "gcd", "lcm", "det", "sign", "floor", "ceil", "ceiling", "Re", "Im", "arg"}
-)
-_FUNCTIONS = frozenset(
-    {
-        "sin",
-        "cos",
-        "tan",
-        "cot",
-        "sec",
-        "csc",
-        "arcsin",
-        "arccos",
-        "arctan",
-        "asin",
-        "acos",
-        "atan",
-        "acot",
-        "sinh",
-        "cosh",
-        "tanh",
-        "asinh",
-        "acosh",
-        "atanh",
-        "log",
-        "ln",
-        "lg",
-        "exp",
-        "Abs",
-        "abs",
-        "sqrt",
-        "max",
-        "min",
-        "gcd",
-        "lcm",
-        "det",
-        "arg",
-        "Re",
-        "Im",
-        "sign",
-        "floor",
-        "ceil",
-        "ceiling",
-        "factorial",
-        "binomial",
-        "Gamma",
-        "gamma",
-    }
+from gym_integrity.grading._cost_tokens import (
+    BIG_OPERATORS,
+    BINOMS,
+    CHEAP_FUNCTIONS,
+    CLOSERS,
+    CONSTANTS,
+    FRACS,
+    FUNCTIONS,
+    MULTIPLY,
+    OPAQUE,
+    OPENERS,
+    SEPARATORS,
+    TEXT,
+    reader_tokens,
 )
 
 
@@ -205,7 +63,7 @@ class Reader:
 
     def __init__(self, text: str, syntax: str):
         self.sympy = syntax == "sympy"
-        self.tokens = self._tokens(text, syntax)
+        self.tokens = reader_tokens(text, syntax)
         self.i = 0
         self.depth = 0
         self.parens = 0
@@ -217,25 +75,6 @@ class Reader:
         self.bars = 0  # |...| groups (Abs) the cursor is inside
         self.irregular_terms = 0.0  # terms of every \sum and \prod with an irregular body, in the whole answer
         self.bound: dict[str, Cost] = {}  # the index of an enclosing \sum or \prod, bound to its largest value
-
-    @staticmethod
-    def _tokens(text: str, syntax: str) -> list[tuple[str, str]]:
-        tokens: list[tuple[str, str]] = []
-        position = 0
-        for kind, value, start in tokenize(text, syntax):
-            if start < position:  # the "." of \left. (or a number it starts)
-                continue
-            if kind == "num" and syntax == "sympy" and value[-1:].isdigit() and "e" in value.lower():
-                kind = "float"  # a Python float literal: 1e5
-            if kind == "pow":
-                value = "^"
-            if value in _SKIP:  # spacing and sizing: \left( is (, and \left. is nothing
-                end = start + len(value)
-                if value in ("\\left", "\\right") and text.startswith(".", end):
-                    position = end + 1
-                continue
-            tokens.append((kind, value))
-        return tokens
 
     def peek(self) -> str:
         return self.tokens[self.i][1] if self.i < len(self.tokens) else ""
@@ -254,9 +93,9 @@ class Reader:
         elements = 1
         while self.i < len(self.tokens):
             token = self.peek()
-            if token == closer or token in _CLOSERS:
+            if token == closer or token in CLOSERS:
                 break
-            if token in _SEPARATORS:
+            if token in SEPARATORS:
                 self.i += 1
                 if token not in ("+", "-", "\\pm", "\\mp") and total is not None:
                     elements += 1
@@ -279,13 +118,13 @@ class Reader:
         cost = self.power()
         while self.i < len(self.tokens):
             token = self.peek()
-            if token in _MULTIPLY:
+            if token in MULTIPLY:
                 self.i += 1
                 divide = token in ("/", "\\div", "\\over")
             elif (
                 token
-                and token not in _SEPARATORS
-                and token not in _CLOSERS
+                and token not in SEPARATORS
+                and token not in CLOSERS
                 and token != closer
                 and token not in ("^", "!", "_", "'", "\\choose")
             ):
@@ -397,17 +236,17 @@ class Reader:
             )
         if token == "{":
             return self.group("}", paren=self.previous_is_operator())
-        if token in _OPENERS:
-            return self.group(_OPENERS[token], paren=True)
+        if token in OPENERS:
+            return self.group(OPENERS[token], paren=True)
         if token == "|":  # Abs: a function to sympy
             self.bars += 1
             cost = self.group("|", paren=True)
             self.bars -= 1
             return replace(cost, functional=True, irregular=True)
-        if token in _FRACS:
+        if token in FRACS:
             numerator = self.argument()
             return multiply(numerator, self.argument(), True)
-        if token in _BINOMS:
+        if token in BINOMS:
             top = self.argument()
             return binomial(top, self.argument())
         if token == "\\sqrt":
@@ -415,9 +254,9 @@ class Reader:
                 self.i += 1
                 self.group("]", paren=False)
             return root(self.argument())
-        if token in _BIG_OPERATORS:
+        if token in BIG_OPERATORS:
             return self.big_operator(token)
-        if token in _TEXT:  # \mathbf{9} is 9 to math_verify: read what it holds, unless it is only words
+        if token in TEXT:  # \mathbf{9} is 9 to math_verify: read what it holds, unless it is only words
             if self.peek() == "{":
                 if self.holds_math():
                     self.i += 1
@@ -441,7 +280,7 @@ class Reader:
                 False,
                 **{**flags_of(content), "functional": True, "opaque": True, "irregular": True},
             )
-        if token in _OPAQUE:  # its bounds (read, not powers) and then its body as factors
+        if token in OPAQUE:  # its bounds (read, not powers) and then its body as factors
             self.operator()
             while self.peek() in ("_", "^"):
                 self.i += 1
@@ -451,12 +290,12 @@ class Reader:
             return self.bound[token]
         if (
             kind == "cmd"
-            and token[1:] in _FUNCTIONS
-            or (kind == "name" and self.sympy and token in _FUNCTIONS and self.peek() == "(")
+            and token[1:] in FUNCTIONS
+            or (kind == "name" and self.sympy and token in FUNCTIONS and self.peek() == "(")
         ):
             return self.function(token.lstrip("\\"))
-        if token in _CONSTANTS and (kind == "cmd" or token in ("e", "E", "pi", "I", "i", "oo")):
-            return Cost(2.0, _CONSTANTS[token], 1.0, False)
+        if token in CONSTANTS and (kind == "cmd" or token in ("e", "E", "pi", "I", "i", "oo")):
+            return Cost(2.0, CONSTANTS[token], 1.0, False)
         return Cost(2.0, None, 1.0, False, degree=1.0)  # a free symbol, or a command read as one
 
     def previous_is_operator(self) -> bool:
@@ -464,7 +303,7 @@ class Reader:
         if self.i < 2:
             return True
         before = self.tokens[self.i - 2][1]
-        return before in _SEPARATORS or before in _MULTIPLY or before in _OPENERS or before in ("{", "|")
+        return before in SEPARATORS or before in MULTIPLY or before in OPENERS or before in ("{", "|")
 
     def holds_math(self) -> bool:
         """Whether the braces at the cursor hold a number, a command or an operator (not only words)."""
@@ -513,7 +352,7 @@ class Reader:
             argument = self.term(None)  # \sin 2x
         self.callers.pop()
         self.functions -= 1
-        check_argument(argument, bits=name not in _CHEAP_FUNCTIONS)
+        check_argument(argument, bits=name not in CHEAP_FUNCTIONS)
         if argument.opaque:  # \sec(\lim_{x\to 8} 5744768 a): past 4 s of CPU
             refuse("a function of an integral, a limit or a matrix")
         if name in ("factorial",):
