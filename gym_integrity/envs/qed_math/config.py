@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from gym_integrity.checks import check_bool, check_choice, check_int, check_number, check_strs, check_type, nested
-from gym_integrity.envs.qed_math.problems import PROBLEM_TYPES
+from gym_integrity.envs.qed_math.rows import PROBLEM_TYPES
 from gym_integrity.envs.qed_math.shaping import REWARD_PRESETS
 from gym_integrity.services.verifier import VerifierConfig
 

@@ -13,7 +13,8 @@ from gym_integrity.envs.base import TextEnv
 from gym_integrity.envs.qed_math.config import QEDMathConfig
 from gym_integrity.envs.qed_math.final_answer import not_an_answer
 from gym_integrity.envs.qed_math.grading import GradedAttempt
-from gym_integrity.envs.qed_math.problems import Problem, load_problems
+from gym_integrity.envs.qed_math.problems import load_problems
+from gym_integrity.envs.qed_math.rows import Problem
 from gym_integrity.envs.qed_math.shaping import answer_reward, length_discount, shape_reward, strip_reasoning
 from gym_integrity.grading.reader import boxed_answer, without_percent
 from gym_integrity.grading.spelling import normal_text
