@@ -87,7 +87,7 @@ the client, gives the interface of a ``WorkerPool`` (:class:`Pool`).
   an in-process pool).
 * **Lifetime.** The first client starts the server: it takes an ``flock`` on
   ``<name>.lock``, tries once more, then spawns the server detached (its own
-  session, no stdio) and waits for it (``_SPAWN_TIMEOUT_S`` at most). The
+  session, no stdio) and waits for it (``SPAWN_TIMEOUT_S`` at most). The
   server holds ``<name>.alive`` locked while it lives, so a socket file left
   by a dead server is told from a live one. It counts connected clients (a
   process holds one connection per pool while it uses it: from ``start`` or

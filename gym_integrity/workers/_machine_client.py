@@ -9,9 +9,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import itertools
-import json
 import os
-import sys
 import threading
 import time
 import weakref
@@ -20,49 +18,25 @@ from typing import Any
 from gym_integrity.checks import check_number
 from gym_integrity.workers._config import PoolConfig, check_handler
 from gym_integrity.workers._lifecycle import RefCounted, after_fork_in_child, at_exit
-from gym_integrity.workers._machine_link import (
-    Link,
-    _Unreachable,
-    dial_server,
-    exit_code,
-    reap_spawned,
-    shutdown_socket,
-    spawn_detached,
-    spawned,
-)
-from gym_integrity.workers._machine_paths import (
-    DIR_ENV,
-    EXIT_LOCK_HELD,
-    HANDSHAKE_TIMEOUT_S,
-    LOG_ENV,
-    auth_key,
-    config_fields,
-    flock,
-    pool_dir,
-    server_name,
-    unlock,
-)
+from gym_integrity.workers._machine_link import Link, shutdown_socket
+from gym_integrity.workers._machine_start import SPAWN_TIMEOUT_S, open_link
 from gym_integrity.workers._outcomes import PoolStatus, TaskOutcome
 from gym_integrity.workers._wire import (
     MAX_MESSAGE_BYTES,
-    PACKAGE_ROOT,
     STARTUP_TIMEOUT_S,
     STAT_KEYS,
     dumps,
     frame_size,
     plain_loads,
     read_outcome,
-    stubbed_main_code,
 )
 
 __all__ = ["MachinePool", "live_clients", "shutdown_all"]
 
-_SPAWN_TIMEOUT_S = 30.0  # a client waits this long for a server to start (lock, spawn, answer)
 _SILENCE_S = 30.0  # a client with requests in flight that hears nothing this long drops the connection
 _CALL_TIMEOUT_S = 10.0  # stats, pids: a reply later than this is given up (the fallback is returned)
-_CONNECT_SLACK_S = 5.0  # past the spawn bound: a connecting thread's last dial and its bookkeeping
+_CONNECT_SLACK_S = 5.0  # past the spawn bound (SPAWN_TIMEOUT_S): a connecting thread's last dial and its bookkeeping
 _MAX_CONNECT_BACKOFF_S = 30.0  # failed connections are retried after 0.5 s, 1 s, 2 s, ... at most this
-_MAX_SOCKET_PATH = 107  # sun_path holds 108 bytes with the NUL
 
 
 class MachinePool(RefCounted):
@@ -154,7 +128,7 @@ class MachinePool(RefCounted):
         # the reader). A request that was sent is never resent: its fate on a dead server is unknown.
         why = ""
         for _ in range(2):
-            link = self._connected(_SPAWN_TIMEOUT_S + _CONNECT_SLACK_S)
+            link = self._connected(SPAWN_TIMEOUT_S + _CONNECT_SLACK_S)
             if link is None:
                 return self._given(
                     future,
@@ -329,7 +303,7 @@ class MachinePool(RefCounted):
 
     def _connect(self) -> None:
         try:
-            link = self._open_link()
+            link = open_link(self.handler, self.config, self._counted_start)
         except Exception as exc:  # noqa: BLE001  (reported in the outcomes of the requests that wanted it)
             with self._lock:
                 self._error = str(exc) or type(exc).__name__
@@ -351,71 +325,10 @@ class MachinePool(RefCounted):
         )
         link.reader.start()
 
-    def _open_link(self) -> Link:
-        """Connect to the server, or start it under the spawn lock and connect (bounded by _SPAWN_TIMEOUT_S)."""
-        directory = pool_dir()
-        key = auth_key(directory)
-        name = server_name(self.handler, self.config)
-        path = os.path.join(directory, name + ".sock")
-        if len(os.fsencode(path)) > _MAX_SOCKET_PATH:
-            raise OSError(
-                f"the machine grading pool's socket path {path} is longer than a Unix socket allows "
-                f"({_MAX_SOCKET_PATH} bytes): set {DIR_ENV} to a shorter directory"
-            )
-        deadline = time.monotonic() + _SPAWN_TIMEOUT_S
-
-        def dial() -> Link:
-            return dial_server(path, key, timeout=max(0.5, min(HANDSHAKE_TIMEOUT_S, deadline - time.monotonic())))
-
-        try:
-            return dial()
-        except _Unreachable:
-            pass
-        lock = flock(os.path.join(directory, name + ".lock"), deadline)
-        if lock is None:
-            raise TimeoutError(f"another process held the pool's start lock for {_SPAWN_TIMEOUT_S:g} s")
-        try:
-            try:
-                return dial()
-            except _Unreachable:
-                pass
-            reap_spawned()
-            pid = self._spawn(directory, name)
-            while True:
-                try:
-                    return dial()
-                except _Unreachable:
-                    pass
-                code = exit_code(pid)
-                if code is not None:
-                    why = (
-                        ": another server of this pool holds its lock and does not answer"
-                        if code == EXIT_LOCK_HELD
-                        else ""
-                    )
-                    raise OSError(f"its server exited while starting (exit status {code}{why})")
-                if time.monotonic() >= deadline:
-                    raise TimeoutError(f"its server did not answer within {_SPAWN_TIMEOUT_S:g} s of its start")
-                time.sleep(0.02)
-        finally:
-            unlock(lock)
-
-    def _spawn(self, directory: str, name: str) -> int:
-        """Start the server detached: its own session, no stdio, ``gym_integrity``'s package files stubbed
-        (it imports neither gymnasium nor numpy, as a worker does not). Returns its pid."""
-        spec = json.dumps(
-            {"handler": self.handler, "config": config_fields(self.config), "directory": directory, "name": name}
-        )
-        code = stubbed_main_code(
-            "gym_integrity.workers._machine_server", "main", spec, "gym_integrity.workers._machine_server"
-        )
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
-        pid = spawn_detached([sys.executable, "-c", code], env, os.environ.get(LOG_ENV, "").strip() or os.devnull)
-        spawned.append(pid)
+    def _counted_start(self) -> None:
+        """A server was spawned for this client (counted whether or not it then answers)."""
         with self._lock:
             self._counters["server_starts"] += 1
-        return pid
 
     def _read(self, link: Link) -> None:
         """The link's reader: resolves requests and calls by id until the connection ends."""

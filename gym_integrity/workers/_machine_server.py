@@ -310,7 +310,7 @@ class _Server:
 
 
 def main(spec_json: str) -> None:
-    """Entry point of a server process (see :meth:`MachinePool._spawn`)."""
+    """Entry point of a server process (see :func:`~gym_integrity.workers._machine_start.spawn_server`)."""
     spec = json.loads(spec_json)
     config = PoolConfig(**spec["config"], scope="process")
     try:

@@ -13,7 +13,8 @@ from openenv.core.env_server.types import ConcurrencyConfig
 from gym_integrity.checks import check_int, check_number, check_str, check_type
 from gym_integrity.integrations.openenv.client_resets import ClientResets
 from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymOrToolCallAction
-from gym_integrity.integrations.openenv.served_envs import ServedEnv, ServedMCPEnv, mcp_reset, mcp_toolset
+from gym_integrity.integrations.openenv.served_envs import ServedEnv
+from gym_integrity.integrations.openenv.served_mcp import ServedMCPEnv, mcp_reset, mcp_toolset
 from gym_integrity.integrations.openenv.sessions import SessionServer, SocketScope
 from gym_integrity.integrations.openenv.stats import stats_payload
 from gym_integrity.registration import check_registered, make
