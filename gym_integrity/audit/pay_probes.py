@@ -30,6 +30,7 @@ from gym_integrity.audit.leaks import squash, strip_latex
 from gym_integrity.audit.registry import _EPS, _failed, _no_gold, _not_run, _passed, _probe
 from gym_integrity.audit.report import ProbeResult
 from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, short
+from gym_integrity.openai_stub import STUB_JUDGE_MODEL
 
 __all__ = ["PayBudget", "binomial_tail", "honest_pay", "label_skew", "pay_budget", "random_answers"]
 
@@ -198,6 +199,11 @@ def random_answers(s: Session) -> ProbeResult:
     return _passed(f"no random answer was paid above a wrong answer ({played} items)", evidence)
 
 
+def _stub_graded(t: Transition) -> bool:
+    judge = t.info.get("judge")
+    return isinstance(judge, dict) and judge.get("model") == STUB_JUDGE_MODEL
+
+
 def _right(is_right: Any, text: str) -> bool:
     try:
         return bool(is_right(text))
@@ -231,7 +237,10 @@ def honest_pay(s: Session) -> ProbeResult:
         )
         wrong = _play(s, seed, WRONG_ANSWER, f"answer {WRONG_ANSWER!r}")
         played = {form: _play(s, seed, form, f"gold form {short(form, 30)}") for form in forms[:6]}
-        if any(t is not None and t.info.get("no_verdict") is True for t in [wrong, *played.values()]):
+        # no verdict (a judge down), or the package's stub judge (a test's grade, no grader's): nothing to judge by
+        if any(
+            t is not None and (t.info.get("no_verdict") is True or _stub_graded(t)) for t in [wrong, *played.values()]
+        ):
             undecided += 1
             continue
         rewards = {form: _reward(t) for form, t in played.items()}

@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gym_integrity.openai_stub import STUB_JUDGE_MODEL
+
 if TYPE_CHECKING:
     from gym_integrity.registration import EnvEntry
 
@@ -67,7 +69,7 @@ def _judge_kwargs(base_url: str) -> dict[str, Any]:
         "judge": {
             "base_url": base_url,
             "api_key": "audit-stub",
-            "model": "stub-judge",
+            "model": STUB_JUDGE_MODEL,
             "timeout_s": 10.0,
             "max_retries": 1,
         }

@@ -6,7 +6,10 @@
 
 from typing import Any
 
-__all__ = ["JudgeServer"]
+__all__ = ["STUB_JUDGE_MODEL", "JudgeServer"]
+
+#: The model name the audit addresses the stub judge by: a grade from it is a test's, not a grader's.
+STUB_JUDGE_MODEL = "stub-judge"
 
 
 def __getattr__(name: str) -> Any:

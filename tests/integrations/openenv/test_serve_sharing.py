@@ -92,7 +92,9 @@ def test_one_sessions_hostile_answers_do_not_show_in_another_sessions_observatio
     verifier's cache, which is the process's by design, aside): nothing in it counts A's answers."""
     seeds = [11, 12]
     answer = answer_format.format("1 + 2")
-    with serving(env_id, env_kwargs, max_sessions=3) as served:
+    # No reset budget: countdown's first reset builds its draw plan (seconds of generation, a minute under load),
+    # and this test is about what one session's answers show another, not about the budget.
+    with serving(env_id, env_kwargs, max_sessions=3, reset_budget_s=None) as served:
         async def play(env: Any) -> list[dict[str, Any]]:
             out = []
             for seed in seeds:
