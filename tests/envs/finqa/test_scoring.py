@@ -185,15 +185,6 @@ def test_a_year_gold_needs_that_year():
     assert [score_answer(a, "2023").score for a in ("2022", "2024", "2023%")] == [0.0] * 3
 
 
-def test_a_number_between_two_years_pays_neither():
-    """A hostile policy's hedge: "2023.5" was within 1% and 1.0 of both 2023 and 2024, so one answer paid two of a
-    "which year" question's columns. A year gold is answered by a year."""
-    hedges = ("2023.5", "2022.6", "2023.4", r"\boxed{2023.5}", "2,023.5", "2023.50", "2023.0")
-    assert [score_answer(a, "2023").score for a in hedges] == [0.0] * len(hedges)
-    assert [score_answer(a, g).score for a, g in (("2023.5", "2024"), ("2023.5", "2,023"), ("$2,023.4", "2,023"))] == [
-        0.0, 1.0, 1.0]
-
-
 def test_no_example_in_the_tool_schemas_is_a_shipped_gold():
     """The submit tool's format examples are shown to every agent: one was fq002's gold (0.382 for 38.2%) and one
     fq029's (-1,204), so echoing the instructions was paid. Years aside (a "which year" gold is one of the table's
