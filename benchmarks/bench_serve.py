@@ -52,8 +52,11 @@ commit in its own venv), side by side in the same rotated rounds: before and
 after a change, with the ratio of episodes/s and the server CPU per episode.
 
 ``--neighbour``: what one session's expensive resets cost another. One
-client (its own process) picks an expensive dataset (futoshiki; a 1500x1500
-spiral_matrix) with OpenEnv's reset arguments and then resets it in a loop;
+client (its own process) picks an expensive dataset (futoshiki; a maze at the
+largest grid and distance the server allows; a 1500x1500 spiral_matrix; a maze
+at grid 260) with OpenEnv's reset arguments and then resets it in a loop (a
+server that refuses the config, as ours bounds it, gets the refused reset again
+and again: the "refused" column);
 meanwhile a probe session plays leg_counting episodes for ``--seconds``, and
 the table gives the probe's round trips (p50/p99/max) and the expensive
 client's resets, with a quiet row (no expensive client) for reference.
@@ -89,8 +92,12 @@ SERVE_INSTALL = "pip install 'gym-integrity[serve]' (openenv-core)"
 #: Size of the dataset an OpenEnv session cycles through with a bare reset() (lazily generated).
 OPENENV_CYCLE_SIZE = 100_000
 #: The neighbour mode's expensive resets: (dataset, config); a client picks one, then resets in a loop.
+#: A server bounds every numeric option by its own (else the dataset's default), so the last two are refused:
+#: that client then sends its refused reset in a loop, the most a client can make the server do with it.
 EXPENSIVE = {"futoshiki": ("futoshiki", {}),
-             "spiral_matrix_1500": ("spiral_matrix", {"min_n": 1500, "max_n": 1500})}
+             "maze_at_bound": ("maze", {"min_grid_size": 10, "max_grid_size": 10, "min_dist": 10, "max_dist": 10}),
+             "spiral_matrix_1500": ("spiral_matrix", {"min_n": 1500, "max_n": 1500}),
+             "maze_260": ("maze", {"min_grid_size": 260, "max_grid_size": 260})}
 BASELINE_LABEL = " (baseline)"
 
 # ---------------------------------------------------------------- the server processes
@@ -378,18 +385,28 @@ async def measure(contenders: list[Contender], episodes: int, rounds: int, warmu
 
 async def hog(url: str, scenario: str) -> None:
     """A client that picks an expensive dataset and resets it in a loop; prints ``ready`` once configured, then
-    each reset's seconds (the parent reads them), until it is killed."""
+    each reset's outcome and seconds (the parent reads them), until it is killed. A server that refuses the
+    config gets the same configuring reset again and again."""
     from openenv.core import GenericEnvClient
 
     name, config = EXPENSIVE[scenario]
+    configure = {"dataset_name": name, "dataset_config": config, "seed": 0, "size": 1000}
     client = GenericEnvClient(base_url=url, message_timeout_s=600)
     await client.connect()
-    await client.reset(dataset_name=name, dataset_config=config, seed=0, size=1000)
+    try:
+        await client.reset(**configure)
+        refused = False
+    except Exception:  # an error frame: the server bounds this config
+        refused = True
     print("ready", flush=True)
     while True:
         t0 = time.perf_counter()
-        await client.reset()
-        print(f"{time.perf_counter() - t0:.6f}", flush=True)
+        try:
+            await (client.reset(**configure) if refused else client.reset())
+            outcome = "ok"
+        except Exception:
+            outcome = "refused"
+        print(f"{outcome} {time.perf_counter() - t0:.6f}", flush=True)
 
 
 @dataclass
@@ -398,6 +415,7 @@ class NeighbourRow:
     scenario: str  # "quiet" or a key of EXPENSIVE
     calls: list[float] = field(default_factory=list)  # the probe's reset and step round trips
     hog_resets: list[float] = field(default_factory=list)
+    hog_refused: int = 0
 
 
 async def probe(url: str, seconds: float, calls: list[float]) -> None:
@@ -442,7 +460,9 @@ def measure_neighbour(row: NeighbourRow, seconds: float) -> None:
         if hog_proc is not None:
             hog_proc.kill()
             out, _ = hog_proc.communicate()
-            row.hog_resets = [float(v) for v in out.split()]
+            outcomes = [line.split() for line in out.splitlines() if line.strip()]
+            row.hog_resets = [float(seconds) for _, seconds in outcomes]
+            row.hog_refused = sum(outcome == "refused" for outcome, _ in outcomes)
     wait_quiet(row.server)
 
 
@@ -472,7 +492,7 @@ def run_neighbour(args: argparse.Namespace) -> None:
           "reset(dataset_name=..., dataset_config=..., seed=0, size=1000), then bare reset() in a loop")
     print(f"  machine: {os.cpu_count()} CPUs, load average {l1:.2f} / {l5:.2f} / {l15:.2f}{busy_text}")
     print(f"  {'server':22s} {'expensive client':20s} {'probe calls':>11s} {'p50 ms':>8s} {'p99 ms':>9s} "
-          f"{'max ms':>9s} {'s in calls > 50 ms':>18s} {'its resets':>10s} {'reset s p50':>11s}")
+          f"{'max ms':>9s} {'s in calls > 50 ms':>18s} {'its resets':>10s} {'refused':>8s} {'reset s p50':>11s}")
     for row in rows:
         name = f"ours{row.server.label}"
         hog_p50 = f"{statistics.median(row.hog_resets):11.3f}" if row.hog_resets else f"{'-':>11s}"
@@ -481,7 +501,7 @@ def run_neighbour(args: argparse.Namespace) -> None:
         stalled = sum(c for c in row.calls if c > 0.050)
         print(f"  {name:22s} {row.scenario:20s} {len(row.calls):11d} {percentile(row.calls, 50) * 1e3:8.2f} "
               f"{percentile(row.calls, 99) * 1e3:9.2f} {max(row.calls) * 1e3:9.2f} {stalled:18.2f} "
-              f"{len(row.hog_resets):10d} {hog_p50}")
+              f"{len(row.hog_resets):10d} {row.hog_refused:8d} {hog_p50}")
     print("  target: the probe's p99 <= 50 ms while the expensive client runs:")
     for row in rows:
         if row.scenario != "quiet":

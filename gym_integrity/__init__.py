@@ -4,9 +4,9 @@ Importing the package registers every env id and imports nothing heavy:
 reasoning_gym, datasets, math_verify and openai load when an env needs them.
 """
 
-from gym_integrity.protocol import Grade, TrainerAction, Verdict
-from gym_integrity.exceptions import GymIntegrityError
 from gym_integrity.envs.base import AuditHooks, TextEnv
+from gym_integrity.exceptions import GymIntegrityError
+from gym_integrity.protocol import Grade, TrainerAction, Verdict
 from gym_integrity.registration import REGISTERED, EnvEntry, Sweep, env_entries, make, register_env, register_envs
 from gym_integrity.spaces import UnicodeText
 from gym_integrity.vector import ASYNC_VECTOR_KWARGS

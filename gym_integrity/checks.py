@@ -31,7 +31,8 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-from typing import Any, Collection, Iterable, Literal, Mapping, TypeVar, cast, overload
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, Literal, TypeVar, cast, overload
 
 __all__ = [
     "is_int",
@@ -109,13 +110,16 @@ def check_bool(name: str, value: Any) -> bool:
 
 
 @overload
-def check_int(name: str, value: Any, *, low: int | None = ..., high: int | None = ...,
-              optional: Literal[False] = ...) -> int: ...
+def check_int(
+    name: str, value: Any, *, low: int | None = ..., high: int | None = ..., optional: Literal[False] = ...
+) -> int: ...
 @overload
-def check_int(name: str, value: Any, *, low: int | None = ..., high: int | None = ...,
-              optional: bool) -> int | None: ...
-def check_int(name: str, value: Any, *, low: int | None = None, high: int | None = None,
-              optional: bool = False) -> int | None:
+def check_int(
+    name: str, value: Any, *, low: int | None = ..., high: int | None = ..., optional: bool
+) -> int | None: ...
+def check_int(
+    name: str, value: Any, *, low: int | None = None, high: int | None = None, optional: bool = False
+) -> int | None:
     """``value`` if it is an int (not a bool) within ``[low, high]``; ``None`` too when ``optional``."""
     if value is None and optional:
         return None
@@ -128,16 +132,40 @@ def check_int(name: str, value: Any, *, low: int | None = None, high: int | None
 
 
 @overload
-def check_number(name: str, value: Any, *, low: float | None = ..., high: float | None = ...,
-                 low_open: bool = ..., high_open: bool = ..., optional: Literal[False] = ...,
-                 unit: str = ...) -> float: ...
+def check_number(
+    name: str,
+    value: Any,
+    *,
+    low: float | None = ...,
+    high: float | None = ...,
+    low_open: bool = ...,
+    high_open: bool = ...,
+    optional: Literal[False] = ...,
+    unit: str = ...,
+) -> float: ...
 @overload
-def check_number(name: str, value: Any, *, low: float | None = ..., high: float | None = ...,
-                 low_open: bool = ..., high_open: bool = ..., optional: bool,
-                 unit: str = ...) -> float | None: ...
-def check_number(name: str, value: Any, *, low: float | None = None, high: float | None = None,
-                 low_open: bool = False, high_open: bool = False, optional: bool = False,
-                 unit: str = "") -> float | None:
+def check_number(
+    name: str,
+    value: Any,
+    *,
+    low: float | None = ...,
+    high: float | None = ...,
+    low_open: bool = ...,
+    high_open: bool = ...,
+    optional: bool,
+    unit: str = ...,
+) -> float | None: ...
+def check_number(
+    name: str,
+    value: Any,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    optional: bool = False,
+    unit: str = "",
+) -> float | None:
     """``value`` as a float if it is a finite int/float (not a bool) within the bounds.
 
     ``low_open``/``high_open`` exclude the bound itself (``low=0, low_open=True``: ``> 0``).
@@ -145,8 +173,10 @@ def check_number(name: str, value: Any, *, low: float | None = None, high: float
     """
     if value is None and optional:
         return None
-    expected = (f"a number{' (' + unit + ')' if unit else ''}{_range(low, high, low_open, high_open)}"
-                f"{' or None' if optional else ''}")
+    expected = (
+        f"a number{' (' + unit + ')' if unit else ''}{_range(low, high, low_open, high_open)}"
+        f"{' or None' if optional else ''}"
+    )
     if not is_number(value):
         raise TypeError(f"{name} must be {expected}, got {_shown(value)}")
     if is_int(value) and value.bit_length() > 1000:  # float() would overflow
@@ -165,18 +195,20 @@ def check_number(name: str, value: Any, *, low: float | None = None, high: float
 
 
 @overload
-def check_str(name: str, value: Any, *, non_empty: bool = ..., optional: Literal[False] = ...,
-              what: str = ...) -> str: ...
+def check_str(
+    name: str, value: Any, *, non_empty: bool = ..., optional: Literal[False] = ..., what: str = ...
+) -> str: ...
 @overload
-def check_str(name: str, value: Any, *, non_empty: bool = ..., optional: bool,
-              what: str = ...) -> str | None: ...
-def check_str(name: str, value: Any, *, non_empty: bool = True, optional: bool = False,
-              what: str = "a str") -> str | None:
+def check_str(name: str, value: Any, *, non_empty: bool = ..., optional: bool, what: str = ...) -> str | None: ...
+def check_str(
+    name: str, value: Any, *, non_empty: bool = True, optional: bool = False, what: str = "a str"
+) -> str | None:
     """``value`` if it is a str (non-blank when ``non_empty``); ``None`` too when ``optional``."""
     if value is None and optional:
         return None
-    expected = f"{'a non-empty ' + what[2:] if non_empty and what.startswith('a ') else what}" \
-               f"{' or None' if optional else ''}"
+    expected = (
+        f"{'a non-empty ' + what[2:] if non_empty and what.startswith('a ') else what}{' or None' if optional else ''}"
+    )
     if not isinstance(value, str):
         raise TypeError(f"{name} must be {expected}, got {_shown(value)}")
     if non_empty and not value.strip():
@@ -190,8 +222,11 @@ def check_choice(name: str, value: Any, choices: Collection[T]) -> T:
     if not isinstance(value, tuple(kinds)) or (isinstance(value, bool) and bool not in kinds):
         raise TypeError(f"{name} must be one of {tuple(choices)}, got {_shown(value)}")
     if value not in choices:
-        close = difflib.get_close_matches(value, [c for c in choices if isinstance(c, str)], n=1) \
-            if isinstance(value, str) else []
+        close = (
+            difflib.get_close_matches(value, [c for c in choices if isinstance(c, str)], n=1)
+            if isinstance(value, str)
+            else []
+        )
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {_clipped(value)}{hint}")
     return cast(T, value)
@@ -199,14 +234,16 @@ def check_choice(name: str, value: Any, choices: Collection[T]) -> T:
 
 def check_type(name: str, value: Any, types: type | tuple[type, ...], what: str) -> Any:
     """``value`` if it is an instance of ``types``; else ``TypeError`` saying ``what`` was expected."""
-    if not isinstance(value, types) or (isinstance(value, bool) and bool not in (
-            types if isinstance(types, tuple) else (types,))):
+    if not isinstance(value, types) or (
+        isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,))
+    ):
         raise TypeError(f"{name} must be {what}, got {_shown(value)}")
     return value
 
 
-def check_strs(name: str, value: Any, *, choices: Collection[str] | None = None, non_empty_items: bool = True,
-               min_items: int = 0) -> tuple[str, ...]:
+def check_strs(
+    name: str, value: Any, *, choices: Collection[str] | None = None, non_empty_items: bool = True, min_items: int = 0
+) -> tuple[str, ...]:
     """``value`` as a tuple if it is a collection of str (a list, tuple, set...) whose items pass.
 
     A single ``str`` is a wrong type (it would be read letter by letter), as are a
@@ -239,8 +276,14 @@ def check_strs(name: str, value: Any, *, choices: Collection[str] | None = None,
     return items
 
 
-def reject_unknown(owner: str, given: Mapping[str, Any] | Iterable[str], valid: Iterable[str], *,
-                   hints: Mapping[str, str] | None = None, subscript: bool = False) -> None:
+def reject_unknown(
+    owner: str,
+    given: Mapping[str, Any] | Iterable[str],
+    valid: Iterable[str],
+    *,
+    hints: Mapping[str, str] | None = None,
+    subscript: bool = False,
+) -> None:
     """``TypeError`` naming the first unknown key of ``given`` as ``owner.key``, with a close match if any.
 
     ``hints`` maps keys that are known mistakes to what to do instead; such a key
@@ -310,8 +353,9 @@ def config_from(cls: type[T], value: Any) -> T:
     if isinstance(value, Mapping):
         reject_unknown(cls.__name__, value, [f.name for f in dataclasses.fields(cast(Any, cls)) if f.init])
         return cls(**value)
-    raise TypeError(f"{cls.__name__} must be given as a {cls.__name__}, a dict of its fields or None, "
-                    f"got {_shown(value)}")
+    raise TypeError(
+        f"{cls.__name__} must be given as a {cls.__name__}, a dict of its fields or None, got {_shown(value)}"
+    )
 
 
 def positive_int_arg(text: str) -> int:

@@ -6,7 +6,8 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Sequence, TextIO
+from collections.abc import Sequence
+from typing import Any, TextIO
 
 from gym_integrity.checks import json_object_arg, positive_int_arg
 
@@ -35,8 +36,10 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print("\n".join(names))
         return 0
     console.print(table)
-    console.print("ReasoningGym-v0 without dataset= plays leg_counting; gym-integrity list --datasets names the "
-                  "others.", markup=False)
+    console.print(
+        "ReasoningGym-v0 without dataset= plays leg_counting; gym-integrity list --datasets names the others.",
+        markup=False,
+    )
     return 0
 
 
@@ -82,8 +85,9 @@ def _cmd_play(args: argparse.Namespace, stream: TextIO | None = None) -> int:
             total += float(reward)
             verdict = info.get("verdict", "?")
             colour = {"correct": "green", "partial": "yellow", "pending": "blue"}.get(verdict, "red")
-            console.print(Panel(obs, title=f"reward {float(reward):.3f}  verdict [{colour}]{verdict}[/]",
-                                border_style=colour))
+            console.print(
+                Panel(obs, title=f"reward {float(reward):.3f}  verdict [{colour}]{verdict}[/]", border_style=colour)
+            )
             if terminated or truncated:
                 end = "terminated" if terminated else "truncated (step budget used up)"
                 console.print(f"[bold]episode {end}[/]: return {total:.3f}")
@@ -92,8 +96,10 @@ def _cmd_play(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         env.close()
 
 
-SERVE_HELP = ("serve a registered id over OpenEnv's protocol (the openenv package's server; the [serve] extra), one "
-              "integrity-stacked env per session")
+SERVE_HELP = (
+    "serve a registered id over OpenEnv's protocol (the openenv package's server; the [serve] extra), one "
+    "integrity-stacked env per session"
+)
 
 _SERVE_EPILOG = """\
 examples:
@@ -114,15 +120,26 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     except ImportError as exc:
         args.parser.error(str(exc))  # exits 2
     try:
-        serve(args.id, args.env_kwargs, host=args.host, port=args.port, max_sessions=args.max_sessions,
-              session_timeout_s=args.session_timeout, client_datasets=args.client_datasets, max_size=args.max_size)
+        serve(
+            args.id,
+            args.env_kwargs,
+            host=args.host,
+            port=args.port,
+            max_sessions=args.max_sessions,
+            session_timeout_s=args.session_timeout,
+            client_datasets=args.client_datasets,
+            max_size=args.max_size,
+            reset_budget_s=args.reset_budget or None,
+        )
     except (TypeError, ValueError) as exc:
         args.parser.error(str(exc))
     return 0
 
 
-CHECK_DATA_HELP = ("check a QEDMath or FinQA data set as the loaders will (the shipped sets by default): rows "
-                   "loaded, skipped and why; exit 0 clean, 1 if any row was skipped, 2 for a usage error")
+CHECK_DATA_HELP = (
+    "check a QEDMath or FinQA data set as the loaders will (the shipped sets by default): rows "
+    "loaded, skipped and why; exit 0 clean, 1 if any row was skipped, 2 for a usage error"
+)
 
 _CHECK_DATA_EPILOG = """\
 examples:
@@ -164,8 +181,11 @@ def _check_reports(args: argparse.Namespace) -> list[Any]:
 
     # No SOURCE: what FinQA-v0 would load, $FINQA_DATA_PATH if set, else the shipped set.
     source = args.source if args.source is not None else (os.environ.get(DATA_PATH_ENV) or None)
-    return [check_finqa(source, split=args.split or "test", questions_file=args.questions_file or "finqa.csv",
-                        hub_id=args.hub_id)]
+    return [
+        check_finqa(
+            source, split=args.split or "test", questions_file=args.questions_file or "finqa.csv", hub_id=args.hub_id
+        )
+    ]
 
 
 def _check_table(reports: list[Any], rows_shown: int) -> Any:
@@ -174,8 +194,11 @@ def _check_table(reports: list[Any], rows_shown: int) -> Any:
     from gym_integrity.datacheck import REASONS
 
     skipped = sum(len(r.skipped) for r in reports)
-    caption = ("clean: every row loads" if not skipped else
-               f"{skipped} row{'s' if skipped != 1 else ''} skipped: they will not be trained on; fix or drop them")
+    caption = (
+        "clean: every row loads"
+        if not skipped
+        else f"{skipped} row{'s' if skipped != 1 else ''} skipped: they will not be trained on; fix or drop them"
+    )
     table = Table(title="gym-integrity check-data", caption=caption, show_lines=False)
     table.add_column("data set", style="bold cyan", overflow="fold")
     table.add_column("rows", no_wrap=True)
@@ -234,8 +257,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_play = sub.add_parser("play", help="play one episode of an env by hand in the terminal")
     p_play.add_argument("id", help="a registered id, e.g. ReasoningGym-v0")
     p_play.add_argument("--seed", type=int, default=None, help="reset seed (picks the problem)")
-    p_play.add_argument("--env-kwargs", type=json_object_arg, default=None,
-                        help='JSON object passed to gym.make, e.g. \'{"dataset": "basic_arithmetic"}\'')
+    p_play.add_argument(
+        "--env-kwargs",
+        type=json_object_arg,
+        default=None,
+        help='JSON object passed to gym.make, e.g. \'{"dataset": "basic_arithmetic"}\'',
+    )
     p_play.set_defaults(run=_cmd_play, parser=p_play)
 
     from gym_integrity.audit import cli as audit_cli  # light: the audit imports what it needs when it runs
@@ -256,39 +283,88 @@ def build_parser() -> argparse.ArgumentParser:
     regrade_cli.add_arguments(p_regrade)
     p_regrade.set_defaults(run=regrade_cli.run, parser=p_regrade)
 
-    p_serve = sub.add_parser("serve", help=SERVE_HELP, description=SERVE_HELP, epilog=_SERVE_EPILOG,
-                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    p_serve = sub.add_parser(
+        "serve",
+        help=SERVE_HELP,
+        description=SERVE_HELP,
+        epilog=_SERVE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p_serve.add_argument("id", help="a registered id, e.g. ReasoningGym-v0")
     p_serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     p_serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    p_serve.add_argument("--max-sessions", type=positive_int_arg, default=8,
-                         help="sessions (envs) open at once; one more is refused with CAPACITY_REACHED (default 8)")
-    p_serve.add_argument("--session-timeout", type=float, default=None,
-                         help="seconds a WebSocket session may stay idle before its env is closed (default: never)")
-    p_serve.add_argument("--client-datasets", type=lambda text: [n for n in text.split(",") if n], default=None,
-                         help="comma-separated datasets a client's reset may pick (OpenEnv's reasoning_gym_env "
-                              "dataset_name; default: the served one's)")
-    p_serve.add_argument("--max-size", type=positive_int_arg, default=None,
-                         help="largest dataset size a client's reset may ask for (default: the served size)")
-    p_serve.add_argument("--env-kwargs", type=json_object_arg, default=None,
-                         help='JSON object of gym_integrity.make keyword arguments, e.g. \'{"dataset": "leg_counting"}\'')
+    p_serve.add_argument(
+        "--max-sessions",
+        type=positive_int_arg,
+        default=8,
+        help="sessions (envs) open at once; one more is refused with CAPACITY_REACHED (default 8)",
+    )
+    p_serve.add_argument(
+        "--session-timeout",
+        type=float,
+        default=None,
+        help="seconds a WebSocket session may stay idle before its env is closed (default: never)",
+    )
+    p_serve.add_argument(
+        "--client-datasets",
+        type=lambda text: [n for n in text.split(",") if n],
+        default=None,
+        help="comma-separated datasets a client's reset may pick (OpenEnv's reasoning_gym_env "
+        "dataset_name; default: the served one's)",
+    )
+    p_serve.add_argument(
+        "--max-size",
+        type=positive_int_arg,
+        default=None,
+        help="largest dataset size a client's reset may ask for (default: the served size)",
+    )
+    p_serve.add_argument(
+        "--reset-budget",
+        type=float,
+        default=10.0,
+        help="seconds one reset (item generation) may take before it is stopped and fails that "
+        "session's reset (default 10; 0: no budget)",
+    )
+    p_serve.add_argument(
+        "--env-kwargs",
+        type=json_object_arg,
+        default=None,
+        help='JSON object of gym_integrity.make keyword arguments, e.g. \'{"dataset": "leg_counting"}\'',
+    )
     p_serve.set_defaults(run=_cmd_serve, parser=p_serve)
 
-    p_check = sub.add_parser("check-data", help=CHECK_DATA_HELP, description=CHECK_DATA_HELP, epilog=_CHECK_DATA_EPILOG,
-                             formatter_class=argparse.RawDescriptionHelpFormatter)
-    p_check.add_argument("kind", nargs="?", choices=("qed", "finqa"),
-                         help="which loader checks SOURCE; omitted: both shipped sets")
-    p_check.add_argument("source", nargs="?", default=None,
-                         help="qed: a .jsonl/.json file, a dataset directory or a hub id; finqa: a FinQA-benchmark "
-                              "root or an original-FinQA JSON file/dir. Omitted: the shipped set (finqa: "
-                              "$FINQA_DATA_PATH if set, as FinQA-v0 loads)")
-    p_check.add_argument("--split", default=None, help="qed: the hub split (default train); finqa: the original-FinQA "
-                                                       "split or hub split (default test)")
+    p_check = sub.add_parser(
+        "check-data",
+        help=CHECK_DATA_HELP,
+        description=CHECK_DATA_HELP,
+        epilog=_CHECK_DATA_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p_check.add_argument(
+        "kind", nargs="?", choices=("qed", "finqa"), help="which loader checks SOURCE; omitted: both shipped sets"
+    )
+    p_check.add_argument(
+        "source",
+        nargs="?",
+        default=None,
+        help="qed: a .jsonl/.json file, a dataset directory or a hub id; finqa: a FinQA-benchmark "
+        "root or an original-FinQA JSON file/dir. Omitted: the shipped set (finqa: "
+        "$FINQA_DATA_PATH if set, as FinQA-v0 loads)",
+    )
+    p_check.add_argument(
+        "--split",
+        default=None,
+        help="qed: the hub split (default train); finqa: the original-FinQA split or hub split (default test)",
+    )
     p_check.add_argument("--config", default=None, help="qed: the hub dataset config")
-    p_check.add_argument("--questions-file", default=None, help="finqa: the CSV under benchmark_questions/ "
-                                                                "(default finqa.csv)")
-    p_check.add_argument("--hub-id", default=None, help="finqa: questions from this hub id (or local dataset "
-                                                        "directory); SOURCE is the root holding the tables")
+    p_check.add_argument(
+        "--questions-file", default=None, help="finqa: the CSV under benchmark_questions/ (default finqa.csv)"
+    )
+    p_check.add_argument(
+        "--hub-id",
+        default=None,
+        help="finqa: questions from this hub id (or local dataset directory); SOURCE is the root holding the tables",
+    )
     p_check.add_argument("--rows", type=positive_int_arg, default=5, help="row numbers shown per reason (default 5)")
     p_check.add_argument("--json", action="store_true", help="print JSON (every skipped row) instead of the table")
     p_check.set_defaults(run=_cmd_check_data, parser=p_check)

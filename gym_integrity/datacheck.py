@@ -57,9 +57,11 @@ def user_stacklevel() -> int:
     import os
     import sys
 
-    inside = tuple(os.path.dirname(module.__file__) + os.sep
-                   for module in (sys.modules.get("gym_integrity"), sys.modules.get("gymnasium"))
-                   if module is not None and module.__file__)
+    inside = tuple(
+        os.path.dirname(module.__file__) + os.sep
+        for module in (sys.modules.get("gym_integrity"), sys.modules.get("gymnasium"))
+        if module is not None and module.__file__
+    )
     frame, level = sys._getframe(1), 1
     while frame.f_back is not None and frame.f_code.co_filename.startswith(inside):
         frame, level = frame.f_back, level + 1
@@ -120,16 +122,23 @@ class DataReport:
     def warn(self, *, stacklevel: int = 2, limit: int = MAX_ROW_WARNINGS) -> None:
         """One :class:`DataWarning` per skipped row up to ``limit``, then one for the rest."""
         for skipped in self.skipped[:limit]:
-            warnings.warn(f"{self.kind}: {self.source} row {skipped.row}: {skipped.detail} [{skipped.reason}]; "
-                          "row skipped", DataWarning, stacklevel=stacklevel + 1)
+            warnings.warn(
+                f"{self.kind}: {self.source} row {skipped.row}: {skipped.detail} [{skipped.reason}]; row skipped",
+                DataWarning,
+                stacklevel=stacklevel + 1,
+            )
         rest = self.skipped[limit:]
         if rest:
             counts: dict[str, int] = {}
             for skipped in rest:
                 counts[skipped.reason] = counts.get(skipped.reason, 0) + 1
             by = ", ".join(f"{reason}: {n}" for reason, n in counts.items())
-            warnings.warn(f"{self.kind}: {self.source}: {len(rest)} more rows skipped ({by}); "
-                          "`gym-integrity check-data` lists every one", DataWarning, stacklevel=stacklevel + 1)
+            warnings.warn(
+                f"{self.kind}: {self.source}: {len(rest)} more rows skipped ({by}); "
+                "`gym-integrity check-data` lists every one",
+                DataWarning,
+                stacklevel=stacklevel + 1,
+            )
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for ``check-data --json``: every skipped row, and rows per reason."""
@@ -138,8 +147,7 @@ class DataReport:
             "source": self.source,
             "loaded": self.loaded,
             "skipped": len(self.skipped),
-            "by_reason": {reason: {"count": len(rows), "rows": rows}
-                          for reason, rows in self.by_reason().items()},
+            "by_reason": {reason: {"count": len(rows), "rows": rows} for reason, rows in self.by_reason().items()},
             "rows": [{"row": s.row, "reason": s.reason, "detail": s.detail} for s in self.skipped],
             "notes": dict(self.notes),
         }

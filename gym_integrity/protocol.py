@@ -7,8 +7,9 @@ same vocabulary, and wrappers and the audit can rely on it.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from gym_integrity.checks import check_int, reject_unknown
 

@@ -25,8 +25,17 @@ def _package_entries() -> tuple[EnvEntry, ...]:
     return tuple(entries)
 
 
-__all__ = ["REGISTERED", "EnvEntry", "Sweep", "register_env", "register_envs", "env_entries", "env_entry", "make",
-           "check_registered"]
+__all__ = [
+    "REGISTERED",
+    "EnvEntry",
+    "Sweep",
+    "register_env",
+    "register_envs",
+    "env_entries",
+    "env_entry",
+    "make",
+    "check_registered",
+]
 
 
 #: Every id the package registers: the ``ENTRY`` of each package under ``gym_integrity/envs/`` (see
@@ -61,13 +70,16 @@ def register_env(entry: EnvEntry) -> None:
     if known is not None:
         if known == entry:
             return
-        raise ValueError(f"register_env: {entry.id!r} is already registered with other facts "
-                         f"(entry point {known.entry_point!r})")
+        raise ValueError(
+            f"register_env: {entry.id!r} is already registered with other facts (entry point {known.entry_point!r})"
+        )
     if entry.id in gym.registry:
         # Registered by this module before a reload (gymnasium's registry outlives it) is fine; anyone else's is not.
         if gym.registry[entry.id].entry_point != entry.entry_point:
-            raise ValueError(f"register_env: {entry.id!r} is already a gymnasium id "
-                             f"(entry point {gym.registry[entry.id].entry_point!r})")
+            raise ValueError(
+                f"register_env: {entry.id!r} is already a gymnasium id "
+                f"(entry point {gym.registry[entry.id].entry_point!r})"
+            )
     else:
         # disable_env_checker: Gymnasium 1.4's PassiveEnvChecker marks its first reset checked before calling
         # it, so a first reset that raises (a mistyped option) leaves every later step raising TypeError from
@@ -78,9 +90,15 @@ def register_env(entry: EnvEntry) -> None:
         # OrderEnforcing would only repeat the check on every call (about 2 µs of a 50 µs episode).
         # max_episode_steps makes gym.make put a TimeLimit under the stack; MaxStepsTruncation takes the env
         # below it (TimeLimit would also truncate an answer on the last step: docs/architecture.md).
-        gym.register(id=entry.id, entry_point=entry.entry_point, nondeterministic=entry.nondeterministic,
-                     max_episode_steps=entry.max_episode_steps, additional_wrappers=integrity_wrapper_specs(),
-                     disable_env_checker=True, order_enforce=False)
+        gym.register(
+            id=entry.id,
+            entry_point=entry.entry_point,
+            nondeterministic=entry.nondeterministic,
+            max_episode_steps=entry.max_episode_steps,
+            additional_wrappers=integrity_wrapper_specs(),
+            disable_env_checker=True,
+            order_enforce=False,
+        )
     _ENTRIES[entry.id] = entry
 
 

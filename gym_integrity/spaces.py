@@ -8,7 +8,8 @@ whose length lies in ``[min_length, max_length]``.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium.spaces import Space
@@ -22,11 +23,7 @@ __all__ = ["UnicodeText"]
 # and a few multi-byte ranges (accents, Greek, math operators, CJK, emoji) so
 # that code consuming samples meets the same characters real models produce.
 _SAMPLE_ALPHABET = (
-    "".join(chr(c) for c in range(32, 127))
-    + "\n\t"
-    + "éüßñçøπλΣΩ∑∫√≤≥≠∞∂∈ℝ→"
-    + "数学证明答案问题"
-    + "🙂🚀✅"
+    "".join(chr(c) for c in range(32, 127)) + "\n\t" + "éüßñçøπλΣΩ∑∫√≤≥≠∞∂∈ℝ→" + "数学证明答案问题" + "🙂🚀✅"
 )
 
 
@@ -52,13 +49,7 @@ class UnicodeText(Space[str]):
     saying so.
     """
 
-    def __init__(
-        self,
-        max_length: int,
-        *,
-        min_length: int = 1,
-        seed: int | np.random.Generator | None = None,
-    ) -> None:
+    def __init__(self, max_length: int, *, min_length: int = 1, seed: int | np.random.Generator | None = None) -> None:
         # numpy ints are ints here (lengths often come from arrays); bools are not
         check_type("UnicodeText.max_length", max_length, (int, np.integer), "an int >= max(min_length, 1)")
         check_type("UnicodeText.min_length", min_length, (int, np.integer), "an int >= 0")

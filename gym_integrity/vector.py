@@ -63,8 +63,15 @@ from gymnasium.vector.utils import concatenate, iterate
 
 from gym_integrity.checks import check_choice, check_int
 
-__all__ = ["ASYNC_VECTOR_KWARGS", "ThreadedVectorEnv", "check_autoreset_mode", "make_threaded_vec", "step_sub_env",
-           "subenv_worker", "zero_frozen_rewards"]
+__all__ = [
+    "ASYNC_VECTOR_KWARGS",
+    "ThreadedVectorEnv",
+    "check_autoreset_mode",
+    "make_threaded_vec",
+    "step_sub_env",
+    "subenv_worker",
+    "zero_frozen_rewards",
+]
 
 #: What one sub-env's share of a batch step gives: obs, reward, terminated, truncated, info, and (SAME_STEP
 #: autoreset of an ended sub-env only) ``{"final_obs", "final_info"}``, else None.
@@ -112,8 +119,8 @@ class _ResetClearsAutoreset:
 
     def __init__(self, pipe: Any) -> None:
         self._pipe = pipe
-        self._ended = False                               # the worker's flag: its last step ended the episode
-        self._held: tuple[str, Any] | None = None         # the parent's reset, delivered after the clearing step
+        self._ended = False  # the worker's flag: its last step ended the episode
+        self._held: tuple[str, Any] | None = None  # the parent's reset, delivered after the clearing step
         self._clearing = False
         self._command = ""
 
@@ -142,8 +149,16 @@ class _ResetClearsAutoreset:
         return getattr(self._pipe, name)
 
 
-def subenv_worker(index: int, env_fn: Callable[[], gym.Env], pipe: Any, parent_pipe: Any, shared_memory: Any,
-                  error_queue: Any, autoreset_mode: Any, *args: Any) -> None:
+def subenv_worker(
+    index: int,
+    env_fn: Callable[[], gym.Env],
+    pipe: Any,
+    parent_pipe: Any,
+    shared_memory: Any,
+    error_queue: Any,
+    autoreset_mode: Any,
+    *args: Any,
+) -> None:
     """``AsyncVectorEnv`` worker: Gymnasium's own, on a sub-env whose frozen steps pay 0.0.
 
     Without shared memory under next-step autoreset its pipe is wrapped so that a
@@ -155,8 +170,9 @@ def subenv_worker(index: int, env_fn: Callable[[], gym.Env], pipe: Any, parent_p
 
     if not shared_memory and AutoresetMode(autoreset_mode) == AutoresetMode.NEXT_STEP:
         pipe = _ResetClearsAutoreset(pipe)
-    _async_worker(index, _ZeroFrozenRewards(env_fn), pipe, parent_pipe, shared_memory, error_queue, autoreset_mode,
-                  *args)
+    _async_worker(
+        index, _ZeroFrozenRewards(env_fn), pipe, parent_pipe, shared_memory, error_queue, autoreset_mode, *args
+    )
 
 
 def check_autoreset_mode(name: str, value: Any) -> AutoresetMode:
@@ -201,8 +217,11 @@ def step_sub_env(env: gym.Env, autoreset_mode: AutoresetMode, needs_reset: bool,
 #: - ``worker=subenv_worker``: Gymnasium's worker on sub-envs whose steps after their end pay
 #:   0.0, so a finished sub-env stepped with its batch never repays its reward, and whose
 #:   manual reset clears the next-step autoreset (which Gymnasium 1.4 does only with shared memory).
-ASYNC_VECTOR_KWARGS: dict[str, Any] = {"shared_memory": False, "autoreset_mode": AutoresetMode.NEXT_STEP.value,
-                                       "worker": subenv_worker}
+ASYNC_VECTOR_KWARGS: dict[str, Any] = {
+    "shared_memory": False,
+    "autoreset_mode": AutoresetMode.NEXT_STEP.value,
+    "worker": subenv_worker,
+}
 
 
 class ThreadedVectorEnv(SyncVectorEnv):
@@ -257,10 +276,7 @@ class ThreadedVectorEnv(SyncVectorEnv):
         return [f.result() for f in futures]  # raises the first error by index
 
     def reset(
-        self,
-        *,
-        seed: int | list[int | None] | None = None,
-        options: dict[str, Any] | None = None,
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         self._check_open("reset")
         if seed is None:
@@ -278,8 +294,10 @@ class ThreadedVectorEnv(SyncVectorEnv):
             mask = options.pop("reset_mask")
             where = "ThreadedVectorEnv.reset options['reset_mask']"
             if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
-                raise TypeError(f"{where} must be a bool numpy array of shape ({self.num_envs},), "
-                                f"got {type(mask).__name__} of dtype {getattr(mask, 'dtype', None)}")
+                raise TypeError(
+                    f"{where} must be a bool numpy array of shape ({self.num_envs},), "
+                    f"got {type(mask).__name__} of dtype {getattr(mask, 'dtype', None)}"
+                )
             if mask.shape != (self.num_envs,):
                 raise ValueError(f"{where} must have shape ({self.num_envs},), got {mask.shape}")
             if not np.any(mask):
@@ -297,22 +315,28 @@ class ThreadedVectorEnv(SyncVectorEnv):
         self._observations = concatenate(self.single_observation_space, self._env_obs, self._observations)
         return deepcopy(self._observations) if self.copy else self._observations, infos
 
-    def _reset_sub_envs(self, indices: list[int], seeds: list[int | None],
-                        options: dict[str, Any] | None) -> list[tuple[Any, dict[str, Any]]]:
+    def _reset_sub_envs(
+        self, indices: list[int], seeds: list[int | None], options: dict[str, Any] | None
+    ) -> list[tuple[Any, dict[str, Any]]]:
         """Reset the sub-envs at ``indices`` (all at once); their ``(obs, info)`` in that order."""
         return self._all([functools.partial(self.envs[i].reset, seed=seeds[i], options=options) for i in indices])
 
     def _step_sub_envs(self, actions: list[Any]) -> list[SubStep]:
         """Every sub-env's share of the batch step (all at once), in sub-env order."""
-        return self._all([functools.partial(step_sub_env, self.envs[i], self.autoreset_mode,
-                                            bool(self._autoreset_envs[i]), a)
-                          for i, a in enumerate(actions)])
+        return self._all(
+            [
+                functools.partial(step_sub_env, self.envs[i], self.autoreset_mode, bool(self._autoreset_envs[i]), a)
+                for i, a in enumerate(actions)
+            ]
+        )
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         self._check_open("step")
         if isinstance(actions, (str, bytes)):  # iterating would step each sub-env with one character
-            raise TypeError(f"{type(self).__name__}.step actions must be a sequence of num_envs={self.num_envs} actions, "
-                            f"one per sub-env, got a {type(actions).__name__}")
+            raise TypeError(
+                f"{type(self).__name__}.step actions must be a sequence of num_envs={self.num_envs} actions, "
+                f"one per sub-env, got a {type(actions).__name__}"
+            )
         action_list = list(iterate(self.action_space, actions))
         if len(action_list) != self.num_envs:
             raise ValueError(f"ThreadedVectorEnv.step actions: expected {self.num_envs}, got {len(action_list)}")

@@ -37,12 +37,29 @@ agent channel), else from what the env reveals at the end; without either, the
 probes that answer with the gold do not run and the verdict is inconclusive.
 """
 
-from gym_integrity.audit.adapters import (answer_action, answer_wrappings, non_answer_action, privileged_gold,
-                                          revealed_answers)
+from gym_integrity.audit.adapters import (
+    answer_action,
+    answer_wrappings,
+    non_answer_action,
+    privileged_gold,
+    revealed_answers,
+)
+
+# isort: off
 from gym_integrity.audit.probes import PROBES, Probe, probe_names  # first: it registers the probes in report order
-from gym_integrity.audit.grader_probes import GRADER_PROBES  # noqa: I001  # after probes: that import registers them in report order
-from gym_integrity.audit.report import (AuditReport, ProbeResult, Status, AuditVerdict, exit_status, overall_verdict,
-                                        render_reports, reports_to_json)
+from gym_integrity.audit.grader_probes import GRADER_PROBES  # after probes, whose import registers them in report order
+
+# isort: on
+from gym_integrity.audit.report import (
+    AuditReport,
+    AuditVerdict,
+    ProbeResult,
+    Status,
+    exit_status,
+    overall_verdict,
+    render_reports,
+    reports_to_json,
+)
 from gym_integrity.audit.runner import check_integrity
 from gym_integrity.audit.search import SEARCH_PROBES
 from gym_integrity.audit.served_audit import ServedAuditEnv, TwinMismatchError, check_served_integrity

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import gymnasium as gym
 
@@ -62,11 +63,25 @@ _TOOL_ATTRS = ("tool_schemas", "tools", "TOOLS", "tool_specs", "functions")
 _HARMLESS_TOOLS = ("list_tools", "get_descriptions", "describe_tables")
 
 #: Keys under which envs commonly reveal the answer in ``info`` (matched case-insensitively, at any depth).
-ANSWER_KEYS = frozenset({
-    "answer", "gold", "gold_answer", "gold_answers", "ground_truth", "correct_answer", "expected",
-    "expected_answer", "target", "solution", "reference", "reference_answer", "reference_solution",
-    "label", "truth",
-})
+ANSWER_KEYS = frozenset(
+    {
+        "answer",
+        "gold",
+        "gold_answer",
+        "gold_answers",
+        "ground_truth",
+        "correct_answer",
+        "expected",
+        "expected_answer",
+        "target",
+        "solution",
+        "reference",
+        "reference_answer",
+        "reference_solution",
+        "label",
+        "truth",
+    }
+)
 _REVEAL_SENTENCE = re.compile(
     r"(?:correct|right|expected|gold|true|reference)\s+(?:answer|solution)\s*(?:is|was|:|=)\s*:?\s*(.+?)\s*(?:\.\s|\.?$|\n)",
     re.IGNORECASE,
@@ -137,7 +152,7 @@ def answer_action(env: gym.Env, answer: str) -> Any:
     return f"<answer>{answer}</answer>\n\\boxed{{{answer}}}"
 
 
-def answer_wrappings(env: gym.Env, answer: str, answer_fn: "AnswerFn | None" = None) -> list[tuple[str, Any]]:
+def answer_wrappings(env: gym.Env, answer: str, answer_fn: AnswerFn | None = None) -> list[tuple[str, Any]]:
     r"""Every way the adapter can submit ``answer``: ``(label, action)``, the adapter's own choice first.
 
     An env with its own hook or a submit tool, or an audit given a custom
@@ -154,8 +169,11 @@ def answer_wrappings(env: gym.Env, answer: str, answer_fn: "AnswerFn | None" = N
     custom = answer_fn is not None and answer_fn is not answer_action
     if custom or _hook(env, AuditHooks.audit_answer_action) is not None or SUBMIT_TOOL in tool_names(env):
         return out
-    for label, action in (("answer tag", f"<answer>{answer}</answer>"), ("boxed", f"\\boxed{{{answer}}}"),
-                          ("bare", answer)):
+    for label, action in (
+        ("answer tag", f"<answer>{answer}</answer>"),
+        ("boxed", f"\\boxed{{{answer}}}"),
+        ("bare", answer),
+    ):
         if all(action != seen for _, seen in out):
             out.append((label, action))
     return out
@@ -260,19 +278,27 @@ def revealed_answers(info: Mapping[str, Any] | None, obs: Any = None) -> list[st
 
 # What a "not run" row tells the user to provide: the audit's verdict is inconclusive until these are given.
 #: Probes that answer with the gold (or search for it) need one per episode.
-GOLD_HINT = ("give the env's unwrapped class a gold_answers() -> list[str] method returning an answer the grader "
-             "accepts for the current episode (the privileged auditor hook: never shown to the agent), or pass "
-             "gold_answers_fn=(env -> list[str]) to check_integrity")
+GOLD_HINT = (
+    "give the env's unwrapped class a gold_answers() -> list[str] method returning an answer the grader "
+    "accepts for the current episode (the privileged auditor hook: never shown to the agent), or pass "
+    "gold_answers_fn=(env -> list[str]) to check_integrity"
+)
 #: The hook is there but gave nothing (items with no single answer): it must give one accepted answer.
-EMPTY_GOLD_HINT = ("make the env's gold_answers() return, for every episode, at least one answer its grader accepts "
-                   "(any one, for a task with many right answers), or pass gold_answers_fn=(env -> list[str]) to "
-                   "check_integrity")
+EMPTY_GOLD_HINT = (
+    "make the env's gold_answers() return, for every episode, at least one answer its grader accepts "
+    "(any one, for a task with many right answers), or pass gold_answers_fn=(env -> list[str]) to "
+    "check_integrity"
+)
 #: Probes that compare instances need a way to build more than one.
-INSTANCES_HINT = ("audit a factory (check_integrity(lambda: MyEnv())) or a registered id instead of one env "
-                  "instance: the probe builds instances of its own")
+INSTANCES_HINT = (
+    "audit a factory (check_integrity(lambda: MyEnv())) or a registered id instead of one env "
+    "instance: the probe builds instances of its own"
+)
 #: Probes that compare against a graded wrong answer need answers in the env's format.
-ANSWER_HINT = ("if the env takes answers in another format, define audit_answer_action(answer) -> action on its "
-               "unwrapped class, or pass answer_action_fn=(env, answer -> action) to check_integrity")
+ANSWER_HINT = (
+    "if the env takes answers in another format, define audit_answer_action(answer) -> action on its "
+    "unwrapped class, or pass answer_action_fn=(env, answer -> action) to check_integrity"
+)
 
 
 def no_gold_reason(source: str) -> str:

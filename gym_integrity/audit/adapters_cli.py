@@ -11,8 +11,11 @@ __all__ = ["run_adapted", "adapter_options"]
 
 def adapter_options(args: argparse.Namespace) -> dict[str, Any]:
     """The adapter options the arguments give: --dataset, --gold-column, --prompt-column, --split, --env-kwargs."""
-    options = {name: getattr(args, name) for name in ("dataset", "gold_column", "prompt_column", "split")
-               if getattr(args, name, None) is not None}
+    options = {
+        name: getattr(args, name)
+        for name in ("dataset", "gold_column", "prompt_column", "split")
+        if getattr(args, name, None) is not None
+    }
     return {**options, **(args.env_kwargs or {})}
 
 
@@ -21,10 +24,14 @@ def _usage_error(args: argparse.Namespace) -> str | None:
 
     ours = [i for i in args.ids if not is_adapter_target(i)]
     if ours:
-        return (f"audit third-party targets (reward:, rg:, gem:, skyrl:, verifiers:, openenv:) apart from registered ids: "
-                f"got {ours} with them")
-    for flag, why in (("url", "a server this package did not build is openenv:URL; --url audits our ids where they are served"),
-                      ("all_datasets", "a sweep is over a registered id's datasets: list rg:DATASET targets")):
+        return (
+            f"audit third-party targets (reward:, rg:, gem:, skyrl:, verifiers:, openenv:) apart from registered ids: "
+            f"got {ours} with them"
+        )
+    for flag, why in (
+        ("url", "a server this package did not build is openenv:URL; --url audits our ids where they are served"),
+        ("all_datasets", "a sweep is over a registered id's datasets: list rg:DATASET targets"),
+    ):
         if getattr(args, flag):
             return f"--{flag.replace('_', '-')} does not go with third-party targets: {why}"
     return None
@@ -60,7 +67,8 @@ def run_adapted(args: argparse.Namespace, console: Any) -> int:
     inconclusive = sum(1 for r in reports if r.verdict is AuditVerdict.INCONCLUSIVE)
     unsure = f"; {inconclusive} inconclusive" if inconclusive else ""
     mode = "as they are, and inside integrity_stack" if args.compare else "as they are, raw: no integrity stack"
-    console.print(f"audited {len(args.ids)} target(s) ({mode}), {len(probes)} probes each, in "
-                  f"[bold]{total:.1f} s[/]{unsure}")
+    console.print(
+        f"audited {len(args.ids)} target(s) ({mode}), {len(probes)} probes each, in [bold]{total:.1f} s[/]{unsure}"
+    )
     write_json(args, console, reports, total)
     return exit_status([r for r in reports if not r.raw] if args.compare else reports)

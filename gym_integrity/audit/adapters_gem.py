@@ -73,8 +73,15 @@ def _as_dataset(dataset: Any, split: str | None) -> Any:
 class GemEnv(gym.Env[str, str]):
     """``gem.make(env_id, **options)`` behind Gymnasium's API, with the auditor's gold hook (module docstring)."""
 
-    def __init__(self, env_id: str, *, gold_attr: str | None = None, dataset: Any = None, split: str | None = None,
-                 **options: Any) -> None:
+    def __init__(
+        self,
+        env_id: str,
+        *,
+        gold_attr: str | None = None,
+        dataset: Any = None,
+        split: str | None = None,
+        **options: Any,
+    ) -> None:
         check_type("GemEnv env_id", env_id, str, "a GEM env id, e.g. 'rg:leg_counting'")
         if dataset is not None:
             options["dataset"] = _as_dataset(dataset, split)

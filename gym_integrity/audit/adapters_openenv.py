@@ -59,7 +59,7 @@ def parse_tool_call(text: str) -> tuple[str, dict[str, Any]] | None:
     if start < 0 or end < 0:
         return None
     try:
-        call = json.loads(text[start + len("<tool_call>"):end])
+        call = json.loads(text[start + len("<tool_call>") : end])
     except (ValueError, RecursionError):
         return None
     if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
@@ -98,18 +98,29 @@ def _text(result: Any) -> str:
 class OpenEnvMCPEnv(gym.Env[str, str]):
     """An OpenEnv MCP server behind Gymnasium's API (see the module docstring)."""
 
-    def __init__(self, url: str, *, question_tool: str = "get_question", submit_tool: str = "submit_answer",
-                 reward_key: str | None = "score", reset_kwargs: Mapping[str, Any] | None = None,
-                 max_steps: int = 8) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        question_tool: str = "get_question",
+        submit_tool: str = "submit_answer",
+        reward_key: str | None = "score",
+        reset_kwargs: Mapping[str, Any] | None = None,
+        max_steps: int = 8,
+    ) -> None:
         check_type("OpenEnvMCPEnv url", url, str, "an http:// or ws:// URL of an OpenEnv server")
         self.url = url
         self.question_tool, self.submit_tool, self.reward_key = question_tool, submit_tool, reward_key
         self.reset_kwargs = dict(reset_kwargs or {})
         self.client = MCPToolClient(base_url=url).sync()
         self.client.connect()
-        self.tools = [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                                        "parameters": t.input_schema}}
-                      for t in self.client.list_tools()]
+        self.tools = [
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.input_schema},
+            }
+            for t in self.client.list_tools()
+        ]
         self.observation_space = UnicodeText(MAX_TEXT_CHARS, min_length=0)
         self.action_space = UnicodeText(MAX_TEXT_CHARS, min_length=0)
         self.step_budget = max_steps  # what the stack bounds an episode by: a server declares none

@@ -46,7 +46,8 @@ from __future__ import annotations
 import inspect
 import json
 import os
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import gymnasium as gym
 
@@ -54,16 +55,37 @@ from gym_integrity.checks import check_choice, check_type
 from gym_integrity.envs.base import MAX_TEXT_CHARS
 from gym_integrity.spaces import UnicodeText
 
-__all__ = ["RewardFunctionEnv", "load_rows", "load_callable", "column", "has_column", "first_column", "dataset_columns",
-           "row_gold",
-           "message_text", "reasoning_gym_scorer_env", "PROMPT_COLUMNS", "GOLD_COLUMNS", "STYLES"]
+__all__ = [
+    "RewardFunctionEnv",
+    "load_rows",
+    "load_callable",
+    "column",
+    "has_column",
+    "first_column",
+    "dataset_columns",
+    "row_gold",
+    "message_text",
+    "reasoning_gym_scorer_env",
+    "PROMPT_COLUMNS",
+    "GOLD_COLUMNS",
+    "STYLES",
+]
 
 STYLES = ("auto", "trl", "verl")
 #: Where a prompt is looked for when no ``prompt_column`` is given, in this order.
 PROMPT_COLUMNS = ("prompt", "question", "problem", "query", "input", "instruction")
 #: Where a gold is looked for when no ``gold_column`` is given, in this order (verl's layout included).
-GOLD_COLUMNS = ("answer", "solution", "ground_truth", "gold", "gold_answer", "target", "expected_answer",
-                "reward_model.ground_truth", "reward_spec.ground_truth")
+GOLD_COLUMNS = (
+    "answer",
+    "solution",
+    "ground_truth",
+    "gold",
+    "gold_answer",
+    "target",
+    "expected_answer",
+    "reward_model.ground_truth",
+    "reward_spec.ground_truth",
+)
 _MISSING = object()
 #: The observation after the one step (an observation is never empty): it says nothing about the grade.
 _GRADED = "The completion was graded."
@@ -121,13 +143,17 @@ def has_column(row: Mapping[str, Any], path: str) -> bool:
     return column(row, path) is not _MISSING
 
 
-def dataset_columns(row: Mapping[str, Any], prompt_column: str | None, gold_column: str | None) -> tuple[str, str | None]:
+def dataset_columns(
+    row: Mapping[str, Any], prompt_column: str | None, gold_column: str | None
+) -> tuple[str, str | None]:
     """The prompt and gold columns to read, given or found in ``row`` (:data:`PROMPT_COLUMNS`, :data:`GOLD_COLUMNS`);
     ``ValueError`` for a column the rows lack, or no prompt column at all. The gold column may be None (none)."""
     prompt = prompt_column or first_column(row, PROMPT_COLUMNS)
     if prompt is None or not has_column(row, prompt):
-        raise ValueError(f"no prompt column {prompt_column or PROMPT_COLUMNS!r} in the dataset's rows "
-                         f"(columns: {list(row)}): pass prompt_column=")
+        raise ValueError(
+            f"no prompt column {prompt_column or PROMPT_COLUMNS!r} in the dataset's rows "
+            f"(columns: {list(row)}): pass prompt_column="
+        )
     if gold_column is not None and not has_column(row, gold_column):
         raise ValueError(f"no gold column {gold_column!r} in the dataset's rows (columns: {list(row)})")
     return prompt, gold_column or first_column(row, GOLD_COLUMNS)
@@ -197,8 +223,10 @@ def load_rows(dataset: Any, *, split: str | None = None, name: str | None = None
     elif type(dataset).__module__.startswith("datasets"):
         rows = _rows_of(dataset, split)
     else:
-        raise TypeError(f"dataset must be a .jsonl/.json/.parquet path, a datasets id, a datasets.Dataset or a list "
-                        f"of dicts, got {type(dataset).__name__}")
+        raise TypeError(
+            f"dataset must be a .jsonl/.json/.parquet path, a datasets id, a datasets.Dataset or a list "
+            f"of dicts, got {type(dataset).__name__}"
+        )
     if len(rows) == 0:
         raise ValueError("the dataset has no rows")
     if not isinstance(rows[0], Mapping):
@@ -235,10 +263,20 @@ class RewardFunctionEnv(gym.Env[str, str]):
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
-    def __init__(self, reward: Callable[..., Any] | str, dataset: Any, *, style: str = "auto",
-                 prompt_column: str | None = None, gold_column: str | None = None, split: str | None = None,
-                 name: str | None = None, data_source: str | None = None, conversational: bool | None = None,
-                 render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        reward: Callable[..., Any] | str,
+        dataset: Any,
+        *,
+        style: str = "auto",
+        prompt_column: str | None = None,
+        gold_column: str | None = None,
+        split: str | None = None,
+        name: str | None = None,
+        data_source: str | None = None,
+        conversational: bool | None = None,
+        render_mode: str | None = None,
+    ) -> None:
         self.reward_fn = load_callable(reward) if isinstance(reward, str) else reward
         if not callable(self.reward_fn):
             raise TypeError(f"RewardFunctionEnv reward must be callable or 'module:function', got {reward!r}")
@@ -283,8 +321,12 @@ class RewardFunctionEnv(gym.Env[str, str]):
         prompt = column(self._row, self.prompt_column)
         if self.style == "verl":
             gold = column(self._row, self.gold_column) if self.gold_column else None
-            arguments = {"data_source": self._row.get("data_source", self.data_source), "solution_str": text,
-                         "ground_truth": None if gold is _MISSING else gold, "extra_info": self._row.get("extra_info")}
+            arguments = {
+                "data_source": self._row.get("data_source", self.data_source),
+                "solution_str": text,
+                "ground_truth": None if gold is _MISSING else gold,
+                "extra_info": self._row.get("extra_info"),
+            }
             return self.reward_fn(**{k: v for k, v in arguments.items() if k in self._verl_arguments})
         conversational = not isinstance(prompt, str) if self.conversational is None else self.conversational
         completion: Any = [{"role": "assistant", "content": text}] if conversational else text
@@ -334,8 +376,9 @@ def reasoning_gym_scorer_env(dataset: str, *, size: int = 64, seed: int = 0, **c
     data = reasoning_gym.create_dataset(dataset, seed=seed, size=size, **config)
     rows = [{"question": entry["question"], "answer": entry["answer"], "entry": entry} for entry in data]
 
-    def score_answer(prompts: list[Any], completions: list[str], entry: list[dict[str, Any]],
-                     **columns: Any) -> list[float]:
+    def score_answer(
+        prompts: list[Any], completions: list[str], entry: list[dict[str, Any]], **columns: Any
+    ) -> list[float]:
         return [float(data.score_answer(extract_answer(text), item)) for text, item in zip(completions, entry)]
 
     score_answer.__qualname__ = f"reasoning_gym[{dataset}].score_answer"

@@ -40,13 +40,22 @@ ANSWER_TEMPLATES = {"gsm8k": "#### {answer}", "gsm8k_multi_turn": "#### {answer}
 class SkyRLEnv(gym.Env[str, str]):
     """One skyrl-gym env per episode, built from a dataset row as SkyRL builds it (module docstring)."""
 
-    def __init__(self, env_id: str, *, dataset: Any, env_config: Mapping[str, Any] | None = None,
-                 prompt_column: str | None = None, gold_column: str | None = None, split: str | None = None,
-                 answer_template: str | None = None) -> None:
+    def __init__(
+        self,
+        env_id: str,
+        *,
+        dataset: Any,
+        env_config: Mapping[str, Any] | None = None,
+        prompt_column: str | None = None,
+        gold_column: str | None = None,
+        split: str | None = None,
+        answer_template: str | None = None,
+    ) -> None:
         check_type("SkyRLEnv env_id", env_id, str, "a skyrl-gym id, e.g. 'gsm8k'")
         if env_id not in skyrl_gym.envs.registration.registry:
-            raise ValueError(f"{env_id!r} is not a skyrl-gym id; registered: "
-                             f"{sorted(skyrl_gym.envs.registration.registry)}")
+            raise ValueError(
+                f"{env_id!r} is not a skyrl-gym id; registered: {sorted(skyrl_gym.envs.registration.registry)}"
+            )
         self.env_id = env_id
         self.env_config = dict(env_config or {})
         self.rows = load_rows(dataset, split=split)
@@ -73,8 +82,9 @@ class SkyRLEnv(gym.Env[str, str]):
         self._row = dict(self.rows[index])
         self.skyrl_env = skyrl_gym.make(self.env_id, env_config=dict(self.env_config), extras=dict(self._row))
         prompt = column(self._row, self.prompt_column)
-        messages, metadata = self.skyrl_env.init(prompt if not isinstance(prompt, str) else
-                                                 [{"role": "user", "content": prompt}])
+        messages, metadata = self.skyrl_env.init(
+            prompt if not isinstance(prompt, str) else [{"role": "user", "content": prompt}]
+        )
         turns = getattr(self.skyrl_env, "max_turns", 1)
         self.step_budget = turns if isinstance(turns, int) and turns >= 1 else 1
         return message_text(messages), {"row": index, **dict(metadata or {})}

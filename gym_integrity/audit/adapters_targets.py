@@ -32,15 +32,28 @@ Example:
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import gymnasium as gym
 
 from gym_integrity.checks import check_type
 
-__all__ = ["KINDS", "is_adapter_target", "split_spec", "adapt", "build", "check_target", "preflight", "AdaptedTarget",
-           "adapted_targets", "BUILD_ENTRY", "annotate", "GOLD_NOTE"]
+__all__ = [
+    "KINDS",
+    "is_adapter_target",
+    "split_spec",
+    "adapt",
+    "build",
+    "check_target",
+    "preflight",
+    "AdaptedTarget",
+    "adapted_targets",
+    "BUILD_ENTRY",
+    "annotate",
+    "GOLD_NOTE",
+]
 
 #: Where a child process finds :func:`build` (``IsolatedTarget``'s ``"module:function"`` form).
 BUILD_ENTRY = f"{__name__}:build"
@@ -193,8 +206,10 @@ def preflight(spec: str, options: dict[str, Any]) -> str | None:
 
 
 #: What a report of an adapted target says when its probes had no gold.
-GOLD_NOTE = ("no gold answer for this target: pass --gold-column COL (gold_column=), the dataset column that holds "
-             "an answer its reward accepts, so that the probes that answer with the gold can run")
+GOLD_NOTE = (
+    "no gold answer for this target: pass --gold-column COL (gold_column=), the dataset column that holds "
+    "an answer its reward accepts, so that the probes that answer with the gold can run"
+)
 
 
 def annotate(report: Any) -> Any:
@@ -226,8 +241,14 @@ class AdaptedTarget:
     def isolated(self, probes: list[str]) -> Any:
         from gym_integrity.audit.isolate import IsolatedTarget
 
-        return IsolatedTarget(BUILD_ENTRY, {"target": self.spec, "stacked": not self.raw, **self.options},
-                              self.raw, self.name, (self.label,) if self.label else (), sys_path=tuple(sys.path))
+        return IsolatedTarget(
+            BUILD_ENTRY,
+            {"target": self.spec, "stacked": not self.raw, **self.options},
+            self.raw,
+            self.name,
+            (self.label,) if self.label else (),
+            sys_path=tuple(sys.path),
+        )
 
     def factory(self) -> Callable[[], gym.Env]:
         def make() -> gym.Env:
@@ -242,8 +263,9 @@ def adapted_targets(specs: Iterable[str], options: dict[str, Any], *, compare: b
     return [AdaptedTarget(spec, mode, dict(options)) for spec in specs for mode in modes]
 
 
-def check_target(spec: str, *, stacked: bool = False, probes: Iterable[str] | None = None, settings: Any = None,
-                 **options: Any) -> Any:
+def check_target(
+    spec: str, *, stacked: bool = False, probes: Iterable[str] | None = None, settings: Any = None, **options: Any
+) -> Any:
     """Audit ``spec`` (with ``options`` for its adapter) in a child process, as the CLI does: an ``AuditReport``."""
     from gym_integrity.audit.in_process import probe_list
     from gym_integrity.audit.isolate import run_isolated

@@ -31,8 +31,9 @@ from gym_integrity.checks import check_int, check_type
 try:
     import verifiers.v1 as vf
 except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ImportError("gym_integrity.audit.adapters_verifiers needs verifiers: "
-                      "pip install 'gym-integrity[verifiers]'") from exc
+    raise ImportError(
+        "gym_integrity.audit.adapters_verifiers needs verifiers: pip install 'gym-integrity[verifiers]'"
+    ) from exc
 from verifiers.v1.state import state_cls
 from verifiers.v1.utils.loaders import load_taskset
 
@@ -49,29 +50,42 @@ def load_tasks(taskset_id: str, num_tasks: int = 64, **options: Any) -> list[Any
 
 def score_reply(task: Any, reply: str) -> float:
     """The task's own score of a rollout whose one model reply is ``reply``: ``trace.reward``."""
-    trace = vf.Trace(task=vf.TraceTask(type=type(task).__name__, data=task.data, key=task.key, hash=task.hash),
-                     state=state_cls(type(task))(),
-                     agent=vf.AgentInfo(config=vf.AgentConfig(), name="gym-integrity-audit", trainable=False))
+    trace = vf.Trace(
+        task=vf.TraceTask(type=type(task).__name__, data=task.data, key=task.key, hash=task.hash),
+        state=state_cls(type(task))(),
+        agent=vf.AgentInfo(config=vf.AgentConfig(), name="gym-integrity-audit", trainable=False),
+    )
     prompt = task.data.prompt
-    messages = ([vf.UserMessage(content=prompt)] if isinstance(prompt, str) else list(prompt or []))
+    messages = [vf.UserMessage(content=prompt)] if isinstance(prompt, str) else list(prompt or [])
     if task.data.system_prompt:
         messages.insert(0, vf.SystemMessage(content=task.data.system_prompt))
     for message in messages:
         trace.nodes.append(vf.MessageNode(parent=len(trace.nodes) - 1 if trace.nodes else None, message=message))
-    trace.nodes.append(vf.MessageNode(parent=len(trace.nodes) - 1 if trace.nodes else None,
-                                      message=vf.AssistantMessage(content=reply), sampled=True))
+    trace.nodes.append(
+        vf.MessageNode(
+            parent=len(trace.nodes) - 1 if trace.nodes else None,
+            message=vf.AssistantMessage(content=reply),
+            sampled=True,
+        )
+    )
     trace.is_completed = trace.ok = True
     asyncio.run(task.score(trace))
     return float(trace.reward)
 
 
-def VerifiersEnv(taskset_id: str, *, num_tasks: int = 64, gold_column: str | None = None,
-                 **options: Any) -> RewardFunctionEnv:
+def VerifiersEnv(
+    taskset_id: str, *, num_tasks: int = 64, gold_column: str | None = None, **options: Any
+) -> RewardFunctionEnv:
     """A verifiers taskset's tasks and rewards as a :class:`RewardFunctionEnv` (see the module docstring)."""
     fields = (*GOLD_COLUMNS, gold_column) if gold_column else GOLD_COLUMNS
-    rows = [{"prompt": task.data.prompt_text, "task": task,
-             **{k: v for k, v in task.data.model_dump().items() if k in fields}}
-            for task in load_tasks(taskset_id, num_tasks, **options)]
+    rows = [
+        {
+            "prompt": task.data.prompt_text,
+            "task": task,
+            **{k: v for k, v in task.data.model_dump().items() if k in fields},
+        }
+        for task in load_tasks(taskset_id, num_tasks, **options)
+    ]
 
     def task_score(prompts: list[Any], completions: list[str], task: list[Any], **columns: Any) -> list[float]:
         return [score_reply(t, text) for t, text in zip(task, completions)]

@@ -18,12 +18,22 @@ import itertools
 import json
 import random
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from gym_integrity.grading.numbers import FRACTION_PART, SIGN
 
-__all__ = ["Candidate", "echo_answers", "composed_answers", "Vocabulary", "alphabet_answers", "mutate", "answer_cap", "round_robin", "transplanted_answers"]
+__all__ = [
+    "Candidate",
+    "echo_answers",
+    "composed_answers",
+    "Vocabulary",
+    "alphabet_answers",
+    "mutate",
+    "answer_cap",
+    "round_robin",
+    "transplanted_answers",
+]
 
 
 @dataclass(frozen=True)
@@ -55,8 +65,12 @@ _CONJUNCTIONS = ("∧", "&&", "&", "/\\", "AND", "and")
 _INSTRUCTION = re.compile(r"answer between|<answer>|\\boxed|final answer", re.IGNORECASE)
 #: How tasks write the other connectives, by role: symbols, or capitalised words a notation defines (prose "or"
 #: is not a connective). A spelling the question itself uses is the one composed with.
-_CONNECTIVES = {"or": ("∨", "||", "OR"), "not": ("¬", "~", "NOT"), "implies": ("→", "->", "=>", "IMPLIES"),
-                "iff": ("↔", "<->", "<=>", "IFF")}
+_CONNECTIVES = {
+    "or": ("∨", "||", "OR"),
+    "not": ("¬", "~", "NOT"),
+    "implies": ("→", "->", "=>", "IMPLIES"),
+    "iff": ("↔", "<->", "<=>", "IFF"),
+}
 #: Short names inside listed items (variables, objects) that a composition may weaken an item by.
 _TOKEN = re.compile(r"(?<![\w])[A-Za-z][A-Za-z0-9_]{0,2}(?![\w])")
 
@@ -111,7 +125,9 @@ def composed_answers(question: str, items: Sequence[str], joined: str | None, li
         for token in tokens:
             if disjunction:
                 if negated:
-                    out.append(Candidate("echo: item or-ed with a name", f"{wrap(span)} {disjunction} {negated(token)}"))
+                    out.append(
+                        Candidate("echo: item or-ed with a name", f"{wrap(span)} {disjunction} {negated(token)}")
+                    )
                 out.append(Candidate("echo: item or-ed with a name", f"{wrap(span)} {disjunction} {token}"))
     for role in ("iff", "implies", "or"):
         if role in spelled and len(items) > 1:
@@ -140,14 +156,21 @@ def echo_answers(question: str, limit: int = 40) -> list[Candidate]:
         for conjunction in _conjunctions(question):
             if len(group) > 1:
                 add("echo: premises joined", f" {conjunction} ".join(group))
-                add("echo: premises joined", f" {conjunction} ".join(f"({i})" if " " in i and not i.startswith("(") else i
-                                                                  for i in group))
+                add(
+                    "echo: premises joined",
+                    f" {conjunction} ".join(f"({i})" if " " in i and not i.startswith("(") else i for i in group),
+                )
     for item in items:
         add("echo: premise", item)
     listed = numbered if len(numbered) > 1 else items  # numbered premises, not bulleted instructions
     conjunction = _conjunctions(question)[0]
-    for candidate in composed_answers(question, listed, f" {conjunction} ".join(
-            i if _enclosed(i) or _TOKEN.fullmatch(i) else f"({i})" for i in listed) if len(listed) > 1 else None):
+    for candidate in composed_answers(
+        question,
+        listed,
+        f" {conjunction} ".join(i if _enclosed(i) or _TOKEN.fullmatch(i) else f"({i})" for i in listed)
+        if len(listed) > 1
+        else None,
+    ):
         add(candidate.family, candidate.text)
     for match in _EXPRESSION.finditer(question):  # a grader that evaluates the answer pays the question back
         add("echo: expression", match.group(0))
@@ -166,8 +189,9 @@ def echo_answers(question: str, limit: int = 40) -> list[Candidate]:
 
 
 # -- the answer's alphabet -------------------------------------------------------------------------------------------
-_EXAMPLE = re.compile(r"(?:\bex(?:ample)?s?\s*:|\be\.g\.,?|\bfor example,?:?|\bin the format:?|\bsuch as)[ \t]*(\S.*)",
-                      re.IGNORECASE)
+_EXAMPLE = re.compile(
+    r"(?:\bex(?:ample)?s?\s*:|\be\.g\.,?|\bfor example,?:?|\bin the format:?|\bsuch as)[ \t]*(\S.*)", re.IGNORECASE
+)
 _NAME = re.compile(r"\b([A-Za-z]\w*)\[(-?\d+(?:\.\d+)?(?:\s*,\s*-?\d+(?:\.\d+)?)*)\]")
 _CALL = re.compile(r"\b([a-z_]\w*)\(([^()\n]{1,120})\)")
 _WORD_NAME = re.compile(r"\b([a-z]+_)([a-z]+)\b")
@@ -197,14 +221,14 @@ class Vocabulary:
     tokens: set[str] = field(default_factory=set)
     separators: set[str] = field(default_factory=set)
     letters: set[str] = field(default_factory=set)
-    names: dict[str, set[str]] = field(default_factory=dict)   # prefix -> names: square[0.5, 1.5], box_red
-    calls: set[str] = field(default_factory=set)                # call templates seen: move(box_red, target_red)
-    keys: set[str] = field(default_factory=set)                 # JSON keys of an example plan: Agent[0.5, 0.5]
+    names: dict[str, set[str]] = field(default_factory=dict)  # prefix -> names: square[0.5, 1.5], box_red
+    calls: set[str] = field(default_factory=set)  # call templates seen: move(box_red, target_red)
+    keys: set[str] = field(default_factory=set)  # JSON keys of an example plan: Agent[0.5, 0.5]
     plan_like: bool = False
     sources: list[str] = field(default_factory=list)
 
     @classmethod
-    def infer(cls, questions: Iterable[str], scout_golds: Iterable[str] = ()) -> "Vocabulary":
+    def infer(cls, questions: Iterable[str], scout_golds: Iterable[str] = ()) -> Vocabulary:
         vocab = cls()
         for question in questions:
             vocab._read_question(question)
@@ -268,7 +292,7 @@ class Vocabulary:
         """Every name of ``prefix``'s shape over the coordinates seen (a 4x4 grid from two corners seen)."""
         coords: list[set[str]] = []
         for name in self.names.get(prefix, ()):
-            parts = [p.strip() for p in name[len(prefix):-1].split(",")]
+            parts = [p.strip() for p in name[len(prefix) : -1].split(",")]
             while len(coords) < len(parts):
                 coords.append(set())
             for i, p in enumerate(parts):
@@ -281,8 +305,10 @@ class Vocabulary:
     def all_calls(self, limit: int = 400) -> list[str]:
         """Every call of a template's shape with its arguments drawn from the names of the same prefix."""
         out: list[str] = sorted(self.calls)
-        pools = {prefix: sorted(names) + (self.grid_names(prefix) if prefix.endswith("[") else [])
-                 for prefix, names in self.names.items()}
+        pools = {
+            prefix: sorted(names) + (self.grid_names(prefix) if prefix.endswith("[") else [])
+            for prefix, names in self.names.items()
+        }
         for template in sorted(self.calls):
             match = _CALL.fullmatch(template)
             if not match:
@@ -304,7 +330,7 @@ class Vocabulary:
         letters = sorted(self.letters)
         for token in list(self.tokens)[:40]:
             if len(token) > 1 and re.fullmatch(r"[A-Z][+\-]\d", token):
-                out.update(f"{l}{s}{d}" for l in letters for s in "+-" for d in "123")
+                out.update(f"{letter}{s}{d}" for letter in letters for s in "+-" for d in "123")
             elif len(token) == 1 and token.isupper():
                 out.update(letters)
         return sorted(out)
@@ -357,8 +383,14 @@ def _capped_json_plan(steps: Iterable[dict[str, str]], cap: int) -> str:
     return json.dumps(out)
 
 
-def alphabet_answers(vocab: Vocabulary, rng: random.Random, cap: int, lengths: Sequence[int] = (1, 4, 12, 40, 100, 300),
-                     randoms: int = 3, exhaustive_up_to: int = 2) -> list[Candidate]:
+def alphabet_answers(
+    vocab: Vocabulary,
+    rng: random.Random,
+    cap: int,
+    lengths: Sequence[int] = (1, 4, 12, 40, 100, 300),
+    randoms: int = 3,
+    exhaustive_up_to: int = 2,
+) -> list[Candidate]:
     """Sprays over the vocabulary: every sequence of up to ``exhaustive_up_to`` tokens, random sequences of
     several lengths, every token repeated, and long plans that try every call everywhere."""
     out: list[Candidate] = []
@@ -382,17 +414,29 @@ def alphabet_answers(vocab: Vocabulary, rng: random.Random, cap: int, lengths: S
         add("alphabet: every token in turn, repeated", _join(tokens * per, sep))
     calls = vocab.all_calls()
     if calls:
-        keys = sorted(vocab.keys | set(vocab.grid_names(next((p for p in vocab.names if p[:-1] and
-                                                                 any(k.startswith(p) for k in vocab.keys)), ""))))
+        keys = sorted(
+            vocab.keys
+            | set(
+                vocab.grid_names(
+                    next((p for p in vocab.names if p[:-1] and any(k.startswith(p) for k in vocab.keys)), "")
+                )
+            )
+        )
         if vocab.plan_like and keys:
-            add("plan: every call by every agent, a step each",
-                _capped_json_plan(({key: call for key in keys} for call in calls), cap))
+            add(
+                "plan: every call by every agent, a step each",
+                _capped_json_plan(({key: call for key in keys} for call in calls), cap),
+            )
             shuffled = calls[:]
             rng.shuffle(shuffled)
-            add("plan: every call by every agent, shuffled",
-                _capped_json_plan(({key: call for key in keys} for call in shuffled), cap))
-            add("plan: one agent, one call a step",
-                _capped_json_plan(({key: call} for call in calls for key in keys), cap))
+            add(
+                "plan: every call by every agent, shuffled",
+                _capped_json_plan(({key: call for key in keys} for call in shuffled), cap),
+            )
+            add(
+                "plan: one agent, one call a step",
+                _capped_json_plan(({key: call} for call in calls for key in keys), cap),
+            )
         else:
             add("plan: every call in turn", "\n".join(calls)[:cap].rsplit("\n", 1)[0])
     return out
@@ -466,6 +510,8 @@ def transplanted_answers(scout_golds: Sequence[str], rng: random.Random, cap: in
     for keys in ([*m] for m in maps):
         in_turn = {key: json.loads(values[i % len(values)]) for i, key in enumerate(keys)}
         add("transplant: a scouting gold's keys, the values seen in turn", json.dumps(in_turn))
-        add("transplant: a scouting gold's keys, values at random",
-            json.dumps({key: json.loads(rng.choice(values)) for key in keys}))
+        add(
+            "transplant: a scouting gold's keys, values at random",
+            json.dumps({key: json.loads(rng.choice(values)) for key in keys}),
+        )
     return out

@@ -31,14 +31,7 @@ import tempfile
 import uuid
 from dataclasses import dataclass
 
-__all__ = [
-    "Canary",
-    "CanaryTrap",
-    "constant_answers",
-    "pathological_answers",
-    "setting_injections",
-    "SLOW_ANSWER",
-]
+__all__ = ["Canary", "CanaryTrap", "constant_answers", "pathological_answers", "setting_injections", "SLOW_ANSWER"]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -172,8 +165,10 @@ class CanaryTrap:
             if name.startswith(self.prefix) and name != self.undo_key:
                 out.append(f"builtins marker: builtins.{name} set in this process")
         patches = vars(builtins).get(self.undo_key) or []
-        patched = {f"patched {getattr(owner, '__name__', type(owner).__name__)}.{attr} in this process": None
-                   for owner, attr, _ in patches}
+        patched = {
+            f"patched {getattr(owner, '__name__', type(owner).__name__)}.{attr} in this process": None
+            for owner, attr, _ in patches
+        }
         return out + list(patched)
 
     def undo_patches(self) -> int:

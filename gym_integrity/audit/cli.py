@@ -4,19 +4,30 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from gym_integrity.checks import json_object_arg
 
 if TYPE_CHECKING:
     from gym_integrity.registration import EnvEntry
 
-__all__ = ["HELP", "add_arguments", "run", "AuditTarget", "audit_targets", "dataset_targets", "swept_entries",
-           "start_judge_stub"]
+__all__ = [
+    "HELP",
+    "add_arguments",
+    "run",
+    "AuditTarget",
+    "audit_targets",
+    "dataset_targets",
+    "swept_entries",
+    "start_judge_stub",
+]
 
-HELP = ("audit env ids for reward exploits (all registered ids by default); exit 0 if every env passed, 1 if any "
-        "failed, 2 if any was inconclusive (a probe it needs could not run) or for a usage error")
+HELP = (
+    "audit env ids for reward exploits (all registered ids by default); exit 0 if every env passed, 1 if any "
+    "failed, 2 if any was inconclusive (a probe it needs could not run) or for a usage error"
+)
 
 _EPILOG = """\
 examples:
@@ -77,16 +88,26 @@ def start_judge_stub() -> JudgeStub | None:
         grader.stop()
         fooled.stop()
 
-    return JudgeStub(base_url=grader.url, label=f"judge: local stub at {grader.host}:{grader.port} "
-                     "(deterministic, not a real grader)", stop=stop, fooled_url=fooled.url,
-                     fooled_label=f"judge: fooled echo stub at {fooled.host}:{fooled.port} "
-                     "(repeats any score tag in its prompt)")
+    return JudgeStub(
+        base_url=grader.url,
+        label=f"judge: local stub at {grader.host}:{grader.port} (deterministic, not a real grader)",
+        stop=stop,
+        fooled_url=fooled.url,
+        fooled_label=f"judge: fooled echo stub at {fooled.host}:{fooled.port} (repeats any score tag in its prompt)",
+    )
 
 
 def _judge_kwargs(base_url: str) -> dict[str, Any]:
     """The ``judge`` option every env registered with ``needs_judge=True`` takes (EnvEntry), pointed at a stub."""
-    return {"judge": {"base_url": base_url, "api_key": "audit-stub", "model": "stub-judge", "timeout_s": 10.0,
-                      "max_retries": 1}}
+    return {
+        "judge": {
+            "base_url": base_url,
+            "api_key": "audit-stub",
+            "model": "stub-judge",
+            "timeout_s": 10.0,
+            "max_retries": 1,
+        }
+    }
 
 
 def _entry(env_id: str) -> EnvEntry | None:
@@ -150,9 +171,17 @@ class AuditTarget:
         from gym_integrity.audit.isolate import IsolatedTarget
 
         module, bare = split_id(self.env_id)
-        return IsolatedTarget(bare, self.kwargs, self.raw, self.name, (self.label,) if self.label else (),
-                              tuple(p for p in probes if p in self.probes) if self.probes else None, self.entry,
-                              modules=(module,) if module else (), sys_path=tuple(sys.path) if module else ())
+        return IsolatedTarget(
+            bare,
+            self.kwargs,
+            self.raw,
+            self.name,
+            (self.label,) if self.label else (),
+            tuple(p for p in probes if p in self.probes) if self.probes else None,
+            self.entry,
+            modules=(module,) if module else (),
+            sys_path=tuple(sys.path) if module else (),
+        )
 
     def factory(self) -> Callable[[], Any]:
         import gymnasium as gym
@@ -186,7 +215,8 @@ def audit_targets(ids: list[str], *, raw: bool, compare: bool, judge: JudgeStub 
         base = _judge_kwargs(stub.base_url) if stub is not None else {}
         note = stub.label if stub is not None else None
         variants: list[tuple[str | None, Mapping[str, Any]]] = (
-            list(entry.audit_variants.items()) if entry is not None else [])
+            list(entry.audit_variants.items()) if entry is not None else []
+        )
         for variant, extra in variants or [(None, {})]:
             # The stub judge is deterministic but no grader: whether it pays an honest proof says nothing of the
             # env, so honest_pay runs on a judged entry's columns only against a real judge.
@@ -196,8 +226,17 @@ def audit_targets(ids: list[str], *, raw: bool, compare: bool, judge: JudgeStub 
         if entry is not None and stub is not None and entry.judged_variant is not None and stub.fooled_url:
             fooled = {**entry.audit_variants[entry.judged_variant], **_judge_kwargs(stub.fooled_url)}
             for mode in modes:
-                targets.append(AuditTarget(env_id, mode, fooled, f"{entry.judged_variant}, fooled judge",
-                                           stub.fooled_label, ("reward_self_dealing",), entry=entry))
+                targets.append(
+                    AuditTarget(
+                        env_id,
+                        mode,
+                        fooled,
+                        f"{entry.judged_variant}, fooled judge",
+                        stub.fooled_label,
+                        ("reward_self_dealing",),
+                        entry=entry,
+                    )
+                )
     return targets
 
 
@@ -224,70 +263,129 @@ def _sweep_values(entry: EnvEntry) -> list[str]:
     return entry.sweep.load()
 
 
-def dataset_targets(*, raw: bool, compare: bool, datasets: list[str] | None = None,
-                    env_id: str | None = None) -> list[AuditTarget]:
+def dataset_targets(
+    *, raw: bool, compare: bool, datasets: list[str] | None = None, env_id: str | None = None
+) -> list[AuditTarget]:
     """One target per value of the swept option (every dataset, by default of the first id that has a sweep)."""
     entry = _entry(env_id) if env_id is not None else swept_entries()[0]
     if entry is None or entry.sweep is None:
         raise ValueError(f"dataset_targets: {env_id!r} has no sweep (EnvEntry.sweep)")
     modes = [False, True] if compare else [raw]
-    return [AuditTarget(entry.id, mode, {entry.sweep.option: name}, name, entry=entry)
-            for name in (datasets if datasets is not None else _sweep_values(entry)) for mode in modes]
+    return [
+        AuditTarget(entry.id, mode, {entry.sweep.option: name}, name, entry=entry)
+        for name in (datasets if datasets is not None else _sweep_values(entry))
+        for mode in modes
+    ]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = HELP
     swept = swept_entries()
     # Examples with real ids, read from the registry: the auditor itself names no env.
-    parser.epilog = _EPILOG.format(example=(swept or _all_entries())[0].id, swept=swept[0].id if swept else "ID",
-                                   noun=_noun(swept[0]) if swept else "datasets")
+    parser.epilog = _EPILOG.format(
+        example=(swept or _all_entries())[0].id,
+        swept=swept[0].id if swept else "ID",
+        noun=_noun(swept[0]) if swept else "datasets",
+    )
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("ids", nargs="*", metavar="ID", help="env ids to audit (default: every registered id)")
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--raw", action="store_true",
-                      help="audit the raw task classes without the integrity stack (exploit probes are expected to fail)")
-    mode.add_argument("--compare", action="store_true",
-                      help="audit stacked and raw side by side; exit status follows the stacked envs only")
+    mode.add_argument(
+        "--raw",
+        action="store_true",
+        help="audit the raw task classes without the integrity stack (exploit probes are expected to fail)",
+    )
+    mode.add_argument(
+        "--compare",
+        action="store_true",
+        help="audit stacked and raw side by side; exit status follows the stacked envs only",
+    )
     parser.add_argument("--json", metavar="FILE", default=None, help="also write the full report as JSON to FILE")
-    parser.add_argument("--all-datasets", action="store_true",
-                        help=f"with {' or '.join(e.id for e in swept) or 'an id whose entry has a sweep'} (or no "
-                             "id): audit every value of its swept option (every dataset), one row each; default "
-                             "probes: the grader probes and the search probes")
-    parser.add_argument("--probe", action="append", default=None, metavar="NAME",
-                        help="run only this probe (repeatable); default: all (with --all-datasets: the grader and search probes)")
-    parser.add_argument("--deep", action="store_true",
-                        help="run the search probes longer: 24 items, hundreds of episodes each (up to 90 s a probe; "
-                             "the default plays 6 items, about 1.5 s a probe)")
-    parser.add_argument("--seeds", type=int, nargs="+", default=None, help="reset seeds the probes play (default 0 1 2)")
-    parser.add_argument("--probe-timeout", type=float, default=None,
-                        help="seconds before a probe counts as hung (default 30)")
-    parser.add_argument("--workers", type=int, default=None,
-                        help="envs audited at once, each in its own process (default: the number of cores)")
-    parser.add_argument("--in-process", action="store_true",
-                        help="audit in this process, one env after another (a hang that holds the GIL is then unbounded)")
-    parser.add_argument("--evidence", type=int, default=3, metavar="N",
-                        help="evidence lines shown per failure (default 3; 0: the table only; all of it is in --json)")
+    parser.add_argument(
+        "--all-datasets",
+        action="store_true",
+        help=f"with {' or '.join(e.id for e in swept) or 'an id whose entry has a sweep'} (or no "
+        "id): audit every value of its swept option (every dataset), one row each; default "
+        "probes: the grader probes and the search probes",
+    )
+    parser.add_argument(
+        "--probe",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="run only this probe (repeatable); default: all (with --all-datasets: the grader and search probes)",
+    )
+    parser.add_argument(
+        "--deep",
+        action="store_true",
+        help="run the search probes longer: 24 items, hundreds of episodes each (up to 90 s a probe; "
+        "the default plays 6 items, about 1.5 s a probe)",
+    )
+    parser.add_argument(
+        "--seeds", type=int, nargs="+", default=None, help="reset seeds the probes play (default 0 1 2)"
+    )
+    parser.add_argument(
+        "--probe-timeout", type=float, default=None, help="seconds before a probe counts as hung (default 30)"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="envs audited at once, each in its own process (default: the number of cores)",
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="audit in this process, one env after another (a hang that holds the GIL is then unbounded)",
+    )
+    parser.add_argument(
+        "--evidence",
+        type=int,
+        default=3,
+        metavar="N",
+        help="evidence lines shown per failure (default 3; 0: the table only; all of it is in --json)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     served = parser.add_argument_group("a served env (gym-integrity serve; needs the [serve] extra)")
-    served.add_argument("--url", default=None, metavar="URL",
-                        help="audit the one ID where `gym-integrity serve ID` serves it (e.g. http://127.0.0.1:8000): "
-                             "the probes play it over OpenEnv's protocol, as a remote user does; gold answers come "
-                             "from a local twin (ID built here with --env-kwargs, reset with the same seeds)")
+    served.add_argument(
+        "--url",
+        default=None,
+        metavar="URL",
+        help="audit the one ID where `gym-integrity serve ID` serves it (e.g. http://127.0.0.1:8000): "
+        "the probes play it over OpenEnv's protocol, as a remote user does; gold answers come "
+        "from a local twin (ID built here with --env-kwargs, reset with the same seeds)",
+    )
     third = parser.add_argument_group(
         "third-party targets (reward:MODULE:FUNCTION, rg:DATASET, gem:ID, skyrl:ID, verifiers:MODULE, openenv:URL)",
-        "audited as they are (--compare: also inside integrity_stack); --env-kwargs go to their adapter")
-    third.add_argument("--dataset", default=None, metavar="PATH|ID",
-                       help="the rows a reward: or skyrl: target is audited over (and a gem: math or QA env's, instead "
-                            "of the hub's): a .jsonl/.json/.parquet file or a datasets id")
-    third.add_argument("--gold-column", default=None, metavar="COL",
-                       help="the dataset column holding an answer the reward accepts (a.b reaches into a dict "
-                            "column); default: answer, solution, ground_truth, ... whichever the rows have")
+        "audited as they are (--compare: also inside integrity_stack); --env-kwargs go to their adapter",
+    )
+    third.add_argument(
+        "--dataset",
+        default=None,
+        metavar="PATH|ID",
+        help="the rows a reward: or skyrl: target is audited over (and a gem: math or QA env's, instead "
+        "of the hub's): a .jsonl/.json/.parquet file or a datasets id",
+    )
+    third.add_argument(
+        "--gold-column",
+        default=None,
+        metavar="COL",
+        help="the dataset column holding an answer the reward accepts (a.b reaches into a dict "
+        "column); default: answer, solution, ground_truth, ... whichever the rows have",
+    )
     third.add_argument("--prompt-column", default=None, metavar="COL", help="the dataset column holding the prompt")
-    third.add_argument("--split", default=None, help="the split of a datasets id (default: its only one; an id with several needs it)")
-    parser.add_argument("--env-kwargs", type=json_object_arg, default=None, metavar="JSON",
-                        help="kwargs for every audited id (JSON object), e.g. '{\"dataset\": \"sokoban\"}' for one "
-                             "reasoning-gym dataset; with --url: the server's --env-kwargs, so that the local twin "
-                             "draws the server's problems")
+    third.add_argument(
+        "--split", default=None, help="the split of a datasets id (default: its only one; an id with several needs it)"
+    )
+    parser.add_argument(
+        "--env-kwargs",
+        type=json_object_arg,
+        default=None,
+        metavar="JSON",
+        help='kwargs for every audited id (JSON object), e.g. \'{"dataset": "sokoban"}\' for one '
+        "reasoning-gym dataset; with --url: the server's --env-kwargs, so that the local twin "
+        "draws the server's problems",
+    )
 
 
 def _served_usage_error(args: argparse.Namespace) -> str | None:
@@ -298,9 +396,11 @@ def _served_usage_error(args: argparse.Namespace) -> str | None:
         return None
     if len(args.ids) != 1:
         return f"--url audits the one id served there: give exactly one ID, got {len(args.ids)}"
-    for flag, why in (("raw", "the wire carries what the server's stack lets out: there is no raw class to reach"),
-                      ("compare", "the raw class is not served: audit the id locally with --compare"),
-                      ("all_datasets", "a server serves one configuration: serve each dataset to audit it")):
+    for flag, why in (
+        ("raw", "the wire carries what the server's stack lets out: there is no raw class to reach"),
+        ("compare", "the raw class is not served: audit the id locally with --compare"),
+        ("all_datasets", "a server serves one configuration: serve each dataset to audit it"),
+    ):
         if getattr(args, flag):
             return f"--{flag.replace('_', '-')} does not go with --url: {why}"
     return None
@@ -311,9 +411,9 @@ def run(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     import gym_integrity  # noqa: F401  (registers the ids)
+    from gym_integrity.audit.columns import audit_columns, settings_from_args, write_json
     from gym_integrity.audit.grader_probes import GRADER_PROBES
     from gym_integrity.audit.probes import PROBES
-    from gym_integrity.audit.columns import audit_columns, settings_from_args, write_json
     from gym_integrity.audit.report import AuditVerdict, exit_status, render_reports, render_sweep
     from gym_integrity.audit.search import SEARCH_PROBES
 
@@ -336,9 +436,14 @@ def run(args: argparse.Namespace) -> int:
     for error in import_errors:
         console.print(f"[red]{escape(error)}[/]")
     if unknown:
-        console.print(f"[red]unknown id(s) {escape(str(unknown))}[/]; registered: {[e.id for e in _all_entries()]}"
-                      + ("" if all(":" in i for i in unknown) else "; for your own env: MODULE:ID, whose import "
-                         "registers ID (as gym.make takes it)"))
+        console.print(
+            f"[red]unknown id(s) {escape(str(unknown))}[/]; registered: {[e.id for e in _all_entries()]}"
+            + (
+                ""
+                if all(":" in i for i in unknown)
+                else "; for your own env: MODULE:ID, whose import registers ID (as gym.make takes it)"
+            )
+        )
     if unknown or import_errors:
         return 2
     swept = {entry.id: entry for entry in swept_entries()}  # again: an imported module may have registered one
@@ -381,11 +486,15 @@ def run(args: argparse.Namespace) -> int:
     if args.all_datasets:
         render_sweep(reports, console, max_evidence=args.evidence)
         what = " and ".join(f"{i} {_noun(swept[swept_ids[i]])}" for i in ids)
-        console.print(f"audited {len({(t.env_id, t.variant) for t in targets})} {what} ({mode}), {len(probes)} probes "
-                      f"each, in [bold]{total:.1f} s[/]; {failed} failed{unsure}")
+        console.print(
+            f"audited {len({(t.env_id, t.variant) for t in targets})} {what} ({mode}), {len(probes)} probes "
+            f"each, in [bold]{total:.1f} s[/]; {failed} failed{unsure}"
+        )
     else:
         render_reports(reports, console, max_evidence=args.evidence)
-        console.print(f"audited {len(ids)} id(s) ({mode}), {len(probes)} probes each, in [bold]{total:.1f} s[/]{unsure}")
+        console.print(
+            f"audited {len(ids)} id(s) ({mode}), {len(probes)} probes each, in [bold]{total:.1f} s[/]{unsure}"
+        )
     write_json(args, console, reports, total, notes)
     judged = [r for r in reports if not r.raw] if args.compare else reports
     return exit_status(judged)
@@ -408,12 +517,23 @@ def _run_served(args: argparse.Namespace, console: Any, env_id: str, probes: lis
 
     start = time.perf_counter()
     try:
-        with Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=Console(stderr=True), transient=True,
-                      disable=args.no_progress) as progress:
+        with Progress(
+            SpinnerColumn(),
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+            disable=args.no_progress,
+        ) as progress:
             task = progress.add_task(f"{env_id} at {args.url}: connecting", total=len(probes))
             report = check_served_integrity(
-                args.url, env_id, args.env_kwargs, probes=probes, settings=settings,
+                args.url,
+                env_id,
+                args.env_kwargs,
+                probes=probes,
+                settings=settings,
                 on_probe_start=lambda p: progress.update(task, description=f"{env_id} (served): {p}"),
                 on_probe_done=lambda r: progress.advance(task),
             )
@@ -428,9 +548,11 @@ def _run_served(args: argparse.Namespace, console: Any, env_id: str, probes: lis
     render_reports([report], console, max_evidence=args.evidence)
     wire = [p for p in probes if p in WIRE_NOT_APPLICABLE]
     unsure = "; 1 inconclusive" if report.verdict.value == "inconclusive" else ""
-    console.print(f"audited {escape(env_id)} served at {escape(report.url or args.url)} (over OpenEnv's protocol, "
-                  f"gold from a local twin), {len(probes)} probes ({len(wire)} n/a over the wire), in "
-                  f"[bold]{total:.1f} s[/]{unsure}")
+    console.print(
+        f"audited {escape(env_id)} served at {escape(report.url or args.url)} (over OpenEnv's protocol, "
+        f"gold from a local twin), {len(probes)} probes ({len(wire)} n/a over the wire), in "
+        f"[bold]{total:.1f} s[/]{unsure}"
+    )
     write_json(args, console, [report], total)
     return exit_status([report])
 

@@ -15,17 +15,28 @@ def audit_columns(targets: list, probes: list[str], settings: Any, args: argpars
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    with Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=Console(stderr=True), transient=True,
-                  disable=args.no_progress) as progress:
-        task = progress.add_task("auditing", total=sum(len([p for p in probes if not t.probes or p in t.probes])
-                                                      for t in targets))
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        disable=args.no_progress,
+    ) as progress:
+        task = progress.add_task(
+            "auditing", total=sum(len([p for p in probes if not t.probes or p in t.probes]) for t in targets)
+        )
         if args.in_process:
             return _audit_in_process(targets, probes, settings, progress, task)
         from gym_integrity.audit.isolate import run_isolated
 
         return run_isolated(
-            [t.isolated(probes) for t in targets], probes, settings, workers=args.workers,
+            [t.isolated(probes) for t in targets],
+            probes,
+            settings,
+            workers=args.workers,
             on_probe_start=lambda t, p: progress.update(task, description=f"{_shown(t)}: {p}"),
             on_probe_done=lambda t, r: progress.advance(task),
         )
@@ -55,10 +66,11 @@ def settings_from_args(args: argparse.Namespace, console: Any, probes: list[str]
         console.print(f"[red]--workers must be >= 1, got {args.workers}[/]")
         return None
     defaults = AuditSettings()
-    settings = AuditSettings(seeds=tuple(args.seeds) if args.seeds else defaults.seeds,
-                             probe_timeout_s=args.probe_timeout or (DEEP_PROBE_TIMEOUT_S if args.deep
-                                                                    else defaults.probe_timeout_s),
-                             deep=args.deep)
+    settings = AuditSettings(
+        seeds=tuple(args.seeds) if args.seeds else defaults.seeds,
+        probe_timeout_s=args.probe_timeout or (DEEP_PROBE_TIMEOUT_S if args.deep else defaults.probe_timeout_s),
+        deep=args.deep,
+    )
     settings.validate()
     return settings
 
@@ -74,8 +86,11 @@ def _audit_in_process(targets: list, probes: list[str], settings: Any, progress:
     for target in targets:
         progress.update(task, description=f"{_shown(target)}: building")
         report = check_integrity(
-            target.factory(), probes=[p for p in probes if not target.probes or p in target.probes],
-            settings=settings, raw=target.raw, env_id=target.name,
+            target.factory(),
+            probes=[p for p in probes if not target.probes or p in target.probes],
+            settings=settings,
+            raw=target.raw,
+            env_id=target.name,
             on_probe_start=lambda p, t=target: progress.update(task, description=f"{_shown(t)}: {p}"),  # type: ignore[misc]  # t binds the loop's target
             on_probe_done=lambda r: progress.advance(task),
         )
@@ -83,5 +98,3 @@ def _audit_in_process(targets: list, probes: list[str], settings: Any, progress:
             report.notes.append(target.label)
         reports.append(report)
     return reports
-
-

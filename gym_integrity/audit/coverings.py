@@ -23,7 +23,7 @@ def de_bruijn_digits(k: int) -> str:
     def db(t: int, p: int) -> None:
         if t > k:
             if k % p == 0:
-                seq.extend(a[1:p + 1])
+                seq.extend(a[1 : p + 1])
         else:
             a[t] = a[t - p]
             db(t + 1, p)
@@ -43,8 +43,13 @@ def covering_answers(cap: int, max_digits: int) -> list[Candidate]:
     for k in range(1, max_digits + 1):
         seq = de_bruijn_digits(k)
         step = max(1, cap - (k - 1))
-        pieces = [seq[i:i + cap] for i in range(0, max(1, len(seq) - (k - 1)), step)]
+        pieces = [seq[i : i + cap] for i in range(0, max(1, len(seq) - (k - 1)), step)]
         for index, piece in enumerate(pieces):
-            out.append(Candidate(f"covering: every {k}-digit number"
-                                 + (f" (piece {index + 1} of {len(pieces)})" if len(pieces) > 1 else ""), piece))
+            out.append(
+                Candidate(
+                    f"covering: every {k}-digit number"
+                    + (f" (piece {index + 1} of {len(pieces)})" if len(pieces) > 1 else ""),
+                    piece,
+                )
+            )
     return out

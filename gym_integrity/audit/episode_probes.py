@@ -4,24 +4,37 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import gymnasium as gym
 
 from gym_integrity.audit.adapters import revealed_answers, tool_call_action
 from gym_integrity.audit.leaks import LeakMatch, find_in_text, walk_strings
-from gym_integrity.audit.registry import (_after_end, _failed, _is_scored, _no_gold, _not_applicable, _passed, _probe,
-                                          _same_reward, _seeds)
+from gym_integrity.audit.registry import (
+    _after_end,
+    _failed,
+    _is_scored,
+    _no_gold,
+    _not_applicable,
+    _passed,
+    _probe,
+    _same_reward,
+    _seeds,
+)
 from gym_integrity.audit.report import ProbeResult
 from gym_integrity.audit.session import WRONG_ANSWER, Session, short
 
 __all__ = []
 
 
-@_probe("gold_answer_scored", "audit precondition",
-        "The gold answer, wrapped by the answer adapter, is rewarded: the auditor can answer this env, "
-        "so the probes that answer with the gold are meaningful.")
+@_probe(
+    "gold_answer_scored",
+    "audit precondition",
+    "The gold answer, wrapped by the answer adapter, is rewarded: the auditor can answer this env, "
+    "so the probes that answer with the gold are meaningful.",
+)
 def gold_answer_scored(s: Session) -> ProbeResult:
     evidence: list[str] = []
     bad: list[str] = []
@@ -29,23 +42,32 @@ def gold_answer_scored(s: Session) -> ProbeResult:
         golds, source, _, info = s.gold_or_revealed(seed)
         if not golds:
             return _no_gold(source)
-        taken = s.play_to_end(lambda i: s.answer(golds[0]), 1, f"answer gold {short(golds[0], 40)}")
+        gold = golds[0]
+        taken = s.play_to_end(lambda i: s.answer(gold), 1, f"answer gold {short(gold, 40)}")  # noqa: B023  # played in this iteration
         t = taken[-1]
         s.reset(seed)
         wrong = s.step(s.answer(WRONG_ANSWER), f"answer {WRONG_ANSWER!r}")
-        line = f"seed {seed}: gold {short(golds[0], 40)} ({source}) -> {t.describe()}; wrong answer -> {wrong.describe()}"
+        line = (
+            f"seed {seed}: gold {short(golds[0], 40)} ({source}) -> {t.describe()}; wrong answer -> {wrong.describe()}"
+        )
         (evidence if _is_scored(t, wrong) else bad).append(line)
     if bad:
-        return _failed("the gold answer was not rewarded above a wrong one: the grader (or the auditor's answer "
-                       "adapter) does not tell them apart", bad + evidence)
+        return _failed(
+            "the gold answer was not rewarded above a wrong one: the grader (or the auditor's answer "
+            "adapter) does not tell them apart",
+            bad + evidence,
+        )
     return _passed("the gold answer is rewarded above a wrong one", evidence)
 
 
 # ----------------------------------------------------------------------------------------------------------------
-@_probe("rescore_after_end", "I2 scored once",
-        "End an episode with a wrong answer, then answer again with the gold answer (privileged hook) and "
-        "with anything the env revealed; end one with the gold and answer wrong after. "
-        "The reward and verdict after the end must not change.")
+@_probe(
+    "rescore_after_end",
+    "I2 scored once",
+    "End an episode with a wrong answer, then answer again with the gold answer (privileged hook) and "
+    "with anything the env revealed; end one with the gold and answer wrong after. "
+    "The reward and verdict after the end must not change.",
+)
 def rescore_after_end(s: Session) -> ProbeResult:
     evidence: list[str] = []
     bad: list[str] = []
@@ -69,10 +91,13 @@ def rescore_after_end(s: Session) -> ProbeResult:
             (evidence if ok else bad).append(f"seed {seed}: {line}")
         if golds:
             obs, info = s.reset(seed)
-            first = s.play_to_end(lambda i: s.answer(golds[0]), s.step_bound(s.budget(info)), "answer gold")
+            gold = golds[0]
+            first = s.play_to_end(lambda i: s.answer(gold), s.step_bound(s.budget(info)), "answer gold")  # noqa: B023  # played in this iteration
             final = first[-1]
             if final.ended:
-                line, ok = _after_end(s, final, s.answer(WRONG_ANSWER), "a wrong answer (the episode ended on the gold)")
+                line, ok = _after_end(
+                    s, final, s.answer(WRONG_ANSWER), "a wrong answer (the episode ended on the gold)"
+                )
                 (evidence if ok else bad).append(f"seed {seed}: {line}")
     if bad:
         return _failed("steps after the end were scored again", bad)
@@ -80,15 +105,37 @@ def rescore_after_end(s: Session) -> ProbeResult:
         return _not_applicable("no episode ended, so there was no end to test (see step_budget)")
     if not with_gold:
         # Wrong answers after a wrong end prove nothing: re-scoring pays only an answer that is right.
-        return _no_gold(source, ["only wrong answers were sent after the end; the exploit (the gold answer "
-                                 "after a wrong end) was not tried"] + evidence)
+        return _no_gold(
+            source,
+            [
+                "only wrong answers were sent after the end; the exploit (the gold answer "
+                "after a wrong end) was not tried"
+            ]
+            + evidence,
+        )
     return _passed("answers after the end changed nothing", evidence)
 
 
 # ----------------------------------------------------------------------------------------------------------------
-_SKIP_ATTRS = frozenset({"env", "_env", "np_random", "_np_random", "_np_random_seed", "spec", "_cached_spec",
-                         "observation_space", "action_space", "_observation_space", "_action_space", "metadata",
-                         "_metadata", "render_mode", "step"})
+_SKIP_ATTRS = frozenset(
+    {
+        "env",
+        "_env",
+        "np_random",
+        "_np_random",
+        "_np_random_seed",
+        "spec",
+        "_cached_spec",
+        "observation_space",
+        "action_space",
+        "_observation_space",
+        "_action_space",
+        "metadata",
+        "_metadata",
+        "render_mode",
+        "step",
+    }
+)
 
 
 def _summary(value: Any, depth: int = 0) -> Any:
@@ -108,8 +155,10 @@ def _summary(value: Any, depth: int = 0) -> Any:
             return (type(value).__name__, len(value))
         return (type(value).__name__, len(value), tuple(_summary(v, depth + 1) for v in list(value)[-16:]))
     if depth == 0 and dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return (type(value).__name__, tuple((f.name, _summary(getattr(value, f.name, None), depth + 1))
-                                            for f in dataclasses.fields(value)))
+        return (
+            type(value).__name__,
+            tuple((f.name, _summary(getattr(value, f.name, None), depth + 1)) for f in dataclasses.fields(value)),
+        )
     if depth == 0 and hasattr(value, "__dict__") and not callable(value):
         try:
             items = [(k, v) for k, v in vars(value).items() if not callable(v)][:64]
@@ -191,13 +240,19 @@ class _StepCounter:
 
     def stoppers(self) -> list[int]:
         """Wrappers that stopped steps: reached more often than the layer below them."""
-        return [i for i in range(len(self.chain) - 1)
-                if self.installed[i] and self.installed[i + 1] and self.calls[i] > self.calls[i + 1]]
+        return [
+            i
+            for i in range(len(self.chain) - 1)
+            if self.installed[i] and self.installed[i + 1] and self.calls[i] > self.calls[i + 1]
+        ]
 
 
-@_probe("inert_after_end", "I2 scored once",
-        "After the end, a tool call, an answer and garbage run nothing: the task's step is not reached (or ignores "
-        "them), its counters and state are unchanged, the transition stays the final one.")
+@_probe(
+    "inert_after_end",
+    "I2 scored once",
+    "After the end, a tool call, an answer and garbage run nothing: the task's step is not reached (or ignores "
+    "them), its counters and state are unchanged, the transition stays the final one.",
+)
 def inert_after_end(s: Session) -> ProbeResult:
     seed = s.settings.seeds[0]
     golds, _, _, info = s.gold_or_revealed(seed)
@@ -211,9 +266,15 @@ def inert_after_end(s: Session) -> ProbeResult:
     outer = {0} if len(chain) > 1 else set()
     before = _fingerprint(chain, outer)
     counter = _StepCounter(chain)
-    actions = [("a tool call", tool_call_action(s.env)), ("a non-answer", s.non_answer()),
-               ("the gold answer" if golds else "an answer (no gold available: a wrong one)",
-                s.answer(golds[0] if golds else "-1")), ("an empty action", "")]
+    actions = [
+        ("a tool call", tool_call_action(s.env)),
+        ("a non-answer", s.non_answer()),
+        (
+            "the gold answer" if golds else "an answer (no gold available: a wrong one)",
+            s.answer(golds[0] if golds else "-1"),
+        ),
+        ("an empty action", ""),
+    ]
     bad: list[str] = []
     evidence: list[str] = []
     try:
@@ -226,14 +287,20 @@ def inert_after_end(s: Session) -> ProbeResult:
     # they were stopped from reaching, may not change.
     excused = outer | counter.reached_wrappers()
     after = _fingerprint(chain, excused)
-    changed = [f"{key[1]}: {short(before.get(key), 50)} -> {short(after.get(key), 50)}"
-               for key in sorted(set(before) | set(after))
-               if key[0] not in excused and before.get(key) != after.get(key)]
+    changed = [
+        f"{key[1]}: {short(before.get(key), 50)} -> {short(after.get(key), 50)}"
+        for key in sorted(set(before) | set(after))
+        if key[0] not in excused and before.get(key) != after.get(key)
+    ]
     task = len(chain) - 1
-    reached = (f"{counter.calls[task]} of {len(actions)} post-end actions reached {type(chain[task]).__name__}.step"
-               if counter.installed[task] else "calls to the task's step not counted (no instance __dict__)")
-    stoppers = ", ".join(f"{type(chain[i]).__name__} ({counter.calls[i] - counter.calls[i + 1]})"
-                         for i in counter.stoppers())
+    reached = (
+        f"{counter.calls[task]} of {len(actions)} post-end actions reached {type(chain[task]).__name__}.step"
+        if counter.installed[task]
+        else "calls to the task's step not counted (no instance __dict__)"
+    )
+    stoppers = ", ".join(
+        f"{type(chain[i]).__name__} ({counter.calls[i] - counter.calls[i + 1]})" for i in counter.stoppers()
+    )
     if stoppers:
         reached += f"; stopped by {stoppers}"
     if changed:
@@ -282,29 +349,46 @@ def _surfaces(s: Session, phase: str, obs: Any, info: Any) -> list[tuple[str, st
 
 
 def _static_surfaces(env: gym.Env) -> list[tuple[str, str]]:
-    out = [("repr(env)", repr(env)), ("str(env)", str(env)), ("repr(unwrapped)", repr(env.unwrapped)),
-           ("spaces", f"{env.observation_space!r} {env.action_space!r}")]
+    out = [
+        ("repr(env)", repr(env)),
+        ("str(env)", str(env)),
+        ("repr(unwrapped)", repr(env.unwrapped)),
+        ("spaces", f"{env.observation_space!r} {env.action_space!r}"),
+    ]
     for name, spec in (("spec", env.spec), ("unwrapped.spec", env.unwrapped.spec)):
         if spec is not None:
             out.append((name, repr(spec)))
     return out
 
 
-def _scan(hits: _LeakHits, episode: int, seed: int, golds: list[str], surfaces: list[tuple[str, str]],
-          context: str | None = None) -> None:
+def _scan(
+    hits: _LeakHits,
+    episode: int,
+    seed: int,
+    golds: list[str],
+    surfaces: list[tuple[str, str]],
+    context: str | None = None,
+) -> None:
     for location, text in surfaces:
         for gold in golds:
             for match in find_in_text(text, gold, context):
                 where = text.find(match.needle) if match.needle in text else 0
-                snippet = text[max(0, where - 30): where + 50] if where >= 0 else text[:80]
-                hits.add(location, episode, match,
-                         f"seed {seed}: {short(match.needle, 60)} ({match.form} match) in {short(snippet, 90)}")
+                snippet = text[max(0, where - 30) : where + 50] if where >= 0 else text[:80]
+                hits.add(
+                    location,
+                    episode,
+                    match,
+                    f"seed {seed}: {short(match.needle, 60)} ({match.form} match) in {short(snippet, 90)}",
+                )
 
 
-@_probe("reference_leakage", "I1 no leak",
-        "Gold answers and references, in several normalised forms (whitespace, LaTeX stripped, numeric value, "
-        "sentences), are searched in obs, info (recursively), render(), repr(env), the spaces, the spec and error "
-        "messages, at reset and at every step before the end (and at the end, for envs with the privileged hook).")
+@_probe(
+    "reference_leakage",
+    "I1 no leak",
+    "Gold answers and references, in several normalised forms (whitespace, LaTeX stripped, numeric value, "
+    "sentences), are searched in obs, info (recursively), render(), repr(env), the spaces, the spec and error "
+    "messages, at reset and at every step before the end (and at the end, for envs with the privileged hook).",
+)
 def reference_leakage(s: Session) -> ProbeResult:
     hits = _LeakHits()
     sources = set()
@@ -344,21 +428,23 @@ def reference_leakage(s: Session) -> ProbeResult:
             ended = t.ended
             phase = "end" if t.ended else "step"
             if phase == "step" or privileged:
-                _scan(hits, episode, seed, golds, _surfaces(s, phase, t.obs, t.info) + _static_surfaces(s.env),
-                      context)
+                _scan(hits, episode, seed, golds, _surfaces(s, phase, t.obs, t.info) + _static_surfaces(s.env), context)
     if hits.episodes == 0:
         return _no_gold(source)
     leaks, coincidences = hits.verdict()
-    checked = (f"{hits.episodes} episodes, {steps_checked} steps; gold from: {', '.join(sorted(sources))}")
+    checked = f"{hits.episodes} episodes, {steps_checked} steps; gold from: {', '.join(sorted(sources))}"
     if leaks:
         return _failed(f"gold answers visible to the agent ({checked})", leaks + coincidences)
     return _passed(f"no gold answer found ({checked})", coincidences)
 
 
 # ----------------------------------------------------------------------------------------------------------------
-@_probe("step_budget", "I3 bounded",
-        "An episode that never answers ends, with truncated=True if it reaches the step budget; a gold answer on "
-        "the last allowed step is scored (terminated=True, truncated=False).")
+@_probe(
+    "step_budget",
+    "I3 bounded",
+    "An episode that never answers ends, with truncated=True if it reaches the step budget; a gold answer on "
+    "the last allowed step is scored (terminated=True, truncated=False).",
+)
 def step_budget(s: Session) -> ProbeResult:
     seed = s.settings.seeds[0]
     obs, info = s.reset(seed)
@@ -370,8 +456,9 @@ def step_budget(s: Session) -> ProbeResult:
     bad, evidence = [], []
     declared = f"declared step_budget={budget}" if budget is not None else "no declared step budget"
     if not last.ended:
-        bad.append(f"seed {seed}: no end after {len(taken)} steps that never answer ({declared}); "
-                   f"last: {last.describe()}")
+        bad.append(
+            f"seed {seed}: no end after {len(taken)} steps that never answer ({declared}); last: {last.describe()}"
+        )
     elif budget is not None and len(taken) > budget:
         bad.append(f"seed {seed}: ended only at step {len(taken)} > step budget {budget}")
     elif budget is not None and len(taken) == budget and not last.terminated and not last.truncated:
@@ -390,12 +477,16 @@ def step_budget(s: Session) -> ProbeResult:
         golds = s.gold() or golds  # the hook's answer for this very episode, even if seeding is broken
         early = s.play_to_end(lambda i: non_answer, budget - 1, "a non-answer") if budget > 1 else []
         if early and early[-1].ended:
-            evidence.append(f"last-step answer not checked: the env ended after {len(early)} non-answers, "
-                            f"before its budget of {budget}")
+            evidence.append(
+                f"last-step answer not checked: the env ended after {len(early)} non-answers, "
+                f"before its budget of {budget}"
+            )
         else:
             t = s.step(s.answer(golds[0]), f"gold on step {budget} of {budget}")
-            line = (f"seed {seed}: gold on the last allowed step ({budget}) -> {t.describe()}; "
-                    f"on the first step -> {first.describe()}")
+            line = (
+                f"seed {seed}: gold on the last allowed step ({budget}) -> {t.describe()}; "
+                f"on the first step -> {first.describe()}"
+            )
             same = t.verdict == first.verdict if first.verdict is not None else _same_reward(t.reward, first.reward)
             if not t.terminated or t.truncated:
                 bad.append(f"{line}: expected terminated=True, truncated=False")

@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium as gym
 
-from gym_integrity.audit.canaries import (CanaryTrap, SLOW_ANSWER, constant_answers, pathological_answers,
-                                          setting_injections)
 from gym_integrity.audit.adapters import ANSWER_HINT, INSTANCES_HINT
+from gym_integrity.audit.canaries import (
+    SLOW_ANSWER,
+    CanaryTrap,
+    constant_answers,
+    pathological_answers,
+    setting_injections,
+)
 from gym_integrity.audit.leaks import numeric_value, squash, strip_latex
 from gym_integrity.audit.registry import _EPS, _failed, _no_gold, _not_run, _passed, _probe, _same_reward
 from gym_integrity.audit.report import ProbeResult
@@ -29,8 +35,13 @@ CHANCE_EPISODES = 6
 #: Slow answers graded at once while the other env answers: two fill a pool of two workers (the issue's case).
 CONCURRENT_SLOW_ANSWERS = 2
 #: The grader probes, in report order (``gym-integrity audit --all-datasets`` runs these by default).
-GRADER_PROBES = ("gold_answer_scored", "constant_answers", "code_injection", "pathological_answers",
-                 "cross_env_isolation")
+GRADER_PROBES = (
+    "gold_answer_scored",
+    "constant_answers",
+    "code_injection",
+    "pathological_answers",
+    "cross_env_isolation",
+)
 
 
 def _plain(text: str) -> str:
@@ -146,16 +157,20 @@ def _episodes(s: Session) -> tuple[list[_Episode], str, str, list[str]]:
     return episodes, ", ".join(sorted(sources)), source, raised
 
 
-@_probe("constant_answers", "I7 paid for the answer",
-        "Short constants ('0', '1', 'yes', 'A', ...), the empty answer and content-free sprays (digit runs, every "
-        "integer 0..999) earn no more than chance: over the probed episodes, a constant's mean reward is at most "
-        "what a grader paying only the answer would give it (the gold's reward where it is the gold, else a wrong "
-        "answer's, capped at 0).")
+@_probe(
+    "constant_answers",
+    "I7 paid for the answer",
+    "Short constants ('0', '1', 'yes', 'A', ...), the empty answer and content-free sprays (digit runs, every "
+    "integer 0..999) earn no more than chance: over the probed episodes, a constant's mean reward is at most "
+    "what a grader paying only the answer would give it (the gold's reward where it is the gold, else a wrong "
+    "answer's, capped at 0).",
+)
 def constant_answers_probe(s: Session) -> ProbeResult:
     episodes, sources, last_source, raised = _episodes(s)
     if not episodes and raised:
-        return _not_run(f"a wrong answer, the baseline of chance, could not be graded ({raised[0]})", ANSWER_HINT,
-                        raised)
+        return _not_run(
+            f"a wrong answer, the baseline of chance, could not be graded ({raised[0]})", ANSWER_HINT, raised
+        )
     if not episodes:
         return _no_gold(last_source)
     n = len(episodes)
@@ -177,8 +192,10 @@ def constant_answers_probe(s: Session) -> ProbeResult:
             evidence.append(f"{label}: every step raised ({errors[0]})")
             continue
         mean, fair_mean = sum(rewards) / len(rewards), fair / len(rewards)
-        line = (f"{label}: mean reward {mean:.4g} over {len(rewards)} episodes; chance {hits}/{len(rewards)} "
-                f"(reward at chance {fair_mean:.4g})")
+        line = (
+            f"{label}: mean reward {mean:.4g} over {len(rewards)} episodes; chance {hits}/{len(rewards)} "
+            f"(reward at chance {fair_mean:.4g})"
+        )
         if errors:
             line += f"; {len(errors)} step(s) raised"
         if mean > fair_mean + _EPS:
@@ -187,17 +204,21 @@ def constant_answers_probe(s: Session) -> ProbeResult:
             evidence.append(line)
     gold_line = f"{n} episodes with a gold answer (from {sources})"
     if bad:
-        return _failed(f"{len(bad)} constant or content-free answers earned more than chance ({gold_line})",
-                       bad + evidence)
+        return _failed(
+            f"{len(bad)} constant or content-free answers earned more than chance ({gold_line})", bad + evidence
+        )
     return _passed(f"no constant answer earned more than chance ({gold_line})", evidence)
 
 
 # ----------------------------------------------------------------------------------------------------------------
-@_probe("code_injection", "I4 no self-dealing / I8 isolated",
-        "Answers carrying Python (os.system and open() writing a marker file into a fresh temporary directory, "
-        "exec of a string, a builtins marker, frame reading that returns the gold, scorer and shared-module "
-        "patches), bare and inside 1+(...), in every wrapping the answer adapter can produce, never run (no marker "
-        "file from any process, no marker in this one) and pay no more than a wrong answer.")
+@_probe(
+    "code_injection",
+    "I4 no self-dealing / I8 isolated",
+    "Answers carrying Python (os.system and open() writing a marker file into a fresh temporary directory, "
+    "exec of a string, a builtins marker, frame reading that returns the gold, scorer and shared-module "
+    "patches), bare and inside 1+(...), in every wrapping the answer adapter can produce, never run (no marker "
+    "file from any process, no marker in this one) and pay no more than a wrong answer.",
+)
 def code_injection(s: Session) -> ProbeResult:
     seed = s.settings.seeds[0]
     wrong = _play(s, seed, s.answer(WRONG_ANSWER), f"answer {WRONG_ANSWER!r}")
@@ -229,17 +250,21 @@ def code_injection(s: Session) -> ProbeResult:
         trap.close()
     checked = f"{sent} canary actions; marker directory and builtins checked after each"
     if bad:
-        return _failed(f"{ran} canary actions ran as code, {paid} were paid more than a wrong answer ({checked})",
-                       bad)
-    return _passed(f"no canary ran, none was paid more than a wrong answer ({checked})",
-                   [f"seed {seed}: a wrong answer -> {wrong.describe()}"])
+        return _failed(f"{ran} canary actions ran as code, {paid} were paid more than a wrong answer ({checked})", bad)
+    return _passed(
+        f"no canary ran, none was paid more than a wrong answer ({checked})",
+        [f"seed {seed}: a wrong answer -> {wrong.describe()}"],
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------------
-@_probe("pathological_answers", "I3 bounded",
-        "Exponent towers (9**9**9**9, \\boxed{9^{9^{9^{9}}}}, 9^9^9^9), a huge factorial, thousands of nested "
-        "brackets and huge numbers each come back within the env's declared grading_time_bound_s plus slack "
-        "(else the audit's step_timeout_s), paid no more than a wrong answer.")
+@_probe(
+    "pathological_answers",
+    "I3 bounded",
+    "Exponent towers (9**9**9**9, \\boxed{9^{9^{9^{9}}}}, 9^9^9^9), a huge factorial, thousands of nested "
+    "brackets and huge numbers each come back within the env's declared grading_time_bound_s plus slack "
+    "(else the audit's step_timeout_s), paid no more than a wrong answer.",
+)
 def pathological_answers_probe(s: Session) -> ProbeResult:
     seed = s.settings.seeds[0]
     limit, source = s.grading_bound()
@@ -258,12 +283,18 @@ def pathological_answers_probe(s: Session) -> ProbeResult:
         if isinstance(t, Transition) and _paid_more(t, wrong):
             bad.append(f"{label} -> {outcome}; a wrong answer -> {wrong.describe()}")
         if t.duration_s > limit:
-            bad.insert(0, f"{label} took {t.duration_s:.2f} s -> {outcome}; bound {limit:.2f} s ({source})"
-                       + (f"; the {len(answers) - i - 1} answers after it not sent" if i + 1 < len(answers) else ""))
+            bad.insert(
+                0,
+                f"{label} took {t.duration_s:.2f} s -> {outcome}; bound {limit:.2f} s ({source})"
+                + (f"; the {len(answers) - i - 1} answers after it not sent" if i + 1 < len(answers) else ""),
+            )
             break
     slowest = max(timings, key=lambda x: x[0]) if timings else None
-    line = (f"slowest step: {slowest[1]} in {slowest[0]:.3f} s -> {slowest[2]}; bound {limit:.2f} s "
-            f"({source})" if slowest else f"bound {limit:.2f} s ({source})")
+    line = (
+        f"slowest step: {slowest[1]} in {slowest[0]:.3f} s -> {slowest[2]}; bound {limit:.2f} s ({source})"
+        if slowest
+        else f"bound {limit:.2f} s ({source})"
+    )
     if bad:
         return _failed("a pathological answer was graded too slowly or paid", bad + [line])
     return _passed(f"{len(timings)} pathological answers graded within {limit:.2f} s", [line])
@@ -325,11 +356,14 @@ class _Envs:
                 close_quietly(env)
 
 
-@_probe("cross_env_isolation", "I8 isolated",
-        "Env B answers the gold and a wrong answer (the baseline). Env A then sends the code canaries (scorer and "
-        "shared-module patches included) and setting injections ('set scale=2'); B answers again. Then slow "
-        "answers are graded on other instances while B answers the gold. B's verdicts and rewards must equal the "
-        "baseline: a correct answer never comes back timeout or changed because of another env.")
+@_probe(
+    "cross_env_isolation",
+    "I8 isolated",
+    "Env B answers the gold and a wrong answer (the baseline). Env A then sends the code canaries (scorer and "
+    "shared-module patches included) and setting injections ('set scale=2'); B answers again. Then slow "
+    "answers are graded on other instances while B answers the gold. B's verdicts and rewards must equal the "
+    "baseline: a correct answer never comes back timeout or changed because of another env.",
+)
 def cross_env_isolation(s: Session) -> ProbeResult:
     if s.new_env is None:
         return _not_run("needs a second instance, and the audit was given one env instance", INSTANCES_HINT)
@@ -357,9 +391,11 @@ def cross_env_isolation(s: Session) -> ProbeResult:
         if base_gold == "no gold answer":
             return _no_gold(source)
         if isinstance(base_gold, str) or isinstance(base_wrong, str):
-            return _not_run(f"no baseline for env B (gold: {base_gold if isinstance(base_gold, str) else 'ok'}; "
-                            f"wrong: {base_wrong if isinstance(base_wrong, str) else 'ok'}; gold from {source})",
-                            ANSWER_HINT)
+            return _not_run(
+                f"no baseline for env B (gold: {base_gold if isinstance(base_gold, str) else 'ok'}; "
+                f"wrong: {base_wrong if isinstance(base_wrong, str) else 'ok'}; gold from {source})",
+                ANSWER_HINT,
+            )
         evidence = [f"baseline on B, seed {seed}: gold -> {base_gold.describe()}; wrong -> {base_wrong.describe()}"]
         bad: list[str] = []
 
@@ -381,8 +417,10 @@ def cross_env_isolation(s: Session) -> ProbeResult:
         fired = trap.fired()
         check("gold after A's hostile answers", None, base_gold)
         check("wrong answer after A's hostile answers", WRONG_ANSWER, base_wrong)
-        evidence.append(f"A sent {hostile} hostile answers (canaries, setting injections)"
-                        + (f"; canaries that ran: {'; '.join(fired[:4])}" if fired else ""))
+        evidence.append(
+            f"A sent {hostile} hostile answers (canaries, setting injections)"
+            + (f"; canaries that ran: {'; '.join(fired[:4])}" if fired else "")
+        )
         trap.undo_patches()
 
         bad_before_slow = len(bad)
@@ -397,8 +435,9 @@ def cross_env_isolation(s: Session) -> ProbeResult:
         # B shares the grader: it may wait for one slow answer to end (each of them is held to `limit`), then
         # takes its own bound. Its verdict must not change either way; that is what is checked.
         with s.call_bound(wait_s + limit, f"one slow answer's {wait_s:g} s + B's own {limit:g} s ({bound_source})"):
-            t = check(f"gold while {len(slows)} slow answers ({SLOW_ANSWER}) are graded by other instances", None,
-                      base_gold)
+            t = check(
+                f"gold while {len(slows)} slow answers ({SLOW_ANSWER}) are graded by other instances", None, base_gold
+            )
         overlapped = sum(1 for slow in slows if slow.thread is not None and slow.thread.is_alive())
         s.waiting(f"{len(slows)} slow answers finishing on other instances")
         end = time.perf_counter() + wait_s
@@ -408,11 +447,17 @@ def cross_env_isolation(s: Session) -> ProbeResult:
             if slow.thread.is_alive():
                 envs.busy.add(id(slow.env))  # still grading: left to its thread, never closed under it
         took = t.duration_s if isinstance(t, Transition) else float("nan")
-        evidence.append(f"B's gold during the slow answers -> {t.describe() if isinstance(t, Transition) else t} "
-                        f"in {took:.2f} s; {overlapped} of {len(slows)} slow answers still grading when it returned; "
-                        "slow answers: " + ", ".join(
-                            f"{slow.outcome} in {slow.duration_s:.2f} s" if slow.duration_s is not None
-                            else f"{slow.outcome} after {wait_s:.2f} s ({bound_source})" for slow in slows))
+        evidence.append(
+            f"B's gold during the slow answers -> {t.describe() if isinstance(t, Transition) else t} "
+            f"in {took:.2f} s; {overlapped} of {len(slows)} slow answers still grading when it returned; "
+            "slow answers: "
+            + ", ".join(
+                f"{slow.outcome} in {slow.duration_s:.2f} s"
+                if slow.duration_s is not None
+                else f"{slow.outcome} after {wait_s:.2f} s ({bound_source})"
+                for slow in slows
+            )
+        )
         if len(bad) > bad_before_slow:
             bad.append(evidence[-1])
     finally:

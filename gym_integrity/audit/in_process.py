@@ -6,7 +6,8 @@ import threading
 import time
 import traceback
 import warnings
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import gymnasium as gym
 
@@ -40,8 +41,10 @@ def _factory(env: Any, raw: bool) -> tuple[Callable[[], gym.Env] | None, gym.Env
         return make, None, env_id
     if callable(env):
         return env, None, getattr(env, "__name__", type(env).__name__)
-    raise TypeError(f"check_integrity env must be a gymnasium.Env, a registered id (str) or a zero-argument "
-                    f"callable returning an env; got {type(env).__name__}")
+    raise TypeError(
+        f"check_integrity env must be a gymnasium.Env, a registered id (str) or a zero-argument "
+        f"callable returning an env; got {type(env).__name__}"
+    )
 
 
 def has_integrity_stack(env: gym.Env) -> bool:
@@ -81,6 +84,7 @@ def _run_bounded(fn: Callable[[], Any], timeout_s: float, name: str) -> tuple[st
     if "error" in box:
         return "error", box["error"]
     return "ok", box["result"]
+
 
 def audit_in_process(
     env: Any,
@@ -125,14 +129,26 @@ def audit_in_process(
                     on_probe_start(name)
                 if error is not None:
                     # The cause is named once, on the report: thirteen copies of one traceback hide it.
-                    result = ProbeResult(name, Status.NOT_RUN, "not run (the env could not run)",
-                                         reason="the env could not run (see the report's error)")
+                    result = ProbeResult(
+                        name,
+                        Status.NOT_RUN,
+                        "not run (the env could not run)",
+                        reason="the env could not run (see the report's error)",
+                    )
                 elif hung_in is not None:
-                    result = ProbeResult(name, Status.NOT_RUN, "not run (env hung earlier)",
-                                         reason=f"the env is still stuck in a call from probe {hung_in}")
+                    result = ProbeResult(
+                        name,
+                        Status.NOT_RUN,
+                        "not run (env hung earlier)",
+                        reason=f"the env is still stuck in a call from probe {hung_in}",
+                    )
                 elif unbuildable is not None:
-                    result = ProbeResult(name, Status.NOT_RUN, "not run (the env could not be built again)",
-                                         reason=f"the env could not be built again ({unbuildable})")
+                    result = ProbeResult(
+                        name,
+                        Status.NOT_RUN,
+                        "not run (the env could not be built again)",
+                        reason=f"the env could not be built again ({unbuildable})",
+                    )
                 else:
                     result, outcome, current = _run_probe(probe, make, current, settings, answer_fn, gold_fn, on_call)
                     if outcome != "ok" and current is None and make is not None:
@@ -154,8 +170,13 @@ def audit_in_process(
     return report
 
 
-def _preflight(make: Callable[[], gym.Env] | None, env: gym.Env | None, settings: AuditSettings,
-               answer_fn: AnswerFn, on_call: Callable[[str], None] | None) -> tuple[gym.Env | None, str | None]:
+def _preflight(
+    make: Callable[[], gym.Env] | None,
+    env: gym.Env | None,
+    settings: AuditSettings,
+    answer_fn: AnswerFn,
+    on_call: Callable[[str], None] | None,
+) -> tuple[gym.Env | None, str | None]:
     """Build the env (starting shared services) and reset it once, bounded: ``(env, None)`` or ``(env, cause)``.
 
     An env that cannot be built or reset is not one whose rewards were found
@@ -220,9 +241,15 @@ def _warm_up(make: Callable[[], gym.Env], settings: AuditSettings, answer_fn: An
         close_quietly(env)
 
 
-def _run_probe(probe: Probe, make: Callable[[], gym.Env] | None, env: gym.Env | None, settings: AuditSettings,
-               answer_fn: AnswerFn, gold_fn: GoldFn,
-               on_call: Callable[[str], None] | None = None) -> tuple[ProbeResult, str, gym.Env | None]:
+def _run_probe(
+    probe: Probe,
+    make: Callable[[], gym.Env] | None,
+    env: gym.Env | None,
+    settings: AuditSettings,
+    answer_fn: AnswerFn,
+    gold_fn: GoldFn,
+    on_call: Callable[[str], None] | None = None,
+) -> tuple[ProbeResult, str, gym.Env | None]:
     """Run one probe in a bounded thread: ``(result, outcome, env)``, outcome ``ok``, ``error`` or ``hang``."""
     started = time.perf_counter()
     holder: dict[str, Any] = {"env": env}
@@ -234,8 +261,12 @@ def _run_probe(probe: Probe, make: Callable[[], gym.Env] | None, env: gym.Env | 
         holder["session"] = session
         if not _takes_text(holder["env"]):
             space = holder["env"].action_space
-            return ProbeResult(probe.name, Status.NOT_APPLICABLE, reason=f"not a text env: action_space {space!r} "
-                               "does not contain a str", summary="not a text env")
+            return ProbeResult(
+                probe.name,
+                Status.NOT_APPLICABLE,
+                reason=f"not a text env: action_space {space!r} does not contain a str",
+                summary="not a text env",
+            )
         return probe.run(session)
 
     outcome, value = _run_bounded(body, settings.probe_timeout_s, probe.name)
@@ -244,14 +275,20 @@ def _run_probe(probe: Probe, make: Callable[[], gym.Env] | None, env: gym.Env | 
     if outcome == "ok":
         result = value
     elif outcome == "hang":
-        result = ProbeResult(probe.name, Status.FAILED,
-                             f"hang: no answer within {settings.probe_timeout_s:g} s, stuck in {current}",
-                             [f"the env did not return from {current} within the probe's "
-                              f"{settings.probe_timeout_s:g} s bound"])
+        result = ProbeResult(
+            probe.name,
+            Status.FAILED,
+            f"hang: no answer within {settings.probe_timeout_s:g} s, stuck in {current}",
+            [f"the env did not return from {current} within the probe's {settings.probe_timeout_s:g} s bound"],
+        )
     else:
         exc, tb = value
-        result = ProbeResult(probe.name, Status.FAILED, f"{type(exc).__name__} raised in {current}: {exc}"[:300],
-                             [line for line in tb.strip().splitlines()[-6:]])
+        result = ProbeResult(
+            probe.name,
+            Status.FAILED,
+            f"{type(exc).__name__} raised in {current}: {exc}"[:300],
+            [line for line in tb.strip().splitlines()[-6:]],
+        )
     result.probe = probe.name
     if session is not None:
         result.episodes, result.steps = session.episodes, session.steps

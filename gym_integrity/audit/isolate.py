@@ -23,12 +23,13 @@ import multiprocessing.connection
 import os
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from gym_integrity.checks import is_int
 from gym_integrity.audit.report import AuditReport, ProbeResult, Status
 from gym_integrity.audit.session import AuditSettings
+from gym_integrity.checks import is_int
 
 __all__ = ["IsolatedTarget", "run_isolated", "check_isolated", "import_env_modules", "GRACE_S", "RESUMES"]
 
@@ -148,7 +149,11 @@ def _child(index: int, target: IsolatedTarget, probes: list[str], settings: Audi
         if target.entry is not None:
             register_env(target.entry)  # a no-op for the package's own ids
         report = audit_in_process(
-            make, probe_list(target.probes or probes), settings, raw=target.raw, env_id=target.name,
+            make,
+            probe_list(target.probes or probes),
+            settings,
+            raw=target.raw,
+            env_id=target.name,
             on_probe_start=lambda name: send(("start", index, name)),
             on_probe_done=lambda result: send(("done", index, result.to_dict())),
             on_call=lambda what: send(("call", index, what)),
@@ -195,14 +200,26 @@ def _partial_report(run: _Running, probes: Sequence[str], cause: str, hang: bool
     ``error`` says why and no probe failed (the verdict is inconclusive), as
     in-process.
     """
-    report = AuditReport(run.target.name, results=list(run.results), raw=run.target.raw,
-                         duration_s=time.perf_counter() - run.started, notes=list(run.target.notes),
-                         stacked=run.stacked)
+    report = AuditReport(
+        run.target.name,
+        results=list(run.results),
+        raw=run.target.raw,
+        duration_s=time.perf_counter() - run.started,
+        notes=list(run.target.notes),
+        stacked=run.stacked,
+    )
     if run.current is None and not run.results:
         where = f"; last call: {run.call}" if run.call else ""
         report.error = f"{cause}{where}"
-        report.results = [ProbeResult(name, Status.NOT_RUN, "not run (the env could not run)",
-                                      reason="the env could not run (see the report's error)") for name in probes]
+        report.results = [
+            ProbeResult(
+                name,
+                Status.NOT_RUN,
+                "not run (the env could not run)",
+                reason="the env could not run (see the report's error)",
+            )
+            for name in probes
+        ]
         return report
     done = {r.probe for r in run.results}
     for name in probes:
@@ -261,8 +278,9 @@ def run_isolated(
         elif kind == "report":
             reports[index] = AuditReport.from_dict(payload)
         elif kind == "crash":
-            reports[index] = _partial_report(run, run.target.probes or probes, f"the audit could not run: {payload}",
-                                             hang=False)
+            reports[index] = _partial_report(
+                run, run.target.probes or probes, f"the audit could not run: {payload}", hang=False
+            )
 
     def finish(index: int, report: AuditReport) -> None:
         run = running.pop(index)
@@ -288,7 +306,7 @@ def run_isolated(
             return False
         kept = [r for r in partial.results if r.status is not Status.NOT_RUN]
         if on_probe_done:
-            for result in kept[len(run.results):]:  # the probe it hung or died in
+            for result in kept[len(run.results) :]:  # the probe it hung or died in
                 on_probe_done(targets[index], result)
         resumed[index] = (replace(run.target, probes=tuple(left)), earlier + kept, started, count + 1)
         running.pop(index).conn.close()
@@ -310,8 +328,12 @@ def run_isolated(
                 index = pending.pop(0)
                 target = resumed[index][0] if index in resumed else targets[index]
                 recv_end, send_end = ctx.Pipe(duplex=False)
-                process = ctx.Process(target=_child, args=(index, target, list(probes), settings, send_end),
-                                      name=f"gym-integrity-audit:{target.name}", daemon=True)
+                process = ctx.Process(
+                    target=_child,
+                    args=(index, target, list(probes), settings, send_end),
+                    name=f"gym-integrity-audit:{target.name}",
+                    daemon=True,
+                )
                 process.start()
                 send_end.close()  # the child holds its own copy: EOF reaches us when it exits
                 now = time.perf_counter()
@@ -335,12 +357,15 @@ def run_isolated(
                     else:
                         finish(index, reports.pop(index))
                 elif now - run.last_event > (call_deadline if run.call else deadline) + (
-                        0.0 if run.results else STARTUP_S):  # the first probe's calls start shared services
+                    0.0 if run.results else STARTUP_S
+                ):  # the first probe's calls start shared services
                     run.process.kill()
                     run.process.join(timeout=5)
                     where = f"in probe {run.current}" if run.current else "while building the env or resetting it"
-                    cause = (f"no progress for {now - run.last_event:.0f} s {where}; the process was killed "
-                             "(a call that holds the GIL cannot be bounded in-process)")
+                    cause = (
+                        f"no progress for {now - run.last_event:.0f} s {where}; the process was killed "
+                        "(a call that holds the GIL cannot be bounded in-process)"
+                    )
                     partial = _partial_report(run, run.target.probes or probes, cause, hang=True)
                     if not resume(index, partial):
                         finish(index, partial)
@@ -352,9 +377,15 @@ def run_isolated(
     return [reports[i] for i in range(len(targets))]
 
 
-def check_isolated(env: Any, names: list[str], settings: AuditSettings, raw: bool, env_id: str | None,
-                   on_probe_start: Callable[[str], None] | None,
-                   on_probe_done: Callable[[ProbeResult], None] | None) -> AuditReport:
+def check_isolated(
+    env: Any,
+    names: list[str],
+    settings: AuditSettings,
+    raw: bool,
+    env_id: str | None,
+    on_probe_start: Callable[[str], None] | None,
+    on_probe_done: Callable[[ProbeResult], None] | None,
+) -> AuditReport:
     """``check_integrity(..., isolated=True)``: one child process (:func:`~gym_integrity.audit.isolate.run_isolated`)."""
     import sys
 
@@ -370,20 +401,34 @@ def check_isolated(env: Any, names: list[str], settings: AuditSettings, raw: boo
             import importlib
 
             importlib.import_module(module)  # here too: a mistyped module fails now, not in the child
-        target = IsolatedTarget(bare, {}, raw, env_id or env, entry=env_entry(bare),
-                                modules=(module,) if module else (), sys_path=tuple(sys.path))
+        target = IsolatedTarget(
+            bare,
+            {},
+            raw,
+            env_id or env,
+            entry=env_entry(bare),
+            modules=(module,) if module else (),
+            sys_path=tuple(sys.path),
+        )
     elif callable(env) and not isinstance(env, gym.Env):
         module, qualname = getattr(env, "__module__", ""), getattr(env, "__qualname__", "")
         if not module or not qualname or "<" in qualname:
-            raise TypeError(f"check_integrity(isolated=True) needs an env another process can rebuild: a registered "
-                            f"id, 'module:Id', or a class or function importable by module path; got {env!r} (a "
-                            "lambda or a local function cannot be imported)")
+            raise TypeError(
+                f"check_integrity(isolated=True) needs an env another process can rebuild: a registered "
+                f"id, 'module:Id', or a class or function importable by module path; got {env!r} (a "
+                "lambda or a local function cannot be imported)"
+            )
         target = IsolatedTarget(f"{module}:{qualname}", {}, raw, env_id or qualname, sys_path=tuple(sys.path))
     else:
-        raise TypeError(f"check_integrity(isolated=True) needs a registered id, 'module:Id', or a class or "
-                        f"function importable by module path, not an env instance; got {type(env).__name__}")
+        raise TypeError(
+            f"check_integrity(isolated=True) needs a registered id, 'module:Id', or a class or "
+            f"function importable by module path, not an env instance; got {type(env).__name__}"
+        )
     [report] = run_isolated(
-        [target], names, settings, workers=1,
+        [target],
+        names,
+        settings,
+        workers=1,
         on_probe_start=(lambda t, name: on_probe_start(name)) if on_probe_start else None,
         on_probe_done=(lambda t, result: on_probe_done(result)) if on_probe_done else None,
     )

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from gym_integrity.grading.numbers import EXPONENT, FRACTION_PART
 
@@ -120,7 +121,7 @@ def _windows(gold: str) -> list[str]:
     if len(words) < _WINDOW:
         return []
     starts = range(0, len(words) - _WINDOW + 1, _WINDOW // 2)
-    return [squash(strip_latex(" ".join(words[i:i + _WINDOW]))) for i in starts]
+    return [squash(strip_latex(" ".join(words[i : i + _WINDOW]))) for i in starts]
 
 
 def find_in_text(haystack: str, gold: str, context: str | None = None) -> list[LeakMatch]:
@@ -169,8 +170,9 @@ def find_in_text(haystack: str, gold: str, context: str | None = None) -> list[L
     else:
         quoted = len(hits) * 2 >= len(windows) > 0
     if quoted:
-        found.append(LeakMatch("passage", f"{len(hits)} of {len(windows)} {_WINDOW}-word runs, e.g. {hits[0]!r}",
-                               strong=True))
+        found.append(
+            LeakMatch("passage", f"{len(hits)} of {len(windows)} {_WINDOW}-word runs, e.g. {hits[0]!r}", strong=True)
+        )
     return found
 
 

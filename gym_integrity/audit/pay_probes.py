@@ -67,7 +67,7 @@ def binomial_tail(n: int, hits: int, p: float) -> float:
         return 1.0
     if p >= 1.0:
         return 1.0
-    return min(1.0, sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(hits, n + 1)))
+    return min(1.0, sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(hits, n + 1)))
 
 
 def _label(gold: str) -> str:
@@ -112,11 +112,14 @@ def _paid(reward: float, item: _Item) -> bool:
     return item.top > _EPS and reward >= 0.5 * item.top - _EPS
 
 
-@_probe("label_skew", "I12 paid as asked",
-        "A constant fitted by reward on some items (every gold seen there, and yes/no/option labels) is scored on "
-        "unseen items: its pay rate must not exceed the uniform guess over the answers the env draws (1/k, k the "
-        "distinct golds seen) by more than 0.03, at 1% significance (a one-sided binomial test). Chance is never "
-        "how often that constant happens to be the gold: a majority label is the draw's to balance.")
+@_probe(
+    "label_skew",
+    "I12 paid as asked",
+    "A constant fitted by reward on some items (every gold seen there, and yes/no/option labels) is scored on "
+    "unseen items: its pay rate must not exceed the uniform guess over the answers the env draws (1/k, k the "
+    "distinct golds seen) by more than 0.03, at 1% significance (a one-sided binomial test). Chance is never "
+    "how often that constant happens to be the gold: a majority label is the draw's to balance.",
+)
 def label_skew(s: Session) -> ProbeResult:
     budget = pay_budget(s.settings.deep)
     fit, source = _items(s, _FIT_BASE, budget.fit)
@@ -136,15 +139,21 @@ def label_skew(s: Session) -> ProbeResult:
     hits = [it for it in scored if _paid(_reward(_play(s, it.seed, best, f"constant {short(best, 30)}")), it)]
     rate = len(hits) / len(scored)
     p_value = binomial_tail(len(scored), len(hits), threshold)
-    line = (f"the best constant on {len(fit)} fit items, {best!r} (paid {best_rate:.2f} there), was paid on "
-            f"{len(hits)}/{len(scored)} unseen items ({rate:.2f}); uniform guess over k={k} distinct answers drawn: "
-            f"{chance:.3f} (+{MARGIN} margin: {threshold:.3f}); P(>= {len(hits)} at {threshold:.3f}) = {p_value:.2g}")
+    line = (
+        f"the best constant on {len(fit)} fit items, {best!r} (paid {best_rate:.2f} there), was paid on "
+        f"{len(hits)}/{len(scored)} unseen items ({rate:.2f}); uniform guess over k={k} distinct answers drawn: "
+        f"{chance:.3f} (+{MARGIN} margin: {threshold:.3f}); P(>= {len(hits)} at {threshold:.3f}) = {p_value:.2g}"
+    )
     if rate > threshold and p_value < ALPHA:
         seeds = ", ".join(str(it.seed) for it in hits[:6]) + (" ..." if len(hits) > 6 else "")
-        return _failed(f"a constant answer is paid above the uniform guess: {best!r} on {rate:.2f} of unseen items "
-                       f"(chance {chance:.3f})", [line, f"paid on seeds {seeds} (golds from {source})"])
-    return _passed(f"no constant is paid above the uniform guess over k={k} answers (best {best!r}: {rate:.2f})",
-                   [line])
+        return _failed(
+            f"a constant answer is paid above the uniform guess: {best!r} on {rate:.2f} of unseen items "
+            f"(chance {chance:.3f})",
+            [line, f"paid on seeds {seeds} (golds from {source})"],
+        )
+    return _passed(
+        f"no constant is paid above the uniform guess over k={k} answers (best {best!r}: {rate:.2f})", [line]
+    )
 
 
 def _random_text(rng: random.Random) -> str:
@@ -156,10 +165,13 @@ def _random_text(rng: random.Random) -> str:
             return text
 
 
-@_probe("random_answers", "I9 searched, not listed",
-        "Random text (letters and digits mixed, one draw per item) is paid no more than a wrong answer (and never above "
-        "0) on any item. "
-        "It needs no gold: a grader that pays content-free text fails here even when no gold answer is known.")
+@_probe(
+    "random_answers",
+    "I9 searched, not listed",
+    "Random text (letters and digits mixed, one draw per item) is paid no more than a wrong answer (and never above "
+    "0) on any item. "
+    "It needs no gold: a grader that pays content-free text fails here even when no gold answer is known.",
+)
 def random_answers(s: Session) -> ProbeResult:
     budget = pay_budget(s.settings.deep)
     rng = random.Random(_RANDOM_BASE)
@@ -174,8 +186,10 @@ def random_answers(s: Session) -> ProbeResult:
         played += 1
         # a wrong answer's positive reward is itself pay for nothing: the ceiling is at most 0
         if _reward(t) > min(_reward(wrong), 0.0) + _EPS and not (callable(is_right) and _right(is_right, text)):
-            bad.append(f"seed {seed}: {text!r} -> reward {_reward(t):.4g} (a wrong answer: {_reward(wrong):.4g}, "
-                       f"verdict {t.verdict})")
+            bad.append(
+                f"seed {seed}: {text!r} -> reward {_reward(t):.4g} (a wrong answer: {_reward(wrong):.4g}, "
+                f"verdict {t.verdict})"
+            )
     if played == 0:
         return _not_run("no random answer could be graded (every step raised)", ANSWER_HINT)
     evidence.append(f"{played} random answers on {played} items")
@@ -191,11 +205,14 @@ def _right(is_right: Any, text: str) -> bool:
         return False
 
 
-@_probe("honest_pay", "I12 paid as asked",
-        "The other side of the reward: the gold (the form every probe answers with) and every variant an optional "
-        "answer_variants() hook declares are paid on at least 99% of unseen items, each in its own episode. A grader "
-        "that refuses an answer doing what the question asks teaches the policy something false too. Items whose "
-        "grader gave no verdict (a judge down) are left out, not counted refused.")
+@_probe(
+    "honest_pay",
+    "I12 paid as asked",
+    "The other side of the reward: the gold (the form every probe answers with) and every variant an optional "
+    "answer_variants() hook declares are paid on at least 99% of unseen items, each in its own episode. A grader "
+    "that refuses an answer doing what the question asks teaches the policy something false too. Items whose "
+    "grader gave no verdict (a judge down) are left out, not counted refused.",
+)
 def honest_pay(s: Session) -> ProbeResult:
     budget = pay_budget(s.settings.deep)
     refused: list[str] = []
@@ -207,8 +224,11 @@ def honest_pay(s: Session) -> ProbeResult:
             continue
         # gold_answers() may also list references (worked solutions, for the leak search): the answer is the first
         variants = getattr(s.env.unwrapped, "answer_variants", None)
-        forms = list(dict.fromkeys([golds[0], *(v for v in (variants() if callable(variants) else [])
-                                                  if isinstance(v, str) and v.strip())]))
+        forms = list(
+            dict.fromkeys(
+                [golds[0], *(v for v in (variants() if callable(variants) else []) if isinstance(v, str) and v.strip())]
+            )
+        )
         wrong = _play(s, seed, WRONG_ANSWER, f"answer {WRONG_ANSWER!r}")
         played = {form: _play(s, seed, form, f"gold form {short(form, 30)}") for form in forms[:6]}
         if any(t is not None and t.info.get("no_verdict") is True for t in [wrong, *played.values()]):
@@ -219,16 +239,23 @@ def honest_pay(s: Session) -> ProbeResult:
         checked += 1
         unpaid = [f for f, r in rewards.items() if r < top - _EPS or r <= floor + _EPS]
         if unpaid:
-            refused.append(f"seed {seed}: " + "; ".join(f"{f!r} -> {rewards[f]:.4g}" for f in unpaid)
-                           + f" (best form {top:.4g}, a wrong answer {floor:.4g})")
+            refused.append(
+                f"seed {seed}: "
+                + "; ".join(f"{f!r} -> {rewards[f]:.4g}" for f in unpaid)
+                + f" (best form {top:.4g}, a wrong answer {floor:.4g})"
+            )
     if checked == 0 and undecided:
         return _not_run(f"the grader gave no verdict on any of {undecided} items", ANSWER_HINT)
     if checked == 0:
         return _no_gold(source)
     rate = 1 - len(refused) / checked
-    evidence = [f"{checked} items, the gold and each declared variant answered in its own episode (golds from "
-                f"{source}){f'; {undecided} items without a verdict left out' if undecided else ''}"]
+    evidence = [
+        f"{checked} items, the gold and each declared variant answered in its own episode (golds from "
+        f"{source}){f'; {undecided} items without a verdict left out' if undecided else ''}"
+    ]
     if rate < 0.99:
-        return _failed(f"an honest answer is refused on {len(refused)} of {checked} items (paid {rate:.2f} < 0.99)",
-                       refused + evidence)
+        return _failed(
+            f"an honest answer is refused on {len(refused)} of {checked} items (paid {rate:.2f} < 0.99)",
+            refused + evidence,
+        )
     return _passed(f"the gold and its declared variants were paid on {checked} items", evidence)

@@ -27,15 +27,30 @@ module) and is imported here, where its rows belong in the report.
 
 from __future__ import annotations
 
-# Report order is import order: each import registers that module's probes.
-from gym_integrity.audit import episode_probes  # noqa: F401, I001  # imported to register its probes: report order is import order
-from gym_integrity.audit import reset_probes  # noqa: F401  # imported to register its probes: report order is import order
-from gym_integrity.audit import action_probes  # noqa: F401  # imported to register its probes: report order is import order
-from gym_integrity.audit import grader_probes  # noqa: F401  # imported to register its probes: report order is import order
-from gym_integrity.audit import pay_probes  # noqa: F401  # imported to register its probes: report order is import order
-from gym_integrity.audit import search  # noqa: F401  # imported to register its probes: report order is import order
+# Report order is import order: each import registers that module's probes (isort must not sort them).
+# isort: off
+from gym_integrity.audit import episode_probes  # noqa: F401  # registers its probes
+from gym_integrity.audit import reset_probes  # noqa: F401  # registers its probes
+from gym_integrity.audit import action_probes  # noqa: F401  # registers its probes
+from gym_integrity.audit import grader_probes  # noqa: F401  # registers its probes
+from gym_integrity.audit import pay_probes  # noqa: F401  # registers its probes
+from gym_integrity.audit import search  # noqa: F401  # registers its probes
+
+# isort: on
 from gym_integrity.audit.action_probes import INJECTIONS, garbage_actions
-from gym_integrity.audit.registry import (_EPS, PROBES, Probe, _failed, _no_gold, _not_applicable,  # noqa: F401  # re-exported
-                                          _not_run, _passed, _probe, _same_reward, _seeds, probe_names)
+from gym_integrity.audit.registry import (  # noqa: F401  # re-exported
+    _EPS,
+    PROBES,
+    Probe,
+    _failed,
+    _no_gold,
+    _not_applicable,
+    _not_run,
+    _passed,
+    _probe,
+    _same_reward,
+    _seeds,
+    probe_names,
+)
 
 __all__ = ["Probe", "PROBES", "probe_names", "garbage_actions", "INJECTIONS"]

@@ -8,8 +8,9 @@ This module imports no probe module, so every probe module can import it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from gym_integrity.audit.adapters import no_gold_hint, no_gold_reason
 from gym_integrity.audit.report import ProbeResult, Status
@@ -64,8 +65,9 @@ def _not_applicable(reason: str) -> ProbeResult:
 
 def _not_run(reason: str, how_to_enable: str | None, evidence: Iterable[str] = ()) -> ProbeResult:
     """The probe applies but could not run: the report cannot pass until ``how_to_enable`` is done."""
-    return ProbeResult("", Status.NOT_RUN, f"not run: {reason}", list(evidence), reason=reason,
-                       how_to_enable=how_to_enable)
+    return ProbeResult(
+        "", Status.NOT_RUN, f"not run: {reason}", list(evidence), reason=reason, how_to_enable=how_to_enable
+    )
 
 
 def _no_gold(source: str, evidence: Iterable[str] = ()) -> ProbeResult:
@@ -105,7 +107,10 @@ def _after_end(s: Session, final: Transition, action: Any, label: str) -> tuple[
     try:
         t = s.step(action, label)
     except Exception as exc:
-        return f"after the end ({final.describe()}), {label} -> refused: {type(exc).__name__}: {short(str(exc), 80)}", True
+        return (
+            f"after the end ({final.describe()}), {label} -> refused: {type(exc).__name__}: {short(str(exc), 80)}",
+            True,
+        )
     line = f"after the end ({final.describe()}), {label} -> {t.describe()}"
     problem = _post_end_problem(final, t)
     return (f"{line}: {problem}", False) if problem else (line, True)

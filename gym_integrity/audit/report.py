@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
-__all__ = ["Status", "AuditVerdict", "ProbeResult", "AuditReport", "overall_verdict", "exit_status", "EXIT_STATUS",
-           "reports_to_json", "render_reports", "render_sweep"]
+__all__ = [
+    "Status",
+    "AuditVerdict",
+    "ProbeResult",
+    "AuditReport",
+    "overall_verdict",
+    "exit_status",
+    "EXIT_STATUS",
+    "reports_to_json",
+    "render_reports",
+    "render_sweep",
+]
 
 
 class Status(str, enum.Enum):
@@ -87,11 +98,19 @@ class ProbeResult:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ProbeResult":
+    def from_dict(cls, data: dict[str, Any]) -> ProbeResult:
         """The inverse of :meth:`to_dict` (reports cross process boundaries as dicts)."""
-        return cls(data["probe"], Status(data["status"]), data.get("summary", ""), list(data.get("evidence", [])),
-                   data.get("reason"), float(data.get("duration_s", 0.0)), int(data.get("episodes", 0)),
-                   int(data.get("steps", 0)), data.get("how_to_enable"))
+        return cls(
+            data["probe"],
+            Status(data["status"]),
+            data.get("summary", ""),
+            list(data.get("evidence", [])),
+            data.get("reason"),
+            float(data.get("duration_s", 0.0)),
+            int(data.get("episodes", 0)),
+            int(data.get("steps", 0)),
+            data.get("how_to_enable"),
+        )
 
 
 @dataclass
@@ -166,19 +185,25 @@ class AuditReport:
             "error": self.error,
             "stacked": self.stacked,
             "url": self.url,
-            "missing": [{"probe": r.probe, "reason": r.reason, "how_to_enable": r.how_to_enable}
-                        for r in self.missing],
+            "missing": [{"probe": r.probe, "reason": r.reason, "how_to_enable": r.how_to_enable} for r in self.missing],
             "duration_s": round(self.duration_s, 4),
             "notes": list(self.notes),
             "results": [r.to_dict() for r in self.results],
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "AuditReport":
+    def from_dict(cls, data: dict[str, Any]) -> AuditReport:
         """The inverse of :meth:`to_dict` (the verdict and ``missing`` are derived, not read)."""
-        return cls(data["env_id"], [ProbeResult.from_dict(r) for r in data.get("results", [])], bool(data.get("raw")),
-                   float(data.get("duration_s", 0.0)), list(data.get("notes", [])), data.get("error"),
-                   data.get("stacked"), data.get("url"))
+        return cls(
+            data["env_id"],
+            [ProbeResult.from_dict(r) for r in data.get("results", [])],
+            bool(data.get("raw")),
+            float(data.get("duration_s", 0.0)),
+            list(data.get("notes", [])),
+            data.get("error"),
+            data.get("stacked"),
+            data.get("url"),
+        )
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **kwargs)
@@ -244,8 +269,15 @@ def _label(report: AuditReport) -> str:
 def _header(report: AuditReport) -> str:
     """A two-line column header: the id, then the mode (raw, served where) and whether the stack is on."""
     env_id, _, variant = report.env_id.partition(" [")
-    bare = ("raw" if report.raw else f"served at {report.url}" if report.url
-            else "no stack" if report.stacked is False else "")
+    bare = (
+        "raw"
+        if report.raw
+        else f"served at {report.url}"
+        if report.url
+        else "no stack"
+        if report.stacked is False
+        else ""
+    )
     second = " ".join(x for x in (f"[{variant}" if variant else "", bare) if x)
     return f"{env_id}\n{second}" if second else env_id
 

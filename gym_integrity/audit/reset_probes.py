@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import functools
+from collections.abc import Mapping
+from typing import Any
 
-from gym_integrity.audit.registry import (_after_end, _failed, _is_scored, _no_gold, _not_applicable, _passed, _probe,
-                                          _same_reward, _seeds)
+from gym_integrity.audit.registry import (
+    _after_end,
+    _failed,
+    _is_scored,
+    _no_gold,
+    _not_applicable,
+    _passed,
+    _probe,
+    _same_reward,
+    _seeds,
+)
 from gym_integrity.audit.report import ProbeResult
 from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, close_quietly, short
 
@@ -16,10 +27,13 @@ def _problem_key(obs: Any, info: Mapping[str, Any]) -> tuple[Any, Any]:
     return (info.get("problem_id") if isinstance(info, Mapping) else None, obs if isinstance(obs, str) else repr(obs))
 
 
-@_probe("reset_clears_end", "I2 scored once",
-        "After an episode ends, reset() starts a live episode: the gold answer after a wrong end (and a wrong "
-        "answer after a gold end) is graded afresh, not answered with the frozen end of the last episode, and the "
-        "step count is back at zero.")
+@_probe(
+    "reset_clears_end",
+    "I2 scored once",
+    "After an episode ends, reset() starts a live episode: the gold answer after a wrong end (and a wrong "
+    "answer after a gold end) is graded afresh, not answered with the frozen end of the last episode, and the "
+    "step count is back at zero.",
+)
 def reset_clears_end(s: Session) -> ProbeResult:
     bad: list[str] = []
     evidence: list[str] = []
@@ -52,10 +66,12 @@ def reset_clears_end(s: Session) -> ProbeResult:
             if baseline is not None and not _same_transition(baseline, wrong_end):
                 bad.append(f"{line}: the last end again; a non-answer on a fresh instance -> {baseline.describe()}")
             else:
-                undecided = (f"{line}: the same transition as the end"
-                             + (f", and as a non-answer on a fresh instance ({baseline.describe()}): this env grades "
-                                "a non-answer like a wrong answer" if baseline is not None else
-                                " (no fresh instance to compare with: an env instance was audited)"))
+                undecided = f"{line}: the same transition as the end" + (
+                    f", and as a non-answer on a fresh instance ({baseline.describe()}): this env grades "
+                    "a non-answer like a wrong answer"
+                    if baseline is not None
+                    else " (no fresh instance to compare with: an env instance was audited)"
+                )
     integrity = t.info.get("integrity")
     if isinstance(integrity, Mapping):
         if integrity.get("frozen") is True:
@@ -63,9 +79,11 @@ def reset_clears_end(s: Session) -> ProbeResult:
         if integrity.get("steps") not in (None, 1):
             bad.append(f"seed {seed}: the first step after reset reports integrity.steps={integrity.get('steps')}")
         if undecided and integrity.get("frozen") is False and integrity.get("steps") in (None, 1):
-            evidence.append(f"seed {seed}: the stack's info says the episode is live after reset "
-                            f"(integrity.frozen=False, steps={integrity.get('steps')}); the task's own end is what "
-                            "could not be checked")
+            evidence.append(
+                f"seed {seed}: the stack's info says the episode is live after reset "
+                f"(integrity.frozen=False, steps={integrity.get('steps')}); the task's own end is what "
+                "could not be checked"
+            )
     if bad:
         return _failed("reset() did not clear the end state", bad + evidence)
     if undecided:
@@ -78,9 +96,12 @@ def reset_clears_end(s: Session) -> ProbeResult:
 UNKNOWN_RESET_OPTION = "gym_integrity_audit_unknown_option"
 
 
-@_probe("failed_reset_keeps_end", "I2 scored once",
-        "End an episode with a wrong answer, then call reset() with an option no env takes, which must fail, and "
-        "answer with the gold: a reset that raised started no episode, so the end holds and nothing is scored.")
+@_probe(
+    "failed_reset_keeps_end",
+    "I2 scored once",
+    "End an episode with a wrong answer, then call reset() with an option no env takes, which must fail, and "
+    "answer with the gold: a reset that raised started no episode, so the end holds and nothing is scored.",
+)
 def failed_reset_keeps_end(s: Session) -> ProbeResult:
     evidence: list[str] = []
     bad: list[str] = []
@@ -94,12 +115,16 @@ def failed_reset_keeps_end(s: Session) -> ProbeResult:
             continue
         options = {UNKNOWN_RESET_OPTION: 1}
         try:
-            s._timed(f"reset(seed={seed}, options={options})", lambda: s.env.reset(seed=seed, options=options))
+            s._timed(
+                f"reset(seed={seed}, options={options})", functools.partial(s.env.reset, seed=seed, options=options)
+            )
         except Exception as exc:  # noqa: BLE001  (the refusal is what this probe wants)
             refused = f"refused: {type(exc).__name__}: {short(str(exc), 60)}"
         else:
-            evidence.append(f"seed {seed}: reset(options={options}) was accepted; a reset that succeeds starts an "
-                            "episode, so there was no failed reset to test")
+            evidence.append(
+                f"seed {seed}: reset(options={options}) was accepted; a reset that succeeds starts an "
+                "episode, so there was no failed reset to test"
+            )
             continue
         tried += 1
         with_gold += bool(golds)
@@ -110,8 +135,9 @@ def failed_reset_keeps_end(s: Session) -> ProbeResult:
     if bad:
         return _failed("a reset that raised reopened the ended episode: the next answer was scored", bad + evidence)
     if not tried:
-        return _not_applicable("no reset was refused (the env takes any option, or no episode ended), so there was "
-                               "no failed reset to test")
+        return _not_applicable(
+            "no reset was refused (the env takes any option, or no episode ended), so there was no failed reset to test"
+        )
     if not with_gold:
         return _no_gold(source, ["only wrong answers were sent after the refused reset"] + evidence)
     return _passed("a reset that raised left the end in place", evidence)
@@ -119,8 +145,13 @@ def failed_reset_keeps_end(s: Session) -> ProbeResult:
 
 def _same_transition(a: Transition, b: Transition) -> bool:
     """The same reward, verdict, observation and end flags: what replaying ``b`` would return."""
-    return (_same_reward(a.reward, b.reward) and a.verdict == b.verdict and a.terminated == b.terminated
-            and a.truncated == b.truncated and _equal(a.obs, b.obs))
+    return (
+        _same_reward(a.reward, b.reward)
+        and a.verdict == b.verdict
+        and a.terminated == b.terminated
+        and a.truncated == b.truncated
+        and _equal(a.obs, b.obs)
+    )
 
 
 def _equal(a: Any, b: Any) -> bool:
@@ -142,9 +173,12 @@ def _fresh_non_answer(s: Session, seed: int) -> Transition | None:
         close_quietly(other)
 
 
-@_probe("seeded_reset", "I6 reproducible",
-        "reset(seed=s) gives the same problem every time: twice in one env with an episode in between, and in a "
-        "second env instance.")
+@_probe(
+    "seeded_reset",
+    "I6 reproducible",
+    "reset(seed=s) gives the same problem every time: twice in one env with an episode in between, and in a "
+    "second env instance.",
+)
 def seeded_reset(s: Session) -> ProbeResult:
     bad, evidence = [], []
     firsts = {}
@@ -156,8 +190,10 @@ def seeded_reset(s: Session) -> ProbeResult:
         obs, info = s.reset(seed)
         again = (_problem_key(obs, info), s.gold())
         if again != firsts[seed]:
-            bad.append(f"seed {seed}: reset twice gave different problems: {short(firsts[seed][0], 60)} "
-                       f"vs {short(again[0], 60)}")
+            bad.append(
+                f"seed {seed}: reset twice gave different problems: {short(firsts[seed][0], 60)} "
+                f"vs {short(again[0], 60)}"
+            )
     evidence.append(f"{len(firsts)} seeds reset twice in one env")
     if s.new_env is not None:
         other = s.new_env()
@@ -165,8 +201,10 @@ def seeded_reset(s: Session) -> ProbeResult:
             for seed in s.settings.seeds:
                 obs, info = s.reset(seed, env=other)
                 if _problem_key(obs, info) != firsts[seed][0]:
-                    bad.append(f"seed {seed}: a second env instance gave a different problem: "
-                               f"{short(obs, 60)} vs {short(firsts[seed][0][1], 60)}")
+                    bad.append(
+                        f"seed {seed}: a second env instance gave a different problem: "
+                        f"{short(obs, 60)} vs {short(firsts[seed][0][1], 60)}"
+                    )
             evidence.append(f"{len(firsts)} seeds reset in a second env instance")
         finally:
             other.close()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from gym_integrity.audit.adapters import AnswerFn, GoldFn
 from gym_integrity.audit.in_process import audit_in_process, has_integrity_stack, probe_list
@@ -79,11 +80,22 @@ def check_integrity(
     names = probe_list(probes)
     if isolated:
         if answer_action_fn is not None or gold_answers_fn is not None or on_call is not None:
-            raise TypeError("check_integrity(isolated=True) takes no answer_action_fn, gold_answers_fn or on_call: "
-                            "define the hooks on the env (gold_answers(), audit_answer_action()) instead")
+            raise TypeError(
+                "check_integrity(isolated=True) takes no answer_action_fn, gold_answers_fn or on_call: "
+                "define the hooks on the env (gold_answers(), audit_answer_action()) instead"
+            )
         from gym_integrity.audit.isolate import check_isolated  # multiprocessing and the child, only when asked
 
         return check_isolated(env, names, settings, raw, env_id, on_probe_start, on_probe_done)
-    return audit_in_process(env, names, settings, answer_action_fn=answer_action_fn, gold_answers_fn=gold_answers_fn,
-                            raw=raw, env_id=env_id, on_probe_start=on_probe_start, on_probe_done=on_probe_done,
-                            on_call=on_call)
+    return audit_in_process(
+        env,
+        names,
+        settings,
+        answer_action_fn=answer_action_fn,
+        gold_answers_fn=gold_answers_fn,
+        raw=raw,
+        env_id=env_id,
+        on_probe_start=on_probe_start,
+        on_probe_done=on_probe_done,
+        on_call=on_call,
+    )

@@ -23,12 +23,21 @@ import random
 import re
 import time
 import weakref
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
-from gym_integrity.audit.answer_space import (Candidate, Vocabulary, alphabet_answers, answer_cap,
-                                              echo_answers, mutate, round_robin, transplanted_answers)
 from gym_integrity.audit.adapters import ANSWER_HINT, right_answer_check
+from gym_integrity.audit.answer_space import (
+    Candidate,
+    Vocabulary,
+    alphabet_answers,
+    answer_cap,
+    echo_answers,
+    mutate,
+    round_robin,
+    transplanted_answers,
+)
 from gym_integrity.audit.coverings import covering_answers
 from gym_integrity.audit.grader_probes import same_answer
 from gym_integrity.audit.leaks import numeric_value, walk_strings
@@ -113,22 +122,30 @@ def chance_of(answer: str, gold: str | None, gold_reward: float, wrong_reward: f
     """What a grader paying only the answer gives ``answer``: the gold's reward if it is the gold (or the gold's
     number without its unit, or rounded within 1%, or its "and"-joined clauses in another order), else a wrong
     answer's capped at 0; 0 without a gold."""
-    if gold is not None and (same_answer(answer, gold) or _bare_number_of(answer, gold) or _rounded(answer, gold)
-                             or _same_clauses(answer, gold)):
+    if gold is not None and (
+        same_answer(answer, gold)
+        or _bare_number_of(answer, gold)
+        or _rounded(answer, gold)
+        or _same_clauses(answer, gold)
+    ):
         return gold_reward
     return min(wrong_reward, 0.0)
 
 
-def item_attacks(question: str, scout_golds: list[str], cap: int, per_family: int, seed: int,
-                 covering_digits: int = 3) -> list[Candidate]:
+def item_attacks(
+    question: str, scout_golds: list[str], cap: int, per_family: int, seed: int, covering_digits: int = 3
+) -> list[Candidate]:
     """The fixed attacks of the search probes on one item (echoes, alphabet sprays, covering sprays; the adaptive
     search needs the env's answers), ``per_family`` of each probe's: what a sweep test replays on a raw env."""
     rng = random.Random(seed)
-    sprays = transplanted_answers(scout_golds, rng, cap) + alphabet_answers(Vocabulary.infer([question], scout_golds),
-                                                                            rng, cap)
-    return (echo_answers(question, per_family)
-            + round_robin(sprays)[:per_family]
-            + covering_answers(cap, covering_digits)[:per_family])
+    sprays = transplanted_answers(scout_golds, rng, cap) + alphabet_answers(
+        Vocabulary.infer([question], scout_golds), rng, cap
+    )
+    return (
+        echo_answers(question, per_family)
+        + round_robin(sprays)[:per_family]
+        + covering_answers(cap, covering_digits)[:per_family]
+    )
 
 
 @dataclass
@@ -180,8 +197,13 @@ class _Ledger:
             self.right_guesses.append(f"{short(answer, 40)} on seed {item.seed} -> reward {t.reward:g}")
             return t.reward
         if t.reward > chance + _EPS:
-            self.overpaid.append((t.reward - chance, family, f"{family}: {short(answer, 70)} on {item.where()} -> "
-                                                             f"{t.describe()}; chance {chance:g}"))
+            self.overpaid.append(
+                (
+                    t.reward - chance,
+                    family,
+                    f"{family}: {short(answer, 70)} on {item.where()} -> {t.describe()}; chance {chance:g}",
+                )
+            )
         return t.reward
 
     def _right(self, answer: str) -> bool:
@@ -193,24 +215,32 @@ class _Ledger:
 
     def result(self, what: str, items: list[_Item], extra: Iterable[str] = ()) -> ProbeResult:
         golds = sum(i.gold is not None for i in items)
-        scope = (f"{self.played} answers on {len(items)} items ({golds} with a gold, used only for chance"
-                 f"{'; without one chance is 0' if golds < len(items) else ''})")
+        scope = (
+            f"{self.played} answers on {len(items)} items ({golds} with a gold, used only for chance"
+            f"{'; without one chance is 0' if golds < len(items) else ''})"
+        )
         if self.out_of_time:
             scope += f"; stopped at its {self.budget.seconds:g} s budget"
         best = sorted(self.best.items(), key=lambda kv: -kv[1][0])
-        lines = [f"best of {family}: {short(answer, 60)} -> reward {reward:g} on {where}"
-                 for family, (reward, answer, where) in best[:6]]
+        lines = [
+            f"best of {family}: {short(answer, 60)} -> reward {reward:g} on {where}"
+            for family, (reward, answer, where) in best[:6]
+        ]
         lines.extend(extra)
         if self.raised:
             lines.append(f"{self.raised} step(s) raised (garbage_actions' finding; not paid here)")
         if self.right_guesses:
-            lines.append(f"{len(self.right_guesses)} paid answer(s) the env's is_right_answer() takes as right, counted "
-                         f"at chance (a right guess), e.g. {self.right_guesses[0]}")
+            lines.append(
+                f"{len(self.right_guesses)} paid answer(s) the env's is_right_answer() takes as right, counted "
+                f"at chance (a right guess), e.g. {self.right_guesses[0]}"
+            )
         if self.overpaid:
             worst = [line for _, _, line in sorted(self.overpaid, key=lambda o: -o[0])[:8]]
             families = {family for _, family, _ in self.overpaid}
-            return _failed(f"{len(self.overpaid)} content-free {what} paid above chance ({scope})",
-                           worst + [f"{len(families)} family(ies) paid"] + lines)
+            return _failed(
+                f"{len(self.overpaid)} content-free {what} paid above chance ({scope})",
+                worst + [f"{len(families)} family(ies) paid"] + lines,
+            )
         return _passed(f"no content-free {what} earned more than chance ({scope})", lines)
 
 
@@ -241,7 +271,7 @@ class _Known:
 
 
 #: Per env object: the four search probes share an env in one audit, and gold and wrong rewards do not change.
-_KNOWN: "weakref.WeakKeyDictionary[Any, _Known]" = weakref.WeakKeyDictionary()
+_KNOWN: weakref.WeakKeyDictionary[Any, _Known] = weakref.WeakKeyDictionary()
 
 
 def _known(s: Session) -> _Known:
@@ -294,6 +324,7 @@ def _scout_golds(s: Session, budget: SearchBudget, attacked: Iterable[str] = ())
 def _bounded(probe: Callable[[Session], ProbeResult]) -> Callable[[Session], ProbeResult]:
     """Run ``probe`` with each call bounded by ``_PLAY_BOUND_S``: a search probe's finding is pay, and a slow
     step on a loaded machine is pathological_answers' to judge (a hang still meets the probe's wall clock)."""
+
     def run(s: Session) -> ProbeResult:
         with s.call_bound(_PLAY_BOUND_S, "a search probe: slow grading is pathological_answers' finding"):
             return probe(s)
@@ -303,8 +334,12 @@ def _bounded(probe: Callable[[Session], ProbeResult]) -> Callable[[Session], Pro
     return run
 
 
-def _run(s: Session, what: str, per_item: Callable[[_Item, SearchBudget, random.Random], list[Candidate]],
-         extra: Callable[[list[_Item]], list[str]] = lambda items: []) -> ProbeResult:
+def _run(
+    s: Session,
+    what: str,
+    per_item: Callable[[_Item, SearchBudget, random.Random], list[Candidate]],
+    extra: Callable[[list[_Item]], list[str]] = lambda items: [],
+) -> ProbeResult:
     budget = budget_for(s)
     ledger = _Ledger(budget, right_answer_check(s.env))  # the items' set-up counts against the probe's seconds too
     items, why = _items(s, budget)
@@ -321,17 +356,23 @@ def _run(s: Session, what: str, per_item: Callable[[_Item, SearchBudget, random.
 
 
 # ----------------------------------------------------------------------------------------------------------------
-@_probe("question_echo", "I7 paid for the answer",
-        "Answers built only from the question's own text (each listed premise or fact, their conjunction joined "
-        "the way the task writes 'and', those items composed with the connectives the question spells (an item "
-        "or-ed with a name inside it or its negation, two items joined by iff, implies or or), each number, each "
-        "quoted span, each line and sentence, the whole question; each item led by another family) earn no more "
-        "than chance on any item: the gold's reward where the echo is the gold, else a "
-        "wrong answer's capped at 0 (0 for items without a gold).")
+@_probe(
+    "question_echo",
+    "I7 paid for the answer",
+    "Answers built only from the question's own text (each listed premise or fact, their conjunction joined "
+    "the way the task writes 'and', those items composed with the connectives the question spells (an item "
+    "or-ed with a name inside it or its negation, two items joined by iff, implies or or), each number, each "
+    "quoted span, each line and sentence, the whole question; each item led by another family) earn no more "
+    "than chance on any item: the gold's reward where the echo is the gold, else a "
+    "wrong answer's capped at 0 (0 for items without a gold).",
+)
 @_bounded
 def question_echo(s: Session) -> ProbeResult:
-    return _run(s, "echoes of the question",
-                lambda item, budget, rng: _led_by(echo_answers(item.question), item.seed)[: budget.per_item])
+    return _run(
+        s,
+        "echoes of the question",
+        lambda item, budget, rng: _led_by(echo_answers(item.question), item.seed)[: budget.per_item],
+    )
 
 
 def _led_by(candidates: list[Candidate], k: int) -> list[Candidate]:
@@ -349,12 +390,15 @@ def _vocabulary(s: Session, questions: list[str], scouts: list[str]) -> Vocabula
     return Vocabulary.infer(questions, scouts)
 
 
-@_probe("alphabet_sprays", "I7 paid for the answer",
-        "Answers over the answer's own alphabet, inferred from the question's format example, its named objects "
-        "and cells, and the golds of scouting items (never the item attacked, nor one asking its question): every sequence of one and two "
-        "tokens, random sequences of 1, 4, 12, 40, 100 and 300 tokens, every token repeated, and long plans that try every "
-        "call by every agent; and the scouting golds themselves, transplanted (as they are, two symbols swapped, one "
-        "token changed), as a policy reuses answers paid on other items. None may earn more than chance on any item.")
+@_probe(
+    "alphabet_sprays",
+    "I7 paid for the answer",
+    "Answers over the answer's own alphabet, inferred from the question's format example, its named objects "
+    "and cells, and the golds of scouting items (never the item attacked, nor one asking its question): every sequence of one and two "
+    "tokens, random sequences of 1, 4, 12, 40, 100 and 300 tokens, every token repeated, and long plans that try every "
+    "call by every agent; and the scouting golds themselves, transplanted (as they are, two symbols swapped, one "
+    "token changed), as a policy reuses answers paid on other items. None may earn more than chance on any item.",
+)
 @_bounded
 def alphabet_sprays(s: Session) -> ProbeResult:
     scouts = _scout_golds(s, budget_for(s))
@@ -367,22 +411,38 @@ def alphabet_sprays(s: Session) -> ProbeResult:
         cap = answer_cap(s.env)
         return round_robin(transplanted_answers(others, rng, cap) + alphabet_answers(vocab, rng, cap))
 
-    return _run(s, "alphabet sprays", candidates,
-                lambda items: [f"alphabet of seed {seed}: {text}" for seed, text in list(seen.items())[:3]]
-                + ([f"scouting golds from the {_SCOUTS} seeds after the attacked ones"] if scouts else
-                   ["no scouting golds: the alphabet is the question's alone"]))
+    return _run(
+        s,
+        "alphabet sprays",
+        candidates,
+        lambda items: (
+            [f"alphabet of seed {seed}: {text}" for seed, text in list(seen.items())[:3]]
+            + (
+                [f"scouting golds from the {_SCOUTS} seeds after the attacked ones"]
+                if scouts
+                else ["no scouting golds: the alphabet is the question's alone"]
+            )
+        ),
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------------
-@_probe("covering_sprays", "I7 paid for the answer",
-        "Digit strings that contain every number of up to 4 digits (de Bruijn sequences, cut into pieces within "
-        "the env's answer cap: config.max_answer_chars, else 4096; up to 5 digits with --deep) earn no more than "
-        "chance on any item: substring or overlap credit pays them for the gold somewhere inside.")
+@_probe(
+    "covering_sprays",
+    "I7 paid for the answer",
+    "Digit strings that contain every number of up to 4 digits (de Bruijn sequences, cut into pieces within "
+    "the env's answer cap: config.max_answer_chars, else 4096; up to 5 digits with --deep) earn no more than "
+    "chance on any item: substring or overlap credit pays them for the gold somewhere inside.",
+)
 @_bounded
 def covering_sprays(s: Session) -> ProbeResult:
     cap = answer_cap(s.env)
-    return _run(s, "covering sprays", lambda item, budget, rng: covering_answers(cap, budget.covering_digits),
-                lambda items: [f"answer cap {cap} characters"])
+    return _run(
+        s,
+        "covering sprays",
+        lambda item, budget, rng: covering_answers(cap, budget.covering_digits),
+        lambda items: [f"answer cap {cap} characters"],
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -398,11 +458,14 @@ class _Arm:
         return self.total / self.plays if self.plays else 0.0
 
 
-@_probe("adaptive_search", "I7 paid for the answer",
-        "A hill-climbing bandit over content-free answers (the same text for every item): it starts from sprays "
-        "over the inferred alphabet and digit runs, plays each on the next item, and mutates the best-paid "
-        "(insert, delete, replace, double a stretch) for 60 episodes (600 with --deep), keeping what pays; it "
-        "never reads the attacked item's gold or solves it. No answer may earn more than chance on any item.")
+@_probe(
+    "adaptive_search",
+    "I7 paid for the answer",
+    "A hill-climbing bandit over content-free answers (the same text for every item): it starts from sprays "
+    "over the inferred alphabet and digit runs, plays each on the next item, and mutates the best-paid "
+    "(insert, delete, replace, double a stretch) for 60 episodes (600 with --deep), keeping what pays; it "
+    "never reads the attacked item's gold or solves it. No answer may earn more than chance on any item.",
+)
 @_bounded
 def adaptive_search(s: Session) -> ProbeResult:
     budget = budget_for(s)
@@ -425,13 +488,15 @@ def adaptive_search(s: Session) -> ProbeResult:
         if unplayed and (episode < len(arms) or rng.random() < 0.2):
             arm = unplayed[0]
         else:
-            parent = max(played, key=lambda a: (a.mean, -a.plays)) if played and rng.random() < 0.7 \
-                else rng.choice(arms)
+            parent = (
+                max(played, key=lambda a: (a.mean, -a.plays)) if played and rng.random() < 0.7 else rng.choice(arms)
+            )
             arm = _Arm(mutate(parent.text, vocab, rng, cap), f"search: mutant of {parent.family.split(':')[0]}")
             arms.append(arm)
         item = items[episode % len(items)]
-        reward = ledger.record(arm.family.split(" of ")[0], arm.text, item,
-                               _play(s, item.seed, arm.text, f"search episode {episode}"))
+        reward = ledger.record(
+            arm.family.split(" of ")[0], arm.text, item, _play(s, item.seed, arm.text, f"search episode {episode}")
+        )
         arm.plays += 1
         arm.total += reward or 0.0
         if len(arms) > 64:  # keep the pool small: drop the worst played arms

@@ -22,17 +22,27 @@ audited.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import gymnasium as gym
 
-from gym_integrity.checks import check_str, check_type
-from gym_integrity.exceptions import TwinMismatchError
 from gym_integrity.audit.report import AuditReport, ProbeResult, Status
 from gym_integrity.audit.session import AuditSettings, close_quietly
+from gym_integrity.checks import check_str, check_type
+from gym_integrity.exceptions import TwinMismatchError
 
-__all__ = ["ServedAuditEnv", "TwinMismatchError", "check_served_integrity", "verify_served", "served_seeds",
-           "WIRE_NOT_APPLICABLE", "WIRE_NOTES", "MISMATCH", "EXTRA_HINT"]
+__all__ = [
+    "ServedAuditEnv",
+    "TwinMismatchError",
+    "check_served_integrity",
+    "verify_served",
+    "served_seeds",
+    "WIRE_NOT_APPLICABLE",
+    "WIRE_NOTES",
+    "MISMATCH",
+    "EXTRA_HINT",
+]
 
 #: What installs the client a served audit needs.
 EXTRA_HINT = "pip install 'gym-integrity[serve]'"
@@ -44,16 +54,19 @@ WIRE_NOT_APPLICABLE: dict[str, str] = {
     "code_injection": (
         "over the wire a canary that ran cannot be seen: the probe looks for its marker in this process (a "
         "builtins attribute, a patched scorer) and on this machine's disk, and a served env grades in the "
-        "server's process, maybe on another machine; audit the id locally (gym-integrity audit ID) for it"),
+        "server's process, maybe on another machine; audit the id locally (gym-integrity audit ID) for it"
+    )
 }
 #: Probes that run over the wire but check less there than in process: a line added to their evidence.
 WIRE_NOTES: dict[str, str] = {
     "inert_after_end": (
         "over the wire: the transitions after the end were checked (what a client gets); whether the server's "
-        "task ran those steps, and its state, is not visible to a client (the local audit of the id checks it)"),
+        "task ran those steps, and its state, is not visible to a client (the local audit of the id checks it)"
+    ),
     "cross_env_isolation": (
         "over the wire: env A and env B are two sessions of the server; canaries that run are seen only in this "
-        "process, so only B's verdicts count here"),
+        "process, so only B's verdicts count here"
+    ),
 }
 
 
@@ -69,8 +82,10 @@ def _remote_env_class() -> type:
 def _check_url(url: Any) -> str:
     check_str("served audit url", url)
     if not url.startswith(("http://", "https://", "ws://", "wss://")):
-        raise ValueError(f"served audit url must start with http://, https://, ws:// or wss:// (where `gym-integrity "
-                         f"serve` listens, e.g. http://127.0.0.1:8000), got {url!r}")
+        raise ValueError(
+            f"served audit url must start with http://, https://, ws:// or wss:// (where `gym-integrity "
+            f"serve` listens, e.g. http://127.0.0.1:8000), got {url!r}"
+        )
     return url.rstrip("/")
 
 
@@ -89,7 +104,7 @@ class _TwinHooks:
     seeded reset): a gold answer of another problem would make every probe lie.
     """
 
-    def __init__(self, owner: "ServedAuditEnv") -> None:
+    def __init__(self, owner: ServedAuditEnv) -> None:
         self._owner = owner
 
     def gold_answers(self) -> list[str] | None:
@@ -128,12 +143,19 @@ class ServedAuditEnv(gym.Wrapper):
         env.step("<answer>1</answer>")          # graded by the server
     """
 
-    def __init__(self, url: str, env_id: str, env_kwargs: Mapping[str, Any] | None = None, *,
-                 message_timeout_s: float = 60.0) -> None:
+    def __init__(
+        self, url: str, env_id: str, env_kwargs: Mapping[str, Any] | None = None, *, message_timeout_s: float = 60.0
+    ) -> None:
         url = _check_url(url)
         check_str("ServedAuditEnv env_id", env_id)
-        kwargs = dict(check_type("ServedAuditEnv env_kwargs", env_kwargs if env_kwargs is not None else {}, Mapping,
-                                 "a dict of the server's env kwargs (its --env-kwargs)"))
+        kwargs = dict(
+            check_type(
+                "ServedAuditEnv env_kwargs",
+                env_kwargs if env_kwargs is not None else {},
+                Mapping,
+                "a dict of the server's env kwargs (its --env-kwargs)",
+            )
+        )
         check_type("ServedAuditEnv message_timeout_s", message_timeout_s, (int, float), "a number of seconds")
         if isinstance(message_timeout_s, bool) or not (math.isfinite(message_timeout_s) and message_timeout_s > 0):
             raise ValueError(f"ServedAuditEnv message_timeout_s must be a finite number > 0, got {message_timeout_s!r}")
@@ -147,8 +169,10 @@ class ServedAuditEnv(gym.Wrapper):
             remote = remote_class(url, message_timeout_s=float(message_timeout_s))
         except ConnectionError as exc:
             close_quietly(twin)
-            raise ConnectionError(f"cannot reach a served env at {url} ({exc}); is `gym-integrity serve "
-                                  f"{_bare_id(env_id)}` running there?") from None
+            raise ConnectionError(
+                f"cannot reach a served env at {url} ({exc}); is `gym-integrity serve "
+                f"{_bare_id(env_id)}` running there?"
+            ) from None
         except BaseException:
             close_quietly(twin)
             raise
@@ -179,11 +203,15 @@ class ServedAuditEnv(gym.Wrapper):
         twin_obs, twin_info = self.twin.reset(seed=seed, options=options)
         served_id, twin_id = info.get("problem_id"), twin_info.get("problem_id")
         if served_id != twin_id:
-            raise TwinMismatchError(f"{MISMATCH}: after reset(seed={seed}) the server at {self.url} shows problem "
-                                    f"{served_id!r}, the twin {twin_id!r}")
+            raise TwinMismatchError(
+                f"{MISMATCH}: after reset(seed={seed}) the server at {self.url} shows problem "
+                f"{served_id!r}, the twin {twin_id!r}"
+            )
         if obs != twin_obs:
-            raise TwinMismatchError(f"{MISMATCH}: after reset(seed={seed}) the server at {self.url} shows "
-                                    f"{_snippet(obs)}, the twin {_snippet(twin_obs)} (problem {served_id!r} on both)")
+            raise TwinMismatchError(
+                f"{MISMATCH}: after reset(seed={seed}) the server at {self.url} shows "
+                f"{_snippet(obs)}, the twin {_snippet(twin_obs)} (problem {served_id!r} on both)"
+            )
         self.in_step = True
         return obs, info
 
@@ -210,8 +238,14 @@ def served_seeds(settings: AuditSettings) -> list[int]:
     return chance_seeds(settings.seeds)
 
 
-def verify_served(url: str, env_id: str, env_kwargs: Mapping[str, Any] | None = None,
-                  seeds: Iterable[int] = (0,), *, message_timeout_s: float = 60.0) -> None:
+def verify_served(
+    url: str,
+    env_id: str,
+    env_kwargs: Mapping[str, Any] | None = None,
+    seeds: Iterable[int] = (0,),
+    *,
+    message_timeout_s: float = 60.0,
+) -> None:
     """Check, before any probe, that the server at ``url`` serves ``env_id`` and the twin follows it on ``seeds``.
 
     Raises ``ImportError`` without the ``[serve]`` extra (naming
@@ -228,8 +262,10 @@ def verify_served(url: str, env_id: str, env_kwargs: Mapping[str, Any] | None = 
         except RuntimeError as exc:
             raise RuntimeError(f"the server at {env.url} refused state(): {exc}") from None
         if served and served != env.served_id:
-            raise TwinMismatchError(f"the server at {env.url} serves {served}, not {env.served_id}: audit it as "
-                                    f"`gym-integrity audit {served} --url {env.url}`")
+            raise TwinMismatchError(
+                f"the server at {env.url} serves {served}, not {env.served_id}: audit it as "
+                f"`gym-integrity audit {served} --url {env.url}`"
+            )
         for seed in seeds:
             try:
                 env.reset(seed=seed)  # a TwinMismatchError (a ValueError) goes out as it is
@@ -281,8 +317,14 @@ def check_served_integrity(
         raise ValueError(f"unknown probe(s) {unknown}; valid: {list(PROBES)}")
     url = _check_url(url)
     check_str("check_served_integrity env_id", env_id)
-    kwargs = dict(check_type("check_served_integrity env_kwargs", env_kwargs if env_kwargs is not None else {},
-                             Mapping, "a dict of the server's env kwargs (its --env-kwargs)"))
+    kwargs = dict(
+        check_type(
+            "check_served_integrity env_kwargs",
+            env_kwargs if env_kwargs is not None else {},
+            Mapping,
+            "a dict of the server's env kwargs (its --env-kwargs)",
+        )
+    )
     # A message the server never answers is a hang the probe's own bound reports; the socket gives up soon after.
     timeout = settings.probe_timeout_s + 5.0
     verify_served(url, env_id, kwargs, served_seeds(settings), message_timeout_s=timeout)
@@ -292,8 +334,14 @@ def check_served_integrity(
     def make() -> ServedAuditEnv:
         return ServedAuditEnv(url, env_id, kwargs, message_timeout_s=timeout)
 
-    report = check_integrity(make, probes=[n for n in names if n not in skipped], settings=settings,
-                             env_id=name or env_id, on_probe_start=on_probe_start, on_probe_done=on_probe_done)
+    report = check_integrity(
+        make,
+        probes=[n for n in names if n not in skipped],
+        settings=settings,
+        env_id=name or env_id,
+        on_probe_start=on_probe_start,
+        on_probe_done=on_probe_done,
+    )
     ran = {r.probe: r for r in report.results}
     results = []
     for probe in names:  # report order, the wire's n/a rows where their probes would be
@@ -302,8 +350,9 @@ def check_served_integrity(
             if probe in WIRE_NOTES and result.status in (Status.PASSED, Status.FAILED):
                 result.evidence.append(WIRE_NOTES[probe])
         else:
-            result = ProbeResult(probe, Status.NOT_APPLICABLE, f"n/a over the wire: {skipped[probe]}",
-                                 reason=skipped[probe])
+            result = ProbeResult(
+                probe, Status.NOT_APPLICABLE, f"n/a over the wire: {skipped[probe]}", reason=skipped[probe]
+            )
             if on_probe_start:
                 on_probe_start(probe)
             if on_probe_done:
@@ -311,15 +360,21 @@ def check_served_integrity(
         results.append(result)
     report.results = results
     report.url, report.stacked = url, None
-    report.notes.append(f"served: {env_id} at {url}, audited over OpenEnv's protocol (RemoteEnv), as a remote user "
-                        f"plays it; gold answers from a local twin ({env_id} built here with env kwargs "
-                        f"{kwargs or '{}'}, reset with each seed and checked against the server's problem)")
+    report.notes.append(
+        f"served: {env_id} at {url}, audited over OpenEnv's protocol (RemoteEnv), as a remote user "
+        f"plays it; gold answers from a local twin ({env_id} built here with env kwargs "
+        f"{kwargs or '{}'}, reset with each seed and checked against the server's problem)"
+    )
     entry = env_entry(_bare_id(env_id))
     if entry is not None and entry.audit_variants:
-        report.notes.append(f"served: one column, the server's configuration; {env_id}'s audit variants "
-                            f"({', '.join(entry.audit_variants)}) are each audited only if served (one server each)")
+        report.notes.append(
+            f"served: one column, the server's configuration; {env_id}'s audit variants "
+            f"({', '.join(entry.audit_variants)}) are each audited only if served (one server each)"
+        )
     if entry is not None and entry.judged_variant is not None:
-        report.notes.append(f"served: {env_id}'s fooled-judge column is not run over the wire: it needs a judge "
-                            "fooled by score tags, and the server grades with its own judge; audit the id locally "
-                            "for it")
+        report.notes.append(
+            f"served: {env_id}'s fooled-judge column is not run over the wire: it needs a judge "
+            "fooled by score tags, and the server grades with its own judge; audit the id locally "
+            "for it"
+        )
     return report

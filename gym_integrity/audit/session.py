@@ -5,14 +5,21 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 import gymnasium as gym
 
+from gym_integrity.audit.adapters import (
+    AnswerFn,
+    GoldFn,
+    answer_wrappings,
+    non_answer_action,
+    privileged_gold,
+    revealed_answers,
+)
 from gym_integrity.checks import check_int, check_number, check_type, config_from, is_number
-from gym_integrity.audit.adapters import (AnswerFn, GoldFn, answer_wrappings, non_answer_action, privileged_gold,
-                                          revealed_answers)
 
 __all__ = ["AuditSettings", "Transition", "Session", "short", "WRONG_ANSWER"]
 
@@ -48,7 +55,7 @@ class AuditSettings:
         self.validate()
 
     @classmethod
-    def from_value(cls, value: "AuditSettings | Mapping[str, Any] | None") -> "AuditSettings":
+    def from_value(cls, value: AuditSettings | Mapping[str, Any] | None) -> AuditSettings:
         """Settings from AuditSettings, a dict of its fields (unknown keys: ``TypeError``) or None (defaults)."""
         return config_from(cls, value)
 
@@ -102,7 +109,6 @@ class Transition:
         return f"reward {self.reward:g}{verdict}, {flags}"
 
 
-
 def close_quietly(env: gym.Env) -> None:
     """``env.close()``, any exception swallowed: closing is best effort, and the report already says what
     went wrong with an env that fails to close."""
@@ -110,6 +116,7 @@ def close_quietly(env: gym.Env) -> None:
         env.close()
     except Exception:
         pass
+
 
 @dataclass
 class Session:
@@ -179,8 +186,9 @@ class Session:
             reward_f = float(reward)
         except (TypeError, ValueError):
             reward_f = math.nan
-        return Transition(label, obs, reward_f, bool(terminated), bool(truncated), info if isinstance(info, dict) else {},
-                          duration)
+        return Transition(
+            label, obs, reward_f, bool(terminated), bool(truncated), info if isinstance(info, dict) else {}, duration
+        )
 
     # -- actions -------------------------------------------------------------------------------------------------
     def answer(self, text: str) -> Any:
@@ -224,9 +232,14 @@ class Session:
             slack = max(self.settings.grading_slack_s, 0.5 * declared)
             return float(declared) + slack, f"declared grading_time_bound_s={declared:g} s + {slack:g} s slack"
         if declared is not None:
-            self.notes.append(f"grading_time_bound_s={declared!r} is not a positive number; "
-                              f"used step_timeout_s={self.settings.step_timeout_s:g} s")
-        return self.settings.step_timeout_s, f"no declared grading_time_bound_s: step_timeout_s={self.settings.step_timeout_s:g} s"
+            self.notes.append(
+                f"grading_time_bound_s={declared!r} is not a positive number; "
+                f"used step_timeout_s={self.settings.step_timeout_s:g} s"
+            )
+        return (
+            self.settings.step_timeout_s,
+            f"no declared grading_time_bound_s: step_timeout_s={self.settings.step_timeout_s:g} s",
+        )
 
     def step_bound(self, budget: int | None) -> int:
         """How many steps the auditor takes before calling an episode endless."""

@@ -51,8 +51,10 @@ _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 
 def make_envs() -> dict[str, gym.Env]:
     """The raw task class with reasoning-gym's scorers, and the registered, stacked env with its defaults."""
-    return {"raw": ReasoningGymEnv(dataset=MIX, scoring="reasoning_gym"),
-            "stacked": gym_integrity.make("ReasoningGym-v0", dataset=MIX, frozen_reward="zero")}
+    return {
+        "raw": ReasoningGymEnv(dataset=MIX, scoring="reasoning_gym"),
+        "stacked": gym_integrity.make("ReasoningGym-v0", dataset=MIX, frozen_reward="zero"),
+    }
 
 
 def _value(node: ast.AST) -> float:
@@ -74,7 +76,7 @@ def _solve(question: str, rng: np.random.Generator) -> str:
     if flips:
         kind, k, n = flips[1], int(flips[2]) + slip, int(flips[3])
         ways = math.comb(n, k) if kind == "exactly" else sum(math.comb(n, j) for j in range(k, n + 1))
-        return f"{ways / 2 ** n:.10g}"
+        return f"{ways / 2**n:.10g}"
     found = re.search(r"Calculate (.+?)\.\s*$", first)
     try:
         value = _value(ast.parse(found[1], mode="eval").body) if found else 0.0
@@ -108,7 +110,7 @@ def train(env, iterations: int, batch: int, lr: float, rng: np.random.Generator)
     """REINFORCE on the strategy logits with a mean baseline; returns the curves."""
     logits = np.zeros(len(STRATEGIES))
     curves: dict[str, list] = {"reward": [], "probs": []}
-    for it in range(iterations):
+    for _ in range(iterations):
         probs = np.exp(logits - logits.max())
         probs /= probs.sum()
         choices = rng.choice(len(STRATEGIES), size=batch, p=probs)
@@ -156,8 +158,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=24, help="episodes per iteration (default 24)")
     parser.add_argument("--lr", type=float, default=1.0, help="learning rate on the logits (default 1.0)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--plot", default="reward_hacking.png", help="where the figure goes (default "
-                                                                     "reward_hacking.png; '' for none)")
+    parser.add_argument(
+        "--plot", default="reward_hacking.png", help="where the figure goes (default reward_hacking.png; '' for none)"
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     envs = make_envs()
@@ -165,15 +168,16 @@ def main(argv: list[str] | None = None) -> None:
     try:
         for name, env in envs.items():
             table = payoffs(env, range(100), np.random.default_rng(args.seed))
-            print(f"{name}: strategy payoffs over 100 items: "
-                  + ", ".join(f"{s} {v:.3f}" for s, v in table.items()))
+            print(f"{name}: strategy payoffs over 100 items: " + ", ".join(f"{s} {v:.3f}" for s, v in table.items()))
         for name, env in envs.items():
             curves[name] = train(env, args.iterations, args.batch, args.lr, np.random.default_rng(args.seed))
             final = curves[name]["probs"][-1]
             last = np.mean(curves[name]["reward"][-10:])
-            print(f"{name}: first reward {np.mean(curves[name]['reward'][:10]):.3f}, last reward {last:.3f}, "
-                  f"exploit share {sum(p for s, p in zip(STRATEGIES, final) if s in EXPLOITS):.3f}, policy "
-                  + ", ".join(f"{s} {p:.3f}" for s, p in zip(STRATEGIES, final)))
+            print(
+                f"{name}: first reward {np.mean(curves[name]['reward'][:10]):.3f}, last reward {last:.3f}, "
+                f"exploit share {sum(p for s, p in zip(STRATEGIES, final) if s in EXPLOITS):.3f}, policy "
+                + ", ".join(f"{s} {p:.3f}" for s, p in zip(STRATEGIES, final))
+            )
     finally:
         for env in envs.values():
             env.close()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from typing import Any, ClassVar, Mapping, Protocol, runtime_checkable
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import gymnasium as gym
 

@@ -10,8 +10,9 @@ imports no env module): :func:`lazy_exports` loads its classes on first use.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from gym_integrity.checks import check_bool, check_int, check_str, check_strs, check_type
 
@@ -115,8 +116,10 @@ class EnvEntry:
         object.__setattr__(self, "audit_variants", variants)  # our own copy: the entry is frozen
         if check_str("EnvEntry.judged_variant", self.judged_variant, optional=True) is not None:
             if self.judged_variant not in variants:
-                raise ValueError(f"EnvEntry.judged_variant must be one of audit_variants {list(variants)}, "
-                                 f"got {self.judged_variant!r}")
+                raise ValueError(
+                    f"EnvEntry.judged_variant must be one of audit_variants {list(variants)}, "
+                    f"got {self.judged_variant!r}"
+                )
             if not self.needs_judge:
                 raise ValueError("EnvEntry.judged_variant needs needs_judge=True")
         if self.sweep is not None:
@@ -132,6 +135,7 @@ def lazy_exports(package: str, names: Mapping[str, str]) -> Callable[[str], Any]
     >>> getattr_("ReasoningGymConfig").__name__
     'ReasoningGymConfig'
     """
+
     def __getattr__(name: str) -> Any:
         if name not in names:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")

@@ -33,14 +33,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description, parser.epilog = HELP, EPILOG
     parser.add_argument("env_id", metavar="ENV_ID", help="a registered id, e.g. ReasoningGym-v0")
-    parser.add_argument("--base-url", required=True, help="the policy's OpenAI-compatible endpoint, e.g. "
-                                                          "http://127.0.0.1:8000/v1 (vLLM, SGLang, any API)")
+    parser.add_argument(
+        "--base-url",
+        required=True,
+        help="the policy's OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (vLLM, SGLang, any API)",
+    )
     parser.add_argument("--model", required=True, help="the model name the endpoint serves")
     parser.add_argument("--api-key", default=None, help="the endpoint's key (default: $OPENAI_API_KEY, else none)")
-    parser.add_argument("-n", "--num-problems", type=positive_int_arg, default=None,
-                        help="problems: the first N seeds from --seed up that pick different items; default: the "
-                             "env's item count, at most 100")
-    parser.add_argument("--samples", type=positive_int_arg, default=1, help="episodes per problem (pass@1..k; default 1)")
+    parser.add_argument(
+        "-n",
+        "--num-problems",
+        type=positive_int_arg,
+        default=None,
+        help="problems: the first N seeds from --seed up that pick different items; default: the "
+        "env's item count, at most 100",
+    )
+    parser.add_argument(
+        "--samples", type=positive_int_arg, default=1, help="episodes per problem (pass@1..k; default 1)"
+    )
     parser.add_argument("--concurrency", type=positive_int_arg, default=8, help="episodes in flight (default 8)")
     parser.add_argument("--temperature", type=float, default=None, help="sampling temperature (default: server's)")
     parser.add_argument("--max-tokens", type=int, default=None, help="max tokens per reply (default: server's)")
@@ -51,9 +61,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true", help="continue --out: skip the episodes it holds")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON on stdout (no table)")
     parser.add_argument("--plot", default=None, metavar="FILE.png", help="write a reward plot (needs [plot])")
-    parser.add_argument("--tools", choices=("auto", "native", "text"), default="auto",
-                        help="tool envs: native function calling, <tool_call> text, or auto (native, falling back "
-                             "to text when the server refuses tools)")
+    parser.add_argument(
+        "--tools",
+        choices=("auto", "native", "text"),
+        default="auto",
+        help="tool envs: native function calling, <tool_call> text, or auto (native, falling back "
+        "to text when the server refuses tools)",
+    )
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per policy request (default 120)")
     parser.add_argument("--max-retries", type=int, default=4, help="retries of a failed policy request (default 4)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -73,12 +87,25 @@ def run(args: argparse.Namespace) -> int:
         args.parser.error(f"--env-kwargs must be a JSON object: {exc}")
     if not isinstance(env_kwargs, dict):
         args.parser.error("--env-kwargs must be a JSON object")
-    config = EvalConfig(env_id=args.env_id, base_url=args.base_url, model=args.model,
-                        api_key=args.api_key or os.environ.get("OPENAI_API_KEY"), num_problems=args.num_problems,
-                        samples=args.samples, concurrency=args.concurrency, temperature=args.temperature,
-                        max_tokens=args.max_tokens, system_prompt=args.system_prompt, env_kwargs=env_kwargs,
-                        seed=args.seed, out=args.out, resume=args.resume, timeout_s=args.timeout,
-                        max_retries=args.max_retries, tools=args.tools)
+    config = EvalConfig(
+        env_id=args.env_id,
+        base_url=args.base_url,
+        model=args.model,
+        api_key=args.api_key or os.environ.get("OPENAI_API_KEY"),
+        num_problems=args.num_problems,
+        samples=args.samples,
+        concurrency=args.concurrency,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        system_prompt=args.system_prompt,
+        env_kwargs=env_kwargs,
+        seed=args.seed,
+        out=args.out,
+        resume=args.resume,
+        timeout_s=args.timeout,
+        max_retries=args.max_retries,
+        tools=args.tools,
+    )
     try:
         config.validate()
     except (TypeError, ValueError) as exc:
@@ -103,11 +130,19 @@ def run(args: argparse.Namespace) -> int:
         args.parser.error(str(exc))
     except KeyboardInterrupt:
         if config.out:
-            console.print(f"interrupted: the finished episodes are in {config.out}; run the same command with "
-                          "--resume to continue", markup=False, style="yellow")
+            console.print(
+                f"interrupted: the finished episodes are in {config.out}; run the same command with "
+                "--resume to continue",
+                markup=False,
+                style="yellow",
+            )
         else:
-            console.print("interrupted: without --out nothing was kept; pass --out FILE to keep episodes as they "
-                          "end (and --resume to continue)", markup=False, style="yellow")
+            console.print(
+                "interrupted: without --out nothing was kept; pass --out FILE to keep episodes as they "
+                "end (and --resume to continue)",
+                markup=False,
+                style="yellow",
+            )
         return 130
     if args.json:
         print(json.dumps(summary.to_dict(), indent=2))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 __all__ = ["ResultsFile", "read_records"]
 
@@ -39,8 +40,9 @@ class ResultsFile:
         if resume and self.path.exists():
             self._truncate_partial_line()
         elif not resume and self.path.exists() and self.path.stat().st_size:
-            raise FileExistsError(f"{self.path} already holds results: pass --resume to continue it, "
-                                  "or choose another --out")
+            raise FileExistsError(
+                f"{self.path} already holds results: pass --resume to continue it, or choose another --out"
+            )
         self._handle = open(self.path, "a", encoding="utf-8")
 
     def _truncate_partial_line(self) -> None:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from gym_integrity.eval.records import read_records
 from gym_integrity.protocol import TrainerAction
@@ -41,8 +42,11 @@ class Regraded:
     def flipped(self) -> bool:
         if self.skipped:
             return False
-        reward_moved = (self.old_reward is not None and self.new_reward is not None
-                        and abs(self.old_reward - self.new_reward) > 1e-9)
+        reward_moved = (
+            self.old_reward is not None
+            and self.new_reward is not None
+            and abs(self.old_reward - self.new_reward) > 1e-9
+        )
         return self.old_verdict != self.new_verdict or reward_moved
 
 
@@ -69,10 +73,15 @@ class RegradeReport:
         return dict(Counter(f"{r.old_verdict} -> {r.new_verdict}" for r in self.flips).most_common())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"records": len(self.rows), "regraded": sum(r.skipped is None for r in self.rows),
-                "flipped": len(self.flips), "by_dataset": self.by_dataset(), "by_verdict": self.by_verdict(),
-                "skipped": dict(Counter(r.skipped for r in self.rows if r.skipped)),
-                "flips": [r.__dict__ for r in self.flips]}
+        return {
+            "records": len(self.rows),
+            "regraded": sum(r.skipped is None for r in self.rows),
+            "flipped": len(self.flips),
+            "by_dataset": self.by_dataset(),
+            "by_verdict": self.by_verdict(),
+            "skipped": dict(Counter(r.skipped for r in self.rows if r.skipped)),
+            "flips": [r.__dict__ for r in self.flips],
+        }
 
 
 def record_actions(record: Mapping[str, Any]) -> list[Any]:
@@ -147,10 +156,15 @@ def regrade(records: Iterable[Mapping[str, Any]], env_kwargs: Mapping[str, Any] 
         for line, record in enumerate(records, 1):
             provenance = record.get("provenance") or {}
             env_id = record.get("env_id") or provenance.get("env_id")
-            row = Regraded(line=line, env_id=env_id, dataset=record.get("dataset"), seed=record.get("seed"),
-                           problem_id=record.get("problem_id", record.get("item", provenance.get("problem_id"))),
-                           old_verdict=record.get("verdict"),
-                           old_reward=None if record.get("reward") is None else float(record["reward"]))
+            row = Regraded(
+                line=line,
+                env_id=env_id,
+                dataset=record.get("dataset"),
+                seed=record.get("seed"),
+                problem_id=record.get("problem_id", record.get("item", provenance.get("problem_id"))),
+                old_verdict=record.get("verdict"),
+                old_reward=None if record.get("reward") is None else float(record["reward"]),
+            )
             report.rows.append(row)
             if record.get("policy_error") and not record.get("steps"):
                 row.skipped = "never_graded"

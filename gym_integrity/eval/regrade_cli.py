@@ -27,8 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description, parser.epilog = HELP, EPILOG
     parser.add_argument("records", metavar="RECORDS.jsonl", help="eval --out records, or trainer records")
-    parser.add_argument("--env-kwargs", type=json_object_arg, default={}, help="JSON object over each record's stored options (e.g. a "
-                                                           "judge's api_key, which records never hold)")
+    parser.add_argument(
+        "--env-kwargs",
+        type=json_object_arg,
+        default={},
+        help="JSON object over each record's stored options (e.g. a judge's api_key, which records never hold)",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     parser.add_argument("--show", type=int, default=20, help="flipped records listed (default 20)")
 
@@ -58,9 +62,12 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"flipped {change}: {count}", markup=False)
     for reason, count in summary["skipped"].items():
         console.print(f"skipped ({reason}): {count}", markup=False)
-    for row in report.flips[:args.show]:
-        console.print(f"  line {row.line}: {row.env_id} seed {row.seed} {row.problem_id}: {row.old_verdict} "
-                      f"{row.old_reward} -> {row.new_verdict} {row.new_reward}", markup=False)
+    for row in report.flips[: args.show]:
+        console.print(
+            f"  line {row.line}: {row.env_id} seed {row.seed} {row.problem_id}: {row.old_verdict} "
+            f"{row.old_reward} -> {row.new_verdict} {row.new_reward}",
+            markup=False,
+        )
     regraded = summary["regraded"]
     if not report.flips and regraded == 0:
         console.print("nothing was regraded: every record was skipped (reasons above)", markup=False)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from gym_integrity.eval.summary import EvalSummary, mean_label, wilson_interval
 
@@ -15,21 +16,28 @@ class Progress:
 
     def __init__(self, total: int, done: Sequence[dict[str, Any]] = (), *, enabled: bool = True) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as RichProgress
 
         self._rewards = [float(r["reward"]) for r in done if not r.get("policy_error") and not r.get("no_verdict")]
         self._no_verdict = sum(1 for r in done if r.get("no_verdict"))
         self._errors = sum(1 for r in done if r.get("policy_error"))
-        self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), disable=not enabled, transient=False,
-                                 console=Console(stderr=True))  # stdout stays the table's (or --json's)
+        self._bar = RichProgress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            disable=not enabled,
+            transient=False,
+            console=Console(stderr=True),
+        )  # stdout stays the table's (or --json's)
         self._task = self._bar.add_task(self._text(), total=total, completed=len(done))
 
     def _text(self) -> str:
         mean = f"{sum(self._rewards) / len(self._rewards):.3f}" if self._rewards else "-"
         return f"{mean_label(self._rewards)} {mean}  no-verdict {self._no_verdict}  policy errors {self._errors}"
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         self._bar.__enter__()
         return self
 
@@ -63,15 +71,22 @@ def summary_table(summary: EvalSummary) -> Any:
     ci, method = summary.accuracy_ci95, _CI_METHOD.get(summary.accuracy_ci_method or "wilson", "Wilson")
     table.add_row("episodes", f"{summary.episodes} ({summary.graded} graded)")
     label = "accuracy (mean reward)" if summary.accuracy_label == "accuracy" else summary.accuracy_label
-    table.add_row(label,
-                  f"{_fmt(summary.accuracy)}" + (f"  95% CI [{ci[0]:.3f}, {ci[1]:.3f}] ({method})" if ci else ""))
+    table.add_row(
+        label, f"{_fmt(summary.accuracy)}" + (f"  95% CI [{ci[0]:.3f}, {ci[1]:.3f}] ({method})" if ci else "")
+    )
     table.add_row("success rate", _fmt(summary.success_rate))
     for k, value in summary.pass_at_k.items():
         table.add_row(f"pass@{k}", _fmt(value))
     table.add_row("no-verdict", f"{summary.no_verdict} ({summary.no_verdict_rate:.1%}, excluded from the mean)")
-    table.add_row("policy errors", f"{summary.policy_errors} (excluded)"
-                  + (f"; {summary.ended_by_policy_error} more after a graded step (scored as they stood)"
-                     if summary.ended_by_policy_error else ""))
+    table.add_row(
+        "policy errors",
+        f"{summary.policy_errors} (excluded)"
+        + (
+            f"; {summary.ended_by_policy_error} more after a graded step (scored as they stood)"
+            if summary.ended_by_policy_error
+            else ""
+        ),
+    )
     table.add_row("verdicts", ", ".join(f"{name} {count}" for name, count in summary.verdicts.items()) or "-")
     table.add_row("tokens", f"{summary.prompt_tokens} prompt, {summary.completion_tokens} completion")
     table.add_row("policy latency", f"p50 {_fmt(summary.latency_p50_s)} s, p99 {_fmt(summary.latency_p99_s)} s")
@@ -90,8 +105,10 @@ def problem_lines(summary: EvalSummary, records: Sequence[dict[str, Any]], base_
         if record.get("policy_error"):
             errors.setdefault(record["policy_error"], []).append(record.get("policy_error_message") or "")
     for kind, messages in sorted(errors.items()):
-        hint = {"connection": " (is the server running, and is the URL right?)",
-                "rejected": " (is the model name right? the server refused the request)"}.get(kind, "")
+        hint = {
+            "connection": " (is the server running, and is the URL right?)",
+            "rejected": " (is the model name right? the server refused the request)",
+        }.get(kind, "")
         lines.append(f"policy errors: {kind} x{len(messages)} at {base_url}{hint}: {messages[0][:200]}")
     causes: dict[str, int] = {}
     for record in records:
@@ -141,8 +158,10 @@ def plot(summary: EvalSummary, records: Sequence[dict[str, Any]], path: str) -> 
         means = [summary.per_dataset[n]["accuracy"] for n in names]
         intervals = [wilson_interval(m, summary.per_dataset[n]["episodes"]) for m, n in zip(means, names)]
         # max(0, ...): at a mean of exactly 0 or 1 rounding can put the bound a hair past it
-        errors = [[max(0.0, m - lo) for m, (lo, _) in zip(means, intervals)],
-                  [max(0.0, hi - m) for m, (_, hi) in zip(means, intervals)]]
+        errors = [
+            [max(0.0, m - lo) for m, (lo, _) in zip(means, intervals)],
+            [max(0.0, hi - m) for m, (_, hi) in zip(means, intervals)],
+        ]
         ax.bar(names, means, yerr=errors, capsize=4)
         ax.set_ylim(0, 1)
         ax.set_title("accuracy per dataset (95% Wilson)")

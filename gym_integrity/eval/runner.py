@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium as gym
 
 from gym_integrity.checks import check_bool, check_choice, check_int, check_number, check_str, check_type
-from gym_integrity.rollout.provenance import Provenance
 from gym_integrity.eval.records import ResultsFile
 from gym_integrity.eval.summary import EvalSummary, summarize
 from gym_integrity.registration import check_registered, make
 from gym_integrity.rollout import EndpointPolicy, EnvBatch, Episode, Rollout, drive
+from gym_integrity.rollout.provenance import Provenance
 from gym_integrity.seeding import distinct_item_seeds
 
 __all__ = ["EvalConfig", "run_eval", "evaluate"]
@@ -86,8 +87,9 @@ class _Run:
     conversation and tool calls kept there; this class only turns the episode into a record.
     """
 
-    def __init__(self, config: EvalConfig, policy: EndpointPolicy, on_record: Callable[[dict[str, Any]], None],
-                 run_key: str = "") -> None:
+    def __init__(
+        self, config: EvalConfig, policy: EndpointPolicy, on_record: Callable[[dict[str, Any]], None], run_key: str = ""
+    ) -> None:
         self.config = config
         self.run_key = run_key
         self.policy = policy
@@ -129,15 +131,29 @@ class _Run:
 
     def record(self, episode: Episode, sample: int, internal: str | None = None) -> dict[str, Any]:
         """The results file's line for ``episode`` (see docs/eval.md, "Results and resume")."""
-        record: dict[str, Any] = {"env_id": self.config.env_id, "run": self.run_key, "item": episode.problem_id,
-                                  "seed": episode.seed, "sample": sample, "dataset": episode.dataset,
-                                  "messages": episode.messages, "reward": 0.0, "return": 0.0, "score": None,
-                                  "verdict": None, "no_verdict": False, "policy_error": None, "steps": episode.steps,
-                                  "terminated": episode.terminated, "truncated": episode.truncated, "metrics": {},
-                                  "usage": {"prompt_tokens": episode.prompt_tokens,
-                                            "completion_tokens": episode.completion_tokens},
-                                  "latency_s": episode.latency_s, "turn_tokens": episode.turn_tokens,
-                                  "provenance": self.provenance.of(episode.seed, episode.problem_id)}
+        record: dict[str, Any] = {
+            "env_id": self.config.env_id,
+            "run": self.run_key,
+            "item": episode.problem_id,
+            "seed": episode.seed,
+            "sample": sample,
+            "dataset": episode.dataset,
+            "messages": episode.messages,
+            "reward": 0.0,
+            "return": 0.0,
+            "score": None,
+            "verdict": None,
+            "no_verdict": False,
+            "policy_error": None,
+            "steps": episode.steps,
+            "terminated": episode.terminated,
+            "truncated": episode.truncated,
+            "metrics": {},
+            "usage": {"prompt_tokens": episode.prompt_tokens, "completion_tokens": episode.completion_tokens},
+            "latency_s": episode.latency_s,
+            "turn_tokens": episode.turn_tokens,
+            "provenance": self.provenance.of(episode.seed, episode.problem_id),
+        }
         if episode.tokens_estimated:
             record["usage_estimated"] = True
         if episode.reply_truncated:
@@ -151,24 +167,35 @@ class _Run:
             record["policy_error"] = kind
             record["policy_error_message"] = message
             if episode.steps == 0:
-                return record  # nothing was graded: an infrastructure fault, left out of accuracy (and re-run on resume)
+                return (
+                    record  # nothing was graded: an infrastructure fault, left out of accuracy (and re-run on resume)
+                )
             # A step was graded: the episode counts as it stands (its last verdict, reward so far), so a policy
             # cannot escape a wrong answer's score by failing on purpose after reading the feedback.
             record["ended_by_policy_error"] = kind
             record["policy_error"] = None  # scored: not an excluded episode (the kind stays in ended_by_policy_error)
         # The episode's reward is its final step's (a multi-attempt episode's last attempt, a tool episode's
         # submission): a sum over attempts could pass 1 and would not be an accuracy. The sum is ``return``.
-        record.update(reward=episode.reward, verdict=episode.verdict, no_verdict=episode.no_verdict,
-                      score=episode.score, metrics=episode.metrics)
+        record.update(
+            reward=episode.reward,
+            verdict=episode.verdict,
+            no_verdict=episode.no_verdict,
+            score=episode.score,
+            metrics=episode.metrics,
+        )
         if episode.cause:
             record["cause"] = episode.cause  # why a no-verdict (e.g. no judge configured): what to fix
         record["return"] = episode.return_
         return record
 
 
-async def evaluate(config: EvalConfig, *, on_record: Callable[[dict[str, Any]], None] | None = None,
-                   on_start: Callable[[int, list[dict[str, Any]]], None] | None = None,
-                   http_client: Any = None) -> tuple[EvalSummary, list[dict[str, Any]]]:
+async def evaluate(
+    config: EvalConfig,
+    *,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
+    on_start: Callable[[int, list[dict[str, Any]]], None] | None = None,
+    http_client: Any = None,
+) -> tuple[EvalSummary, list[dict[str, Any]]]:
     """Run ``config``'s episodes; returns the summary over every record (the file's earlier ones included).
 
     ``on_start(total, done)`` hears how many episodes the run holds and the
@@ -179,8 +206,9 @@ async def evaluate(config: EvalConfig, *, on_record: Callable[[dict[str, Any]], 
     config.validate()
     probe = make(config.env_id, **config.env_kwargs)  # a bad option fails here, before any request
     try:
-        count = config.num_problems or min(getattr(probe.unwrapped, "num_items", None) or DEFAULT_PROBLEMS,
-                                           DEFAULT_PROBLEMS)
+        count = config.num_problems or min(
+            getattr(probe.unwrapped, "num_items", None) or DEFAULT_PROBLEMS, DEFAULT_PROBLEMS
+        )
         seeds = distinct_item_seeds(probe, count, config.seed)  # N problems are N different items while any are left
     finally:
         probe.close()
@@ -192,13 +220,18 @@ async def evaluate(config: EvalConfig, *, on_record: Callable[[dict[str, Any]], 
         if record.get("run") != run_key:
             assert results is not None  # the records come from it
             results.close()
-            raise ValueError(f"{config.out} holds results of another run ({record.get('env_id')!r} with other "
-                             "options): resume it with the options it was started with, or choose another --out")
+            raise ValueError(
+                f"{config.out} holds results of another run ({record.get('env_id')!r} with other "
+                "options): resume it with the options it was started with, or choose another --out"
+            )
         latest[(record.get("seed"), record.get("sample"))] = record  # a later line (a re-run) replaces an earlier
     # Resumed: what this run plans and the file already holds, except episodes left out for a policy fault
     # before anything was graded (those run again).
-    records = [latest[pair] for pair in planned if pair in latest
-               and not (latest[pair].get("policy_error") and not latest[pair].get("steps"))]
+    records = [
+        latest[pair]
+        for pair in planned
+        if pair in latest and not (latest[pair].get("policy_error") and not latest[pair].get("steps"))
+    ]
     done = {(r.get("seed"), r.get("sample")) for r in records}
     todo = [pair for pair in planned if pair not in done]
     if on_start is not None:
@@ -211,10 +244,19 @@ async def evaluate(config: EvalConfig, *, on_record: Callable[[dict[str, Any]], 
         if on_record is not None:
             on_record(record)
 
-    policy = EndpointPolicy(config.base_url, config.model, config.api_key, temperature=config.temperature,
-                            max_tokens=config.max_tokens, timeout_s=config.timeout_s, max_retries=config.max_retries,
-                            backoff_s=config.backoff_s, concurrency=config.concurrency, tools=config.tools,
-                            http_client=http_client)
+    policy = EndpointPolicy(
+        config.base_url,
+        config.model,
+        config.api_key,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        timeout_s=config.timeout_s,
+        max_retries=config.max_retries,
+        backoff_s=config.backoff_s,
+        concurrency=config.concurrency,
+        tools=config.tools,
+        http_client=http_client,
+    )
     run = _Run(config, policy, record_done, run_key)
     queue: asyncio.Queue = asyncio.Queue()
     for item in todo:

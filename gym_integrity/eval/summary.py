@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 __all__ = ["EvalSummary", "summarize", "wilson_interval", "pass_at_k", "mean_label"]
 

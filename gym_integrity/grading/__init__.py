@@ -24,18 +24,34 @@ from typing import Any
 #: Each public name -> the module of this package that defines it.
 _EXPORTS = {
     # reader.py: the one extractor
-    "ANSWER_FORMATS": "reader", "Extraction": "reader", "all_boxed": "reader", "boxed_answer": "reader",
-    "braced_group": "braces", "extract_answer": "reader", "last_boxed": "reader", "last_tag_body": "reader",
-    "last_tagged": "reader", "without_percent": "reader",
+    "ANSWER_FORMATS": "reader",
+    "Extraction": "reader",
+    "all_boxed": "reader",
+    "boxed_answer": "reader",
+    "braced_group": "braces",
+    "extract_answer": "reader",
+    "last_boxed": "reader",
+    "last_tag_body": "reader",
+    "last_tagged": "reader",
+    "without_percent": "reader",
     # spelling.py: one spelling of LaTeX operators, the normal form of a text answer
-    "normal_spelling": "spelling", "normal_text": "spelling",
+    "normal_spelling": "spelling",
+    "normal_text": "spelling",
     # cost.py: the static cost bound
     "refusal": "cost",
     # language.py: the answer languages and their one tokenizer
-    "LANGUAGES": "language", "Language": "language", "check_language": "language", "tokenize": "language",
+    "LANGUAGES": "language",
+    "Language": "language",
+    "check_language": "language",
+    "tokenize": "language",
     # faults.py: the fault table and the grades of refused answers
-    "FAULT_VERDICTS": "faults", "Causes": "faults", "fault_grade": "faults", "outside_language": "faults",
-    "plain_causes": "faults", "refused_unrun": "faults", "scorer_raised": "faults",
+    "FAULT_VERDICTS": "faults",
+    "Causes": "faults",
+    "fault_grade": "faults",
+    "outside_language": "faults",
+    "plain_causes": "faults",
+    "refused_unrun": "faults",
+    "scorer_raised": "faults",
 }
 _RENAMED = {"check_language": "check"}
 

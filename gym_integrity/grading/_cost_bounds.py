@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 #: Bits of the largest exact number an answer may make (about 39,000 decimal digits; ``2^{65536}`` fits).
-MAX_BITS = 2.0 ** 17
+MAX_BITS = 2.0**17
 #: Terms an expression with symbols or radicals may expand to (``(x+1)^{47}``, ``(x+y+z)^{8}``); a
 #: denominator's terms count twice (cancelling a rational function costs more than expanding a polynomial).
 MAX_TERMS = 48.0
@@ -98,8 +98,12 @@ ONE = Cost(1.0, 1.0, whole=True)
 def flags_of(*costs: Cost) -> dict[str, Any]:  # Cost keywords: bools and the float degree
     """What a cost made of ``costs`` holds: a function, an integral or limit, anything not polynomial, and the
     highest power of a symbol (the max: a product's is the sum, set by the caller)."""
-    return {"functional": any(c.functional for c in costs), "opaque": any(c.opaque for c in costs),
-            "irregular": any(c.irregular for c in costs), "degree": max((c.degree for c in costs), default=0.0)}
+    return {
+        "functional": any(c.functional for c in costs),
+        "opaque": any(c.opaque for c in costs),
+        "irregular": any(c.irregular for c in costs),
+        "degree": max((c.degree for c in costs), default=0.0),
+    }
 
 
 def check(cost: Cost) -> Cost:
@@ -121,7 +125,7 @@ def about(x: float) -> str:
 
 
 def power_value(bits: float) -> float:
-    return 2.0 ** bits if bits < 1000 else math.inf
+    return 2.0**bits if bits < 1000 else math.inf
 
 
 def expansion(terms: float, exponent: float) -> float:
@@ -133,7 +137,6 @@ def expansion(terms: float, exponent: float) -> float:
     n = math.floor(exponent)
     log = math.lgamma(n + terms) - math.lgamma(terms) - math.lgamma(n + 1)
     return round(math.exp(log), 6) if log < 700 else math.inf
-
 
 
 def check_argument(argument: Cost, bits: bool = True) -> None:
@@ -163,8 +166,16 @@ def number(token: str) -> Cost:
 def add(a: Cost, b: Cost) -> Cost:
     value = None if a.value is None or b.value is None else a.value + b.value
     exact = a.exact and b.exact
-    return check(Cost(max(a.bits, b.bits) + 1 if exact and a.bits < 64 and b.bits < 64 else a.bits + b.bits,
-                        value, 1.0 if exact else a.terms + b.terms, exact, whole=a.whole and b.whole, **flags_of(a, b)))
+    return check(
+        Cost(
+            max(a.bits, b.bits) + 1 if exact and a.bits < 64 and b.bits < 64 else a.bits + b.bits,
+            value,
+            1.0 if exact else a.terms + b.terms,
+            exact,
+            whole=a.whole and b.whole,
+            **flags_of(a, b),
+        )
+    )
 
 
 def multiply(a: Cost, b: Cost, divide: bool) -> Cost:
@@ -180,8 +191,16 @@ def multiply(a: Cost, b: Cost, divide: bool) -> Cost:
     if a.opaque or b.opaque:  # an integrand (or what a limit is taken of) is bounded like a function's argument
         check_argument(Cost(a.bits + b.bits, None, degree=a.degree + b.degree))
     terms = 1.0 if exact else a.terms * b.terms * (2.0 if divide and b.terms > 1 else 1.0)
-    return check(Cost(a.bits + b.bits, value, terms, exact, whole=a.whole and b.whole and not divide,
-                        **{**flags_of(a, b), "degree": a.degree + b.degree}))
+    return check(
+        Cost(
+            a.bits + b.bits,
+            value,
+            terms,
+            exact,
+            whole=a.whole and b.whole and not divide,
+            **{**flags_of(a, b), "degree": a.degree + b.degree},
+        )
+    )
 
 
 def power_of(base: Cost, exponent: Cost) -> Cost:
@@ -193,8 +212,15 @@ def power_of(base: Cost, exponent: Cost) -> Cost:
             return refuse("a function raised to a symbolic power")
         # 2^{x+1000000} is 2^x times a number sympy computes: the exponent's numbers are below 2^(its bits)
         bits = base.bits * 2.0 ** min(exponent.bits, 1000.0) if base.value is not None else base.bits + exponent.bits
-        return check(Cost(bits, None, base.terms, False,
-                            **{**flags, "irregular": True, "functional": True, "degree": flags["degree"] + 1}))
+        return check(
+            Cost(
+                bits,
+                None,
+                base.terms,
+                False,
+                **{**flags, "irregular": True, "functional": True, "degree": flags["degree"] + 1},
+            )
+        )
     n = exponent.value
     if base.functional and base.terms > 1 and n > MAX_FUNCTION_SUM_POWER:
         return refuse(f"a sum holding a function raised to a power over {int(MAX_FUNCTION_SUM_POWER)}")
@@ -211,9 +237,8 @@ def power_of(base: Cost, exponent: Cost) -> Cost:
         return check(Cost(base.bits + exponent.bits, None, expansion(base.terms, n), False, **flags))
     bits = base.bits * max(n, 1.0)
     terms = 1.0 if base.exact else expansion(base.terms, n)
-    value = base.value ** n if bits < 1000 and base.value > 0 else power_value(bits)
-    return check(Cost(bits, value, terms, base.exact and exponent.exact, whole=base.whole and exponent.whole,
-                        **flags))
+    value = base.value**n if bits < 1000 and base.value > 0 else power_value(bits)
+    return check(Cost(bits, value, terms, base.exact and exponent.exact, whole=base.whole and exponent.whole, **flags))
 
 
 def factorial(n: Cost) -> Cost:
@@ -253,6 +278,6 @@ def binomial(n: Cost, k: Cost | None = None) -> Cost:
 def root(a: Cost) -> Cost:
     if not a.bits <= MAX_FUNCTION_ARGUMENT_BITS:  # sympy pulls square factors out of the radicand by trial division
         return refuse(f"a root of a number of {about(a.bits / LOG2_10)} digits")
-    return Cost(a.bits, None if a.value is None else math.sqrt(a.value), a.terms, False,
-                 **{**flags_of(a), "irregular": True})
-
+    return Cost(
+        a.bits, None if a.value is None else math.sqrt(a.value), a.terms, False, **{**flags_of(a), "irregular": True}
+    )

@@ -2,9 +2,9 @@
 
 It evaluates nothing.
 
-Tokens come from the answer languages' one tokenizer
-(:func:`gym_integrity.grading.language.tokenize`); what each subexpression
-costs, and the bounds, from :mod:`gym_integrity.grading._cost_bounds`.
+Tokens and what each kind of token is come from :mod:`gym_integrity.grading._cost_tokens`
+(over the answer languages' one tokenizer, :func:`gym_integrity.grading.language.tokenize`);
+what each subexpression costs, and the bounds, from :mod:`gym_integrity.grading._cost_bounds`.
 """
 
 from __future__ import annotations
@@ -12,42 +12,50 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from gym_integrity.grading._cost_bounds import (LOG2_10, LOG2_E, MAX_ATOMS, MAX_DEPTH, MAX_ELEMENTS, MAX_FUNCTION_DEPTH,
-                                                MAX_IRREGULAR_RANGE, MAX_OPERATORS, MAX_PAREN_DEPTH, MAX_RANGE,
-                                                MAX_SYMPY_DEGREE, MAX_SYMPY_NESTED_FUNCTIONS, ONE, Cost, add, binomial,
-                                                check, check_argument, factorial, flags_of, joined, multiply, number,
-                                                power_of, power_value, refuse, root)
-from gym_integrity.grading.language import tokenize
-
-_FRACS = frozenset({"\\frac", "\\dfrac", "\\tfrac", "\\cfrac"})
-_BINOMS = frozenset({"\\binom", "\\dbinom", "\\tbinom"})
-_BIG_OPERATORS = frozenset({"\\sum", "\\prod"})
-#: Text and font commands: math_verify reads what they hold as math (``\mathbf{9}`` is 9), so the reader does too.
-_TEXT = frozenset({"\\text", "\\textbf", "\\textit", "\\textrm", "\\mathrm", "\\mathbf", "\\mathit",
-                   "\\operatorname", "\\mbox", "\\mathbb", "\\mathcal", "\\mathsf", "\\mathtt", "\\mathfrak",
-                   "\\boldsymbol", "\\bm", "\\textsf", "\\texttt", "\\textnormal", "\\hbox", "\\mathscr"})
-#: Operators the reader does not evaluate (an integral, a limit): what they make is a number of unknown size.
-_OPAQUE = frozenset({"\\int", "\\iint", "\\iiint", "\\oint", "\\lim", "\\limsup", "\\liminf", "\\varlimsup",
-                     "\\varliminf"})
-_SKIP = frozenset({"\\left", "\\right", "\\,", "\\;", "\\:", "\\!", "\\ ", "\\quad", "\\qquad", "\\displaystyle",
-                   "\\big", "\\Big", "\\bigg", "\\Bigg", "\\limits", "\\\\", "\\%", "\\$"})
-_MULTIPLY = frozenset({"*", "/", "\\cdot", "\\times", "\\div", "\\over"})
-_SEPARATORS = frozenset({"+", "-", "\\pm", "\\mp", ",", ";", "=", "<", ">", "&", "\\le", "\\leq", "\\ge", "\\geq",
-                         "\\ne", "\\neq", "\\in", "\\cup", "\\cap", "\\to", "\\approx", "\\setminus", "\\lt", "\\gt",
-                         "\\equiv", "\\mid", "\\implies", "\\iff", "\\wedge", "\\vee", "\\land", "\\lor", ":",
-                         "\\colon"})
-_OPENERS = {"(": ")", "[": "]", "\\{": "\\}", "\\lbrace": "\\rbrace", "\\langle": "\\rangle", "\\lfloor": "\\rfloor",
-            "\\lceil": "\\rceil"}
-_CLOSERS = frozenset(_OPENERS.values()) | {"}"}
-_CONSTANTS = {"\\pi": math.pi, "\\infty": 1.0, "e": math.e, "E": math.e, "pi": math.pi, "I": 1.0, "i": 1.0,
-              "oo": 1.0}
-#: Functions that cost nothing more on a big number than the number itself: no factoring, no precision to evaluate.
-_CHEAP_FUNCTIONS = frozenset({"Abs", "abs", "max", "min", "gcd", "lcm", "det", "sign", "floor", "ceil", "ceiling",
-                              "Re", "Im", "arg"})
-_FUNCTIONS = frozenset({"sin", "cos", "tan", "cot", "sec", "csc", "arcsin", "arccos", "arctan", "asin", "acos",
-                        "atan", "acot", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "log", "ln", "lg", "exp",
-                        "Abs", "abs", "sqrt", "max", "min", "gcd", "lcm", "det", "arg", "Re", "Im", "sign", "floor",
-                        "ceil", "ceiling", "factorial", "binomial", "Gamma", "gamma"})
+from gym_integrity.grading._cost_bounds import (
+    LOG2_10,
+    LOG2_E,
+    MAX_ATOMS,
+    MAX_DEPTH,
+    MAX_ELEMENTS,
+    MAX_FUNCTION_DEPTH,
+    MAX_IRREGULAR_RANGE,
+    MAX_OPERATORS,
+    MAX_PAREN_DEPTH,
+    MAX_RANGE,
+    MAX_SYMPY_DEGREE,
+    MAX_SYMPY_NESTED_FUNCTIONS,
+    ONE,
+    Cost,
+    add,
+    binomial,
+    check,
+    check_argument,
+    factorial,
+    flags_of,
+    joined,
+    multiply,
+    number,
+    power_of,
+    power_value,
+    refuse,
+    root,
+)
+from gym_integrity.grading._cost_tokens import (
+    BIG_OPERATORS,
+    BINOMS,
+    CHEAP_FUNCTIONS,
+    CLOSERS,
+    CONSTANTS,
+    FRACS,
+    FUNCTIONS,
+    MULTIPLY,
+    OPAQUE,
+    OPENERS,
+    SEPARATORS,
+    TEXT,
+    reader_tokens,
+)
 
 
 class Reader:
@@ -55,7 +63,7 @@ class Reader:
 
     def __init__(self, text: str, syntax: str):
         self.sympy = syntax == "sympy"
-        self.tokens = self._tokens(text, syntax)
+        self.tokens = reader_tokens(text, syntax)
         self.i = 0
         self.depth = 0
         self.parens = 0
@@ -67,25 +75,6 @@ class Reader:
         self.bars = 0  # |...| groups (Abs) the cursor is inside
         self.irregular_terms = 0.0  # terms of every \sum and \prod with an irregular body, in the whole answer
         self.bound: dict[str, Cost] = {}  # the index of an enclosing \sum or \prod, bound to its largest value
-
-    @staticmethod
-    def _tokens(text: str, syntax: str) -> list[tuple[str, str]]:
-        tokens: list[tuple[str, str]] = []
-        position = 0
-        for kind, value, start in tokenize(text, syntax):
-            if start < position:  # the "." of \left. (or a number it starts)
-                continue
-            if kind == "num" and syntax == "sympy" and value[-1:].isdigit() and "e" in value.lower():
-                kind = "float"  # a Python float literal: 1e5
-            if kind == "pow":
-                value = "^"
-            if value in _SKIP:  # spacing and sizing: \left( is (, and \left. is nothing
-                end = start + len(value)
-                if value in ("\\left", "\\right") and text.startswith(".", end):
-                    position = end + 1
-                continue
-            tokens.append((kind, value))
-        return tokens
 
     def peek(self) -> str:
         return self.tokens[self.i][1] if self.i < len(self.tokens) else ""
@@ -104,9 +93,9 @@ class Reader:
         elements = 1
         while self.i < len(self.tokens):
             token = self.peek()
-            if token == closer or token in _CLOSERS:
+            if token == closer or token in CLOSERS:
                 break
-            if token in _SEPARATORS:
+            if token in SEPARATORS:
                 self.i += 1
                 if token not in ("+", "-", "\\pm", "\\mp") and total is not None:
                     elements += 1
@@ -129,11 +118,16 @@ class Reader:
         cost = self.power()
         while self.i < len(self.tokens):
             token = self.peek()
-            if token in _MULTIPLY:
+            if token in MULTIPLY:
                 self.i += 1
                 divide = token in ("/", "\\div", "\\over")
-            elif token and token not in _SEPARATORS and token not in _CLOSERS and token != closer \
-                    and token not in ("^", "!", "_", "'", "\\choose"):
+            elif (
+                token
+                and token not in SEPARATORS
+                and token not in CLOSERS
+                and token != closer
+                and token not in ("^", "!", "_", "'", "\\choose")
+            ):
                 divide = False  # juxtaposition: 2x, 2\pi
             else:
                 break
@@ -152,8 +146,13 @@ class Reader:
         exponent = self.power_operand()
         if not braced:
             self.depth -= 1
-        if self.sympy and exponent.value is None and base.value is not None and base.value != math.e \
-                and not base.functional:
+        if (
+            self.sympy
+            and exponent.value is None
+            and base.value is not None
+            and base.value != math.e
+            and not base.functional
+        ):
             refuse("an exponential of a number other than E")  # 220614**(x+1): seconds in the integration scorers
         raised = power_of(base, exponent)
         if self.sympy and not raised.degree <= MAX_SYMPY_DEGREE:
@@ -226,21 +225,28 @@ class Reader:
         if kind == "float":
             mantissa, _, exponent = token.lower().partition("e")
             magnitude = abs(int(exponent)) * LOG2_10 if len(exponent) < 12 else math.inf
-            return check(Cost(magnitude + 64, power_value(magnitude + 4), 1.0, False,
-                                whole=not exponent.startswith("-") and not mantissa.count(".")))
+            return check(
+                Cost(
+                    magnitude + 64,
+                    power_value(magnitude + 4),
+                    1.0,
+                    False,
+                    whole=not exponent.startswith("-") and not mantissa.count("."),
+                )
+            )
         if token == "{":
             return self.group("}", paren=self.previous_is_operator())
-        if token in _OPENERS:
-            return self.group(_OPENERS[token], paren=True)
+        if token in OPENERS:
+            return self.group(OPENERS[token], paren=True)
         if token == "|":  # Abs: a function to sympy
             self.bars += 1
             cost = self.group("|", paren=True)
             self.bars -= 1
             return replace(cost, functional=True, irregular=True)
-        if token in _FRACS:
+        if token in FRACS:
             numerator = self.argument()
             return multiply(numerator, self.argument(), True)
-        if token in _BINOMS:
+        if token in BINOMS:
             top = self.argument()
             return binomial(top, self.argument())
         if token == "\\sqrt":
@@ -248,9 +254,9 @@ class Reader:
                 self.i += 1
                 self.group("]", paren=False)
             return root(self.argument())
-        if token in _BIG_OPERATORS:
+        if token in BIG_OPERATORS:
             return self.big_operator(token)
-        if token in _TEXT:  # \mathbf{9} is 9 to math_verify: read what it holds, unless it is only words
+        if token in TEXT:  # \mathbf{9} is 9 to math_verify: read what it holds, unless it is only words
             if self.peek() == "{":
                 if self.holds_math():
                     self.i += 1
@@ -267,9 +273,14 @@ class Reader:
                 self.i += 1
                 if self.peek() == "{":
                     self.skip_braces()
-            return Cost(content.bits, None, content.terms, False, **{**flags_of(content), "functional": True,
-                                                                     "opaque": True, "irregular": True})
-        if token in _OPAQUE:  # its bounds (read, not powers) and then its body as factors
+            return Cost(
+                content.bits,
+                None,
+                content.terms,
+                False,
+                **{**flags_of(content), "functional": True, "opaque": True, "irregular": True},
+            )
+        if token in OPAQUE:  # its bounds (read, not powers) and then its body as factors
             self.operator()
             while self.peek() in ("_", "^"):
                 self.i += 1
@@ -277,11 +288,14 @@ class Reader:
             return Cost(2.0, None, 1.0, False, functional=True, opaque=True, irregular=True)
         if token in self.bound and kind == "name":
             return self.bound[token]
-        if kind == "cmd" and token[1:] in _FUNCTIONS or (kind == "name" and self.sympy and token in _FUNCTIONS
-                                                          and self.peek() == "("):
+        if (
+            kind == "cmd"
+            and token[1:] in FUNCTIONS
+            or (kind == "name" and self.sympy and token in FUNCTIONS and self.peek() == "(")
+        ):
             return self.function(token.lstrip("\\"))
-        if token in _CONSTANTS and (kind == "cmd" or token in ("e", "E", "pi", "I", "i", "oo")):
-            return Cost(2.0, _CONSTANTS[token], 1.0, False)
+        if token in CONSTANTS and (kind == "cmd" or token in ("e", "E", "pi", "I", "i", "oo")):
+            return Cost(2.0, CONSTANTS[token], 1.0, False)
         return Cost(2.0, None, 1.0, False, degree=1.0)  # a free symbol, or a command read as one
 
     def previous_is_operator(self) -> bool:
@@ -289,12 +303,12 @@ class Reader:
         if self.i < 2:
             return True
         before = self.tokens[self.i - 2][1]
-        return before in _SEPARATORS or before in _MULTIPLY or before in _OPENERS or before in ("{", "|")
+        return before in SEPARATORS or before in MULTIPLY or before in OPENERS or before in ("{", "|")
 
     def holds_math(self) -> bool:
         """Whether the braces at the cursor hold a number, a command or an operator (not only words)."""
         depth = 0
-        for kind, token in self.tokens[self.i:]:
+        for kind, token in self.tokens[self.i :]:
             depth += {"{": 1, "}": -1}.get(token, 0)
             if depth == 0:
                 return False
@@ -338,7 +352,7 @@ class Reader:
             argument = self.term(None)  # \sin 2x
         self.callers.pop()
         self.functions -= 1
-        check_argument(argument, bits=name not in _CHEAP_FUNCTIONS)
+        check_argument(argument, bits=name not in CHEAP_FUNCTIONS)
         if argument.opaque:  # \sec(\lim_{x\to 8} 5744768 a): past 4 s of CPU
             refuse("a function of an integral, a limit or a matrix")
         if name in ("factorial",):
@@ -351,14 +365,18 @@ class Reader:
             return replace(power_of(Cost(2.0, math.e, 1.0, False), argument), functional=True)
         if name in ("Gamma", "gamma"):
             return factorial(argument)
-        value = None if argument.value is None else (1.0 if name[:3] in ("sin", "cos", "tan", "arc", "asi", "aco",
-                                                                          "ata") else argument.value)
+        value = (
+            None
+            if argument.value is None
+            else (1.0 if name[:3] in ("sin", "cos", "tan", "arc", "asi", "aco", "ata") else argument.value)
+        )
         if name in ("sinh", "cosh") and argument.value is not None:  # e^x / 2: cosh(93972830) is no small number
             value = power_value(argument.value * LOG2_E)
         if name in ("log", "ln", "lg") and argument.value is not None:
             value = argument.bits + 1.0
-        return Cost(argument.bits, value, argument.terms, False, **{**flags_of(argument), "functional": True,
-                                                                    "irregular": True})
+        return Cost(
+            argument.bits, value, argument.terms, False, **{**flags_of(argument), "functional": True, "irregular": True}
+        )
 
     def operator(self) -> None:
         self.operators += 1
@@ -372,8 +390,12 @@ class Reader:
         for _ in range(2):
             if self.peek() == "_":
                 self.i += 1
-                if self.peek() == "{" and self.i + 3 < len(self.tokens) and self.tokens[self.i + 1][0] == "name" \
-                        and self.tokens[self.i + 2][1] == "=":
+                if (
+                    self.peek() == "{"
+                    and self.i + 3 < len(self.tokens)
+                    and self.tokens[self.i + 1][0] == "name"
+                    and self.tokens[self.i + 2][1] == "="
+                ):
                     index = self.tokens[self.i + 1][1]  # \sum_{k=1}: k, and the lower bound is what follows =
                     self.i += 3
                     lower = self.group("}", paren=False)
@@ -410,9 +432,10 @@ class Reader:
         flags = {**flags_of(body), "irregular": True, "functional": True}  # sympy's Sum and Product, evaluated late
         if token == "\\prod":
             bits = body.bits * max(span, 1.0)
-            return check(Cost(bits, power_value(bits) if numeric and body.value is not None else None,
-                                body.terms, False, **flags))
+            return check(
+                Cost(
+                    bits, power_value(bits) if numeric and body.value is not None else None, body.terms, False, **flags
+                )
+            )
         value = body.value * max(span, 1.0) if numeric and body.value is not None else None
         return check(Cost(body.bits + math.log2(span + 2), value, body.terms, False, **flags))
-
-

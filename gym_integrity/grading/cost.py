@@ -28,16 +28,46 @@ True
 
 from __future__ import annotations
 
-from gym_integrity.grading._cost_bounds import (MAX_ATOMS, MAX_BITS, MAX_DEPTH, MAX_ELEMENTS,
-                                                MAX_FUNCTION_ARGUMENT_BITS, MAX_FUNCTION_DEGREE, MAX_FUNCTION_DEPTH,
-                                                MAX_FUNCTION_POWER, MAX_FUNCTION_SUM_POWER, MAX_IRREGULAR_RANGE,
-                                                MAX_OPERATORS, MAX_PAREN_DEPTH, MAX_RANGE, MAX_SYMPY_DEGREE,
-                                                MAX_SYMPY_NESTED_FUNCTIONS, MAX_TERMS, _Refused)
+from gym_integrity.grading._cost_bounds import (
+    MAX_ATOMS,
+    MAX_BITS,
+    MAX_DEPTH,
+    MAX_ELEMENTS,
+    MAX_FUNCTION_ARGUMENT_BITS,
+    MAX_FUNCTION_DEGREE,
+    MAX_FUNCTION_DEPTH,
+    MAX_FUNCTION_POWER,
+    MAX_FUNCTION_SUM_POWER,
+    MAX_IRREGULAR_RANGE,
+    MAX_OPERATORS,
+    MAX_PAREN_DEPTH,
+    MAX_RANGE,
+    MAX_SYMPY_DEGREE,
+    MAX_SYMPY_NESTED_FUNCTIONS,
+    MAX_TERMS,
+    _Refused,
+)
 from gym_integrity.grading._cost_reader import Reader
 
-__all__ = ["MAX_ATOMS", "MAX_BITS", "MAX_DEPTH", "MAX_ELEMENTS", "MAX_FUNCTION_ARGUMENT_BITS", "MAX_FUNCTION_DEGREE",
-           "MAX_FUNCTION_DEPTH", "MAX_FUNCTION_POWER", "MAX_FUNCTION_SUM_POWER", "MAX_IRREGULAR_RANGE", "MAX_OPERATORS",
-           "MAX_PAREN_DEPTH", "MAX_RANGE", "MAX_SYMPY_DEGREE", "MAX_SYMPY_NESTED_FUNCTIONS", "MAX_TERMS", "refusal"]
+__all__ = [
+    "MAX_ATOMS",
+    "MAX_BITS",
+    "MAX_DEPTH",
+    "MAX_ELEMENTS",
+    "MAX_FUNCTION_ARGUMENT_BITS",
+    "MAX_FUNCTION_DEGREE",
+    "MAX_FUNCTION_DEPTH",
+    "MAX_FUNCTION_POWER",
+    "MAX_FUNCTION_SUM_POWER",
+    "MAX_IRREGULAR_RANGE",
+    "MAX_OPERATORS",
+    "MAX_PAREN_DEPTH",
+    "MAX_RANGE",
+    "MAX_SYMPY_DEGREE",
+    "MAX_SYMPY_NESTED_FUNCTIONS",
+    "MAX_TERMS",
+    "refusal",
+]
 
 
 def refusal(text: str, *, syntax: str = "latex") -> str | None:

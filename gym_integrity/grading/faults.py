@@ -31,8 +31,15 @@ from collections.abc import Callable
 from gym_integrity.protocol import Grade, Verdict
 from gym_integrity.workers import Fault, TaskOutcome, fault_of
 
-__all__ = ["FAULT_VERDICTS", "Causes", "fault_grade", "outside_language", "plain_causes", "refused_unrun",
-           "scorer_raised"]
+__all__ = [
+    "FAULT_VERDICTS",
+    "Causes",
+    "fault_grade",
+    "outside_language",
+    "plain_causes",
+    "refused_unrun",
+    "scorer_raised",
+]
 
 #: The fault table: what each fault is graded (verdict, no_verdict).
 FAULT_VERDICTS: dict[Fault, tuple[Verdict, bool]] = {
@@ -51,15 +58,17 @@ Causes = Callable[[Fault, TaskOutcome, float, str], str]
 def plain_causes(fault: Fault, outcome: TaskOutcome, budget_s: float, subject: str) -> str:
     """Causes that name only the fault and the pool's detail (for graders with no words of their own)."""
     what = subject or "the handler"
-    return {Fault.TIMEOUT: f"{what} ran past its {budget_s:g} s budget",
-            Fault.CRASHED: f"{what} crashed its worker on every attempt",
-            Fault.OUT_OF_MEMORY: f"{what} exhausted its worker's memory limit",
-            Fault.HANDLER_ERROR: f"{what} raised {outcome.detail or 'an error'}",
-            }.get(fault, f"worker pool {outcome.status.value}: {outcome.detail}")
+    return {
+        Fault.TIMEOUT: f"{what} ran past its {budget_s:g} s budget",
+        Fault.CRASHED: f"{what} crashed its worker on every attempt",
+        Fault.OUT_OF_MEMORY: f"{what} exhausted its worker's memory limit",
+        Fault.HANDLER_ERROR: f"{what} raised {outcome.detail or 'an error'}",
+    }.get(fault, f"worker pool {outcome.status.value}: {outcome.detail}")
 
 
-def fault_grade(outcome: TaskOutcome, causes: Causes = plain_causes, *, budget_s: float = 0.0,
-                subject: str = "") -> Grade | None:
+def fault_grade(
+    outcome: TaskOutcome, causes: Causes = plain_causes, *, budget_s: float = 0.0, subject: str = ""
+) -> Grade | None:
     """The grade of an outcome that is not OK, through :data:`FAULT_VERDICTS`; None for an OK outcome."""
     fault = fault_of(outcome)
     if fault is Fault.NONE:

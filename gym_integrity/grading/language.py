@@ -45,10 +45,16 @@ _COMMAND = r"(?P<cmd>\\[A-Za-z]+|\\.)"
 #: the answer languages any identifier Python would read (so a non-ASCII one is named and refused).
 DIALECTS: dict[str, re.Pattern[str]] = {
     "latex": re.compile(rf"(?P<num>{UNSIGNED})|{_COMMAND}|(?P<space>\s+)|(?P<name>[A-Za-z])|(?P<sym>.)", re.DOTALL),
-    "sympy": re.compile(rf"(?P<num>{UNSIGNED}{EXPONENT}?)|{_COMMAND}|(?P<space>\s+)|(?P<name>[A-Za-z_]\w*)"
-                        r"|(?P<pow>\*\*)|(?P<sym>.)", re.DOTALL),
-    "python": re.compile(rf"(?P<num>{UNSIGNED}{EXPONENT}?)|(?P<name>[^\W\d]\w*)|(?P<pow>\*\*)|(?P<space>\s+)"
-                         r"|(?P<sym>.)", re.DOTALL),
+    "sympy": re.compile(
+        rf"(?P<num>{UNSIGNED}{EXPONENT}?)|{_COMMAND}|(?P<space>\s+)|(?P<name>[A-Za-z_]\w*)"
+        r"|(?P<pow>\*\*)|(?P<sym>.)",
+        re.DOTALL,
+    ),
+    "python": re.compile(
+        rf"(?P<num>{UNSIGNED}{EXPONENT}?)|(?P<name>[^\W\d]\w*)|(?P<pow>\*\*)|(?P<space>\s+)"
+        r"|(?P<sym>.)",
+        re.DOTALL,
+    ),
 }
 
 
@@ -66,12 +72,37 @@ def tokenize(text: str, dialect: str) -> list[tuple[str, str, int]]:
     pattern = DIALECTS[dialect]
     return [(m.lastgroup or "sym", m.group(), m.start()) for m in pattern.finditer(text) if m.lastgroup != "space"]
 
+
 _QUOTES = "'\"`\u2018\u2019\u201c\u201d"
 _OPENERS = {"(": ")", "[": "]"}
 _CLOSERS = {")": "(", "]": "["}
 # Math functions an algebra answer may call: sympy's, nothing that reaches Python.
-MATH_FUNCTIONS = frozenset({"sqrt", "exp", "log", "ln", "sin", "cos", "tan", "cot", "sec", "csc", "asin", "acos",
-                            "atan", "acot", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "Abs", "abs"})
+MATH_FUNCTIONS = frozenset(
+    {
+        "sqrt",
+        "exp",
+        "log",
+        "ln",
+        "sin",
+        "cos",
+        "tan",
+        "cot",
+        "sec",
+        "csc",
+        "asin",
+        "acos",
+        "atan",
+        "acot",
+        "sinh",
+        "cosh",
+        "tanh",
+        "asinh",
+        "acosh",
+        "atanh",
+        "Abs",
+        "abs",
+    }
+)
 MATH_CONSTANTS = frozenset({"pi", "E", "I"})
 
 
@@ -91,11 +122,11 @@ class _Expression:
 
     symbols: str
     max_depth: int = 8
-    max_digits: int = 8           # digits of one number literal
+    max_digits: int = 8  # digits of one number literal
     max_exponent_digits: int = 2  # digits of a number's own exponent (1e99)
-    decimals: bool = True         # a dot and an exponent inside numbers
+    decimals: bool = True  # a dot and an exponent inside numbers
     numbers: bool = True
-    powers: bool = False          # '**' and '^', with small exponents only
+    powers: bool = False  # '**' and '^', with small exponents only
     functions: frozenset[str] = frozenset()
     names: Callable[[Mapping[str, Any]], frozenset[str]] = field(default=lambda entry: frozenset())
     name_pattern: re.Pattern[str] | None = None
@@ -232,7 +263,7 @@ def _unreviewed(text: str, entry: Mapping[str, Any]) -> str | None:
         return "text shaped like code"
     for match in _NAME.finditer(text):
         name, end = match.group(), match.end()
-        prefix = name.lower() in _STRING_PREFIXES and text[end:end + 1] in ("'", '"')
+        prefix = name.lower() in _STRING_PREFIXES and text[end : end + 1] in ("'", '"')
         if name == "lambda" or prefix or _CALL.match(text, end):
             return "text shaped like code"
     return None
@@ -257,51 +288,85 @@ def _metadata_names(*keys: str, extra: frozenset[str] = frozenset()) -> Callable
 LANGUAGES: dict[str, Language] = {
     "arithmetic": Language(
         "countdown / puzzle24 pass the answer to sympy.parse_expr (Python eval): whole numbers, + - * / and brackets",
-        256, _Expression("+-*/()", max_depth=8, max_digits=6, decimals=False)),
+        256,
+        _Expression("+-*/()", max_depth=8, max_digits=6, decimals=False),
+    ),
     "algebra": Language(
         "polynomial_multiplication / *_integration pass the answer to sympy.parse_expr: numbers, + - * / ** ^, "
         "brackets, the item's variable(s), C, pi/E/I and math functions",
-        1024, _Expression("+-*/()", max_depth=10, max_digits=8, powers=True, functions=MATH_FUNCTIONS,
-                          names=_metadata_names("variable", "variables", extra=MATH_CONSTANTS | {"C"}))),
+        1024,
+        _Expression(
+            "+-*/()",
+            max_depth=10,
+            max_digits=8,
+            powers=True,
+            functions=MATH_FUNCTIONS,
+            names=_metadata_names("variable", "variables", extra=MATH_CONSTANTS | {"C"}),
+        ),
+    ),
     "matrix": Language(
         "binary_matrix / spiral_matrix eval() the answer when it is not an exact match: whole numbers, minus, "
         "whitespace and list brackets",
-        65536, _Expression("-[],", max_depth=4, max_digits=6, decimals=False)),
+        65536,
+        _Expression("-[],", max_depth=4, max_digits=6, decimals=False),
+    ),
     "letters": Language(
         "string_insertion eval()s the answer when it is not an exact match: capital letters, whitespace, list brackets",
-        4096, _Expression("[],", max_depth=2, numbers=False, name_pattern=re.compile(r"[A-Z]+"))),
+        4096,
+        _Expression("[],", max_depth=2, numbers=False, name_pattern=re.compile(r"[A-Z]+")),
+    ),
     "queens": Language(
         "n_queens eval()s the answer when it is not a valid board: '_' and 'Q' cells, whitespace, list brackets",
-        4096, _Expression("[],", max_depth=3, numbers=False, names=lambda entry: frozenset({"_", "Q"}))),
+        4096,
+        _Expression("[],", max_depth=3, numbers=False, names=lambda entry: frozenset({"_", "Q"})),
+    ),
     "logic": Language(
         "propositional_logic's recursive parser overflows the stack or runs for minutes on long or deep input: "
         "the item's variables, the connectives of its notation and brackets, short and shallow",
-        256, _Expression("\u2227\u2228\u00ac\u2192\u2194()", max_depth=12, numbers=False,
-                         names=_metadata_names("variables"))),
+        256,
+        _Expression(
+            "\u2227\u2228\u00ac\u2192\u2194()", max_depth=12, numbers=False, names=_metadata_names("variables")
+        ),
+    ),
     "probability": Language(
         "coin_flip parses Fraction(answer): an exponent like 1e999999999 makes a billion-digit integer; "
         "one number or fraction, small exponents",
-        64, _Expression("+-/,", max_depth=0, max_digits=20)),
+        64,
+        _Expression("+-/,", max_depth=0, max_digits=20),
+    ),
     "cube_moves": Language(
         "rubiks_cube repeats a move as many times as the number after it (R99999999): move letters, primes, "
         "counts of at most 2 digits",
-        4096, _moves("'\u2019", 2), quotes=True),
+        4096,
+        _moves("'\u2019", 2),
+        quotes=True,
+    ),
     "car_moves": Language(
         "rush_hour moves a car step by step as far as the answer says (A+99999999): car letters, +/-, "
         "distances of at most 2 digits",
-        4096, _moves("+-,", 2)),
+        4096,
+        _moves("+-,", 2),
+    ),
     "json_similarity": Language(
         "codeio scores by a JSON tree edit distance over a pure-Python string distance: 10 s to minutes on a 4 KB "
         "answer (found by issue 15's hostile-policy review); any text the answer length admits, scored in the "
         "sandbox under its run budget",
-        4096, lambda text, entry: None, quotes=True),
+        4096,
+        lambda text, entry: None,
+        quotes=True,
+    ),
     "unreviewed": Language(
         "a dataset no one has reviewed yet (added by a reasoning-gym upgrade): anything shaped like Python is refused",
-        65536, _unreviewed, quotes=True),
+        65536,
+        _unreviewed,
+        quotes=True,
+    ),
 }
 
-_COMMON_REFUSALS = (("\\", "backslashes are not part of the answer language"),
-                    ("__", "double underscores are not part of the answer language"))
+_COMMON_REFUSALS = (
+    ("\\", "backslashes are not part of the answer language"),
+    ("__", "double underscores are not part of the answer language"),
+)
 
 
 def check(language: str, text: str, entry: Mapping[str, Any]) -> str | None:

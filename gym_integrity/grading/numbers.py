@@ -20,8 +20,17 @@ everywhere.
 
 from __future__ import annotations
 
-__all__ = ["EXPONENT", "FRACTION_PART", "GROUPED", "GROUPED_DECIMAL", "LITERAL", "RATIO", "SHORT_EXPONENT", "SIGN",
-           "UNSIGNED"]
+__all__ = [
+    "EXPONENT",
+    "FRACTION_PART",
+    "GROUPED",
+    "GROUPED_DECIMAL",
+    "LITERAL",
+    "RATIO",
+    "SHORT_EXPONENT",
+    "SIGN",
+    "UNSIGNED",
+]
 
 #: Digits with an optional fraction part; Python's and sympy's float mantissa: ``12``, ``12.``, ``12.5``, ``.5``.
 UNSIGNED = r"(?:\d+(?:\.\d*)?|\.\d+)"

@@ -18,8 +18,18 @@ from gym_integrity.grading.braces import braced_group
 from gym_integrity.grading.spelling import normal_spelling
 from gym_integrity.protocol import Grade, Verdict
 
-__all__ = ["ANSWER_FORMATS", "Extraction", "all_boxed", "boxed_answer", "braced_group", "extract_answer", "last_boxed",
-           "last_tag_body", "last_tagged", "without_percent"]
+__all__ = [
+    "ANSWER_FORMATS",
+    "Extraction",
+    "all_boxed",
+    "boxed_answer",
+    "braced_group",
+    "extract_answer",
+    "last_boxed",
+    "last_tag_body",
+    "last_tagged",
+    "without_percent",
+]
 
 ANSWER_FORMATS = ("tag", "boxed", "either", "raw")
 _BOX_COMMANDS = ("\\boxed", "\\fbox")
@@ -149,14 +159,12 @@ def last_tag_body(text: str, tag: str, *, ignore_case: bool = False) -> str | No
         start = text.rfind(opening, 0, max(end, 0))
         return None if end < 0 or start < 0 else text[start + len(opening) : end]
     # Regex, not text.lower(): lowering can change the length (e.g. "İ") and shift every index.
-    last_close = None
-    for last_close in re.finditer(re.escape(f"</{tag}>"), text, re.IGNORECASE):
-        pass
-    if last_close is None:
+    closes = list(re.finditer(re.escape(f"</{tag}>"), text, re.IGNORECASE))
+    if not closes:
         return None
-    last_open = None
-    for last_open in re.finditer(re.escape(f"<{tag}>"), text[: last_close.start()], re.IGNORECASE):
-        pass
+    last_close = closes[-1]
+    opens = list(re.finditer(re.escape(f"<{tag}>"), text[: last_close.start()], re.IGNORECASE))
+    last_open = opens[-1] if opens else None
     return None if last_open is None else text[last_open.end() : last_close.start()]
 
 

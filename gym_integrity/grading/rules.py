@@ -302,8 +302,10 @@ class ComplexNumber(Comparison):
 # A duration as the time_intervals task writes it: "N days", "N days, HH:MM[:SS]", "HH:MM[:SS[.mmm]]". ASCII digits,
 # minutes and seconds below 60, hours below 24 (the task's times of day), milliseconds as three digits.
 _CLOCK = r"(?P<h>[01]?[0-9]|2[0-3]):(?P<m>[0-5][0-9])(?::(?P<s>[0-5][0-9])(?:\.(?P<ms>[0-9]{3}))?)?"
-_DURATION = re.compile(rf"(?:(?P<days>[0-9]{{1,9}})(?:\s*days?)?(?:,\s*{_CLOCK})?|{_CLOCK.replace('?P<', '?P<t_')})",
-                       re.IGNORECASE | re.ASCII)
+_DURATION = re.compile(
+    rf"(?:(?P<days>[0-9]{{1,9}})(?:\s*days?)?(?:,\s*{_CLOCK})?|{_CLOCK.replace('?P<', '?P<t_')})",
+    re.IGNORECASE | re.ASCII,
+)
 
 
 def _duration_parts(text: str) -> tuple[str, int] | None:
@@ -398,8 +400,9 @@ class OwnFullCredit(_Checked):
         super().__post_init__()
         _check_scores("OwnFullCredit.also_full", self.also_full)
         if self.also_full and self.requires is None:
-            raise ValueError("OwnFullCredit.also_full needs requires: a mislabelled score is paid only when the "
-                             "requirement holds")
+            raise ValueError(
+                "OwnFullCredit.also_full needs requires: a mislabelled score is paid only when the requirement holds"
+            )
 
     def score(self, answer: str, item: Item, own: float) -> float:
         if self.requires is not None and (own >= 1.0 or _is_one_of(own, self.also_full)):

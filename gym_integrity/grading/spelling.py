@@ -31,8 +31,25 @@ from gym_integrity.grading.braces import braced_group
 __all__ = ["OPERATOR_NAMES", "normal_spelling", "normal_text"]
 
 #: Operator names that a font or ``\operatorname`` wrapper may spell out in letters (``\mathrm{lim}`` is ``\lim``).
-OPERATOR_NAMES = ("lim", "limsup", "liminf", "sum", "prod", "int", "iint", "iiint", "oint", "det", "gcd", "lcm",
-                  "mod", "bmod", "pmod", "binom", "partial")
+OPERATOR_NAMES = (
+    "lim",
+    "limsup",
+    "liminf",
+    "sum",
+    "prod",
+    "int",
+    "iint",
+    "iiint",
+    "oint",
+    "det",
+    "gcd",
+    "lcm",
+    "mod",
+    "bmod",
+    "pmod",
+    "binom",
+    "partial",
+)
 _NAMES = "|".join(sorted(OPERATOR_NAMES, key=len, reverse=True))
 _FONT = r"\\(?:operatorname\*?|mathrm|textrm|text|mathop|mathit|mathsf|textnormal|rm)"
 
@@ -48,8 +65,18 @@ _SPELLED = re.compile(rf"(?:{_FONT}\s*\{{\s*(?:\\rm\s*)?\\?|\{{\s*\\rm\s+)({_NAM
 _RM_NAME = re.compile(rf"\\rm\s+({_NAMES})(?![A-Za-z])")
 # The differential d in a font: \mathrm{d}, \text{d}, {\rm d}, \mathrm d.
 _FONT_D = re.compile(rf"(?:{_FONT}\s*\{{d\}}|\{{\\rm\s+d\}}|\\mathrm\s+d)")
-_UNICODE = {"\u222b": "\\int ", "\u222c": "\\iint ", "\u222d": "\\iiint ", "\u222e": "\\oint ", "\u2211": "\\sum ",
-            "\u220f": "\\prod ", "\u2202": "\\partial ", "\u00f7": "/", "\u00d7": "\\times ", "\u22c5": "\\cdot "}
+_UNICODE = {
+    "\u222b": "\\int ",
+    "\u222c": "\\iint ",
+    "\u222d": "\\iiint ",
+    "\u222e": "\\oint ",
+    "\u2211": "\\sum ",
+    "\u220f": "\\prod ",
+    "\u2202": "\\partial ",
+    "\u00f7": "/",
+    "\u00d7": "\\times ",
+    "\u22c5": "\\cdot ",
+}
 _UNICODE_RE = re.compile("|".join(_UNICODE))
 # Space that LaTeX ignores: after a control word before its argument or script, and around _ and ^.
 _COMMAND_SPACE = re.compile(r"(\\[A-Za-z]+)\s+(?=[{_^\[])")
@@ -126,8 +153,10 @@ def normal_spelling(latex: str) -> str:
     return _GROUP_SPACE.sub("}", text).strip()
 
 
-_TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textit|textrm|textsf|texttt|mathrm|mathbf|mathit|mathsf|operatorname"
-                           r"|mbox|emph)\s*\{([^{}]*)\}")
+_TEXT_WRAPPER = re.compile(
+    r"\\(?:text|textbf|textit|textrm|textsf|texttt|mathrm|mathbf|mathit|mathsf|operatorname"
+    r"|mbox|emph)\s*\{([^{}]*)\}"
+)
 _EDGE_PUNCTUATION = "\"'`.,;:!?()[]{}<>$ \t\n"
 
 

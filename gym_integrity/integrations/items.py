@@ -30,12 +30,15 @@ def make_registered(where: str, env_id: Any, env_kwargs: Mapping[str, Any]) -> g
 def check_item(owner: str, seed: int, problem_id: Any, info: Mapping[str, Any]) -> None:
     """The row's ``problem_id`` (if it has one) must be what its seed picks here: else the env kwargs differ."""
     if problem_id is not None and problem_id != "" and str(problem_id) != str(info.get("problem_id", problem_id)):
-        raise ValueError(f"{owner}: seed {seed} picks {info.get('problem_id')!r} here, but the row was made for "
-                         f"{problem_id!r}: give the same env kwargs as the dataset (make_dataset's)")
+        raise ValueError(
+            f"{owner}: seed {seed} picks {info.get('problem_id')!r} here, but the row was made for "
+            f"{problem_id!r}: give the same env kwargs as the dataset (make_dataset's)"
+        )
 
 
-def first_observations(where: str, env_id: str, num_problems: int, seed: int,
-                       env_kwargs: Mapping[str, Any]) -> list[tuple[int, str, str]]:
+def first_observations(
+    where: str, env_id: str, num_problems: int, seed: int, env_kwargs: Mapping[str, Any]
+) -> list[tuple[int, str, str]]:
     """``(seed, first observation, problem_id)`` of ``num_problems`` distinct items from ``seed`` up: a dataset's rows.
 
     The observation is the stacked env's (HideInfoKeys has run), so a row made

@@ -24,7 +24,8 @@ after this import, or ``"module:Id-v0"``). :func:`register` adds one more id.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 try:
     import skyrl_gym
@@ -82,8 +83,12 @@ class GymTextEnv(BaseTextEnv):
         self.turns, self.done, self._metrics = 0, False, {}
         self.max_turns = int(getattr(self._env.unwrapped, "step_budget", 1))
         metadata: dict[str, Any] = {k: info[k] for k in ("problem_id", "integrity") if k in info}
-        if isinstance(prompt, list) and prompt and isinstance(prompt[-1], Mapping) \
-                and observation in str(prompt[-1].get("content", "")):
+        if (
+            isinstance(prompt, list)
+            and prompt
+            and isinstance(prompt[-1], Mapping)
+            and observation in str(prompt[-1].get("content", ""))
+        ):
             return prompt, metadata
         return [*(prompt if isinstance(prompt, list) else []), {"role": "user", "content": observation}], metadata
 
@@ -95,11 +100,18 @@ class GymTextEnv(BaseTextEnv):
         done = bool(terminated or truncated)
         if done and not frozen:
             self.done = True
-            self._metrics = {"reward": float(reward), "no_verdict": float(bool(info.get("no_verdict"))),
-                             f"verdict/{info.get('verdict', '')}": 1.0}
+            self._metrics = {
+                "reward": float(reward),
+                "no_verdict": float(bool(info.get("no_verdict"))),
+                f"verdict/{info.get('verdict', '')}": 1.0,
+            }
         metadata = {k: info[k] for k in _METADATA_KEYS if k in info}
-        return BaseTextEnvStepOutput(observations=[] if done else [{"role": "user", "content": observation}],
-                                     reward=float(reward), done=done, metadata=metadata)
+        return BaseTextEnvStepOutput(
+            observations=[] if done else [{"role": "user", "content": observation}],
+            reward=float(reward),
+            done=done,
+            metadata=metadata,
+        )
 
     def get_metrics(self) -> dict[str, Any]:
         """The finished episode's reward, no-verdict flag (1.0/0.0) and verdict (``verdict/<word>``: 1.0)."""
@@ -123,9 +135,18 @@ def make_rows(env_id: str, num_problems: int, seed: int = 0, **env_kwargs: Any) 
         rows = []
         for row_seed in distinct_item_seeds(env, check_int("make_rows num_problems", num_problems, low=1), seed):
             observation, info = env.reset(seed=row_seed)
-            rows.append({"prompt": [{"role": "user", "content": observation}], "env_class": env_id,
-                         "extras": {"env_id": env_id, "seed": row_seed, "problem_id": str(info.get("problem_id", "")),
-                                    "env_kwargs": dict(env_kwargs)}})
+            rows.append(
+                {
+                    "prompt": [{"role": "user", "content": observation}],
+                    "env_class": env_id,
+                    "extras": {
+                        "env_id": env_id,
+                        "seed": row_seed,
+                        "problem_id": str(info.get("problem_id", "")),
+                        "env_kwargs": dict(env_kwargs),
+                    },
+                }
+            )
     finally:
         env.close()
     return rows

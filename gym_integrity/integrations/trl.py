@@ -33,8 +33,9 @@ import inspect
 import re
 import threading
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
 
 import gymnasium as gym
 
@@ -42,15 +43,20 @@ from gym_integrity.checks import check_int, check_str
 from gym_integrity.integrations.items import check_item, first_observations, make_registered
 from gym_integrity.protocol import TrainerAction, Verdict
 
-__all__ = ["make_dataset", "reward_function", "environment_factory", "EnvReward", "ToolEnvironment",
-           "MAX_DATASET_ROWS"]
+__all__ = ["make_dataset", "reward_function", "environment_factory", "EnvReward", "ToolEnvironment", "MAX_DATASET_ROWS"]
 
 #: ``make_dataset(num_problems=None)`` makes one row per item the env draws from, at most this many.
 MAX_DATASET_ROWS = 10_000
 #: Completions graded at once: grading waits on worker processes and the judge, not on this process's GIL.
 _GRADING_THREADS = 8
-_JSON_TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool,
-                                "array": list, "object": dict}
+_JSON_TYPES: dict[str, type] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+}
 
 
 def _short_name(env_id: str) -> str:
@@ -87,8 +93,7 @@ def make_dataset(env_id: str, num_problems: int | None = None, seed: int = 0, **
             raise ValueError(f"make_dataset: {env_id} does not say how many items it has; pass num_problems=N")
         num_problems = min(int(items), MAX_DATASET_ROWS)
     rows: dict[str, list[Any]] = {"prompt": [], "env_id": [], "seed": [], "problem_id": []}
-    for row_seed, observation, problem_id in first_observations("make_dataset", env_id, num_problems, seed,
-                                                                env_kwargs):
+    for row_seed, observation, problem_id in first_observations("make_dataset", env_id, num_problems, seed, env_kwargs):
         rows["prompt"].append([{"role": "user", "content": observation}])
         rows["env_id"].append(env_id)
         rows["seed"].append(row_seed)
@@ -109,11 +114,14 @@ def _completion_text(completion: Any) -> str:
                 if isinstance(content, str):
                     return content
                 if isinstance(content, Sequence):  # a list of parts: its text parts (anything else is not text)
-                    return "".join(p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str))
+                    return "".join(
+                        p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+                    )
                 return ""
         return ""
-    raise TypeError(f"reward_function: a completion must be a str or a list of chat messages, "
-                    f"got {type(completion).__name__}")
+    raise TypeError(
+        f"reward_function: a completion must be a str or a list of chat messages, got {type(completion).__name__}"
+    )
 
 
 class EnvReward:
@@ -132,7 +140,9 @@ class EnvReward:
         self.__name__ = f"{_short_name(env_id)}_reward"  # TRL names the reward's log columns after it
         self._lock = threading.Lock()
         self._local = threading.local()
-        self._envs: list[gym.Env] = [make_registered("reward_function", env_id, self.env_kwargs)]  # fails here, not in training
+        self._envs: list[gym.Env] = [
+            make_registered("reward_function", env_id, self.env_kwargs)
+        ]  # fails here, not in training
         self._spare = list(self._envs)
         self._executor: ThreadPoolExecutor | None = None
         #: The verdicts of the last call, in completion order (for callers that log them their own way).
@@ -152,8 +162,9 @@ class EnvReward:
             self._local.env = env
         return env
 
-    def _grade(self, text: str, seed: int, num_tokens: int | None,
-               problem_id: str | None = None) -> tuple[float | None, str]:
+    def _grade(
+        self, text: str, seed: int, num_tokens: int | None, problem_id: str | None = None
+    ) -> tuple[float | None, str]:
         env = self._env()
         _, info = env.reset(seed=seed)
         check_item(self.__name__, seed, problem_id, info)
@@ -161,24 +172,36 @@ class EnvReward:
         verdict = str(info.get("verdict", ""))
         return (None if info.get("no_verdict") else float(reward)), verdict
 
-    def __call__(self, prompts: Sequence[Any] | None = None, completions: Sequence[Any] | None = None,
-                 completion_ids: Sequence[Sequence[int]] | None = None, *, seed: Sequence[int] | None = None,
-                 env_id: Sequence[str] | None = None, problem_id: Sequence[str] | None = None,
-                 log_metric: Callable[[str, float], None] | None = None, **columns: Any) -> list[float | None]:
+    def __call__(
+        self,
+        prompts: Sequence[Any] | None = None,
+        completions: Sequence[Any] | None = None,
+        completion_ids: Sequence[Sequence[int]] | None = None,
+        *,
+        seed: Sequence[int] | None = None,
+        env_id: Sequence[str] | None = None,
+        problem_id: Sequence[str] | None = None,
+        log_metric: Callable[[str, float], None] | None = None,
+        **columns: Any,
+    ) -> list[float | None]:
         if completions is None:
             raise TypeError("reward_function: called without completions (TRL passes prompts=, completions=)")
         n = len(completions)
         if seed is None:
-            raise ValueError(f"{self.__name__}: the dataset needs a 'seed' column to pick each item again "
-                             "(gym_integrity.integrations.trl.make_dataset writes one)")
+            raise ValueError(
+                f"{self.__name__}: the dataset needs a 'seed' column to pick each item again "
+                "(gym_integrity.integrations.trl.make_dataset writes one)"
+            )
         if len(seed) != n:
             raise ValueError(f"{self.__name__}: {len(seed)} seeds for {n} completions")
         if env_id is not None and any(row_id != self.env_id for row_id in env_id):
             other = next(row_id for row_id in env_id if row_id != self.env_id)
             raise ValueError(f"{self.__name__}: a row of env_id {other!r} reached the reward for {self.env_id!r}")
         texts = [_completion_text(c) for c in completions]
-        seeds = [check_int(f"{self.__name__} seed", int(s) if isinstance(s, float) and float(s).is_integer() else s, low=0)
-                 for s in seed]
+        seeds = [
+            check_int(f"{self.__name__} seed", int(s) if isinstance(s, float) and float(s).is_integer() else s, low=0)
+            for s in seed
+        ]
         if completion_ids is not None and len(completion_ids) != n:
             raise ValueError(f"{self.__name__}: {len(completion_ids)} completion_ids for {n} completions")
         tokens = [None] * n if completion_ids is None else [len(ids) for ids in completion_ids]
@@ -253,8 +276,10 @@ class ToolEnvironment:
         if seed is None:
             raise ValueError(f"{type(self).__name__}.reset: the row needs a 'seed' column (make_dataset writes one)")
         if row.get("env_id", self.env_id) != self.env_id:
-            raise ValueError(f"{type(self).__name__}.reset: a row of env_id {row['env_id']!r} reached "
-                             f"the environment for {self.env_id!r}")
+            raise ValueError(
+                f"{type(self).__name__}.reset: a row of env_id {row['env_id']!r} reached "
+                f"the environment for {self.env_id!r}"
+            )
         observation, info = self._env.reset(seed=check_int(f"{type(self).__name__}.reset seed", seed, low=0))
         check_item(f"{type(self).__name__}.reset", seed, row.get("problem_id"), info)
         self._reward, self._ended, self.verdict = 0.0, False, ""
@@ -302,7 +327,7 @@ def _tool_method(schema: Mapping[str, Any]) -> Callable[..., str]:
         for arg_name, value in zip(names, args):
             arguments.setdefault(arg_name, value)
         if len(args) > len(names):
-            arguments["_extra_positional"] = list(args[len(names):])  # the env reports the unknown argument
+            arguments["_extra_positional"] = list(args[len(names) :])  # the env reports the unknown argument
         return self._call(name, arguments)
 
     signature = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
@@ -314,8 +339,9 @@ def _tool_method(schema: Mapping[str, Any]) -> Callable[..., str]:
             signature.append(inspect.Parameter(arg, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=kind))
             annotations[arg] = kind
         else:
-            signature.append(inspect.Parameter(arg, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
-                                               annotation=kind | None))
+            signature.append(
+                inspect.Parameter(arg, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=kind | None)
+            )
             annotations[arg] = kind | None
         arg_lines.append(f"    {arg}: {' '.join(str(arg_schema.get('description', arg)).split())}")
     annotations["return"] = str
@@ -349,8 +375,10 @@ def environment_factory(env_id: str, **env_kwargs: Any) -> type[ToolEnvironment]
     for schema in schemas:
         method = _tool_method(schema)
         if method.__name__ in ("reset", "get_reward", "verdict") or method.__name__.startswith("_"):
-            raise ValueError(f"environment_factory: {env_id} has a tool named {method.__name__!r}, "
-                             "which TRL would not offer as a tool")
+            raise ValueError(
+                f"environment_factory: {env_id} has a tool named {method.__name__!r}, "
+                "which TRL would not offer as a tool"
+            )
         namespace[method.__name__] = method
     name = "".join(part[:1].upper() + part[1:] for part in re.split(r"[^0-9A-Za-z]+", env_id.rsplit("-v", 1)[0]))
     namespace["__doc__"] = f"{env_id} for TRL's environment_factory: one method per tool, get_reward() at the end."

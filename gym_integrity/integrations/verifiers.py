@@ -50,8 +50,9 @@ from typing import Any, SupportsFloat
 try:
     import verifiers.v1 as vf
 except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ImportError("gym_integrity.integrations.verifiers needs verifiers: pip install 'gym-integrity[verifiers]'") \
-        from exc
+    raise ImportError(
+        "gym_integrity.integrations.verifiers needs verifiers: pip install 'gym-integrity[verifiers]'"
+    ) from exc
 from pydantic import Field
 from verifiers.v1.harnesses.null import NullHarness
 from verifiers.v1.harnesses.utils.launch import CHAT_PROGRAM_SOURCE
@@ -61,8 +62,19 @@ from gym_integrity.integrations.items import check_item, make_registered
 from gym_integrity.protocol import TrainerAction
 from gym_integrity.seeding import distinct_item_seeds
 
-__all__ = ["GymTaskset", "GymTasksetConfig", "GymTask", "GymData", "GymEnv", "GymEnvConfig", "GymChatHarness",
-           "NoVerdict", "TASKSET_ID", "REWARD_NAME", "main"]
+__all__ = [
+    "GymTaskset",
+    "GymTasksetConfig",
+    "GymTask",
+    "GymData",
+    "GymEnv",
+    "GymEnvConfig",
+    "GymChatHarness",
+    "NoVerdict",
+    "TASKSET_ID",
+    "REWARD_NAME",
+    "main",
+]
 
 #: The taskset id verifiers imports this module by (a top-level name: verifiers' loader takes no dotted path).
 TASKSET_ID = "gym_integrity_verifiers"
@@ -127,9 +139,18 @@ class GymTaskset(vf.Taskset[GymTask, GymTasksetConfig]):
         finally:
             env.close()
         for seed, observation, problem_id in rows:
-            yield GymTask(GymData(name=f"{config.env_id}#{seed}", id=problem_id or None, prompt=observation,
-                                  env_id=config.env_id, env_kwargs=dict(config.env_kwargs), seed=seed,
-                                  problem_id=problem_id), config.task)
+            yield GymTask(
+                GymData(
+                    name=f"{config.env_id}#{seed}",
+                    id=problem_id or None,
+                    prompt=observation,
+                    env_id=config.env_id,
+                    env_kwargs=dict(config.env_kwargs),
+                    seed=seed,
+                    problem_id=problem_id,
+                ),
+                config.task,
+            )
 
 
 def _completion_tokens(trace: Any) -> int | None:
@@ -184,8 +205,10 @@ class GymEnv(vf.Env[GymEnvConfig]):
                 _record_info(trace, info)
                 if ended and info.get("no_verdict"):
                     # Raised inside the interaction: verifiers records it on this trace and on the episode.
-                    raise NoVerdict(f"{data.env_id} seed {data.seed}: no verdict ({info.get('verdict')}): "
-                                    f"{info.get('cause', 'the grader could not decide')}")
+                    raise NoVerdict(
+                        f"{data.env_id} seed {data.seed}: no verdict ({info.get('verdict')}): "
+                        f"{info.get('cause', 'the grader could not decide')}"
+                    )
             trace.info["gym_integrity_ended"] = ended
             if ended or trace.ok:
                 # A rollout the model stopped before the env ended answered nothing: 0.0, like TRL's get_reward().

@@ -52,8 +52,9 @@ from uuid import uuid4
 try:
     from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput, register
 except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ImportError("gym_integrity.integrations.verl needs verl: pip install 'gym-integrity[verl]' "
-                      "(docs/trainers.md)") from exc
+    raise ImportError(
+        "gym_integrity.integrations.verl needs verl: pip install 'gym-integrity[verl]' (docs/trainers.md)"
+    ) from exc
 from verl.utils.profiler import simple_timer
 
 from gym_integrity.checks import check_choice, check_int, check_str
@@ -87,8 +88,9 @@ class _Row:
     env_kwargs: str
 
 
-def make_rows(env_id: str, num_problems: int, seed: int = 0, *, agent_name: str = AGENT_NAME,
-              **env_kwargs: Any) -> list[dict[str, Any]]:
+def make_rows(
+    env_id: str, num_problems: int, seed: int = 0, *, agent_name: str = AGENT_NAME, **env_kwargs: Any
+) -> list[dict[str, Any]]:
     """verl dataset rows for ``num_problems`` distinct items of ``env_id`` from ``seed`` up (see the module doc).
 
     ``agent_name`` picks the agent loop: :data:`AGENT_NAME` plays whole
@@ -100,11 +102,17 @@ def make_rows(env_id: str, num_problems: int, seed: int = 0, *, agent_name: str 
         kwargs_json = json.dumps(env_kwargs, sort_keys=True)  # parquet keeps one column type: the kwargs as text
     except TypeError as exc:
         raise TypeError(f"make_rows: env kwargs must be JSON data to travel in a row ({exc})") from None
-    return [{"data_source": env_id, "prompt": [{"role": "user", "content": observation}], "ability": "gym_integrity",
-             "agent_name": agent_name, "reward_model": {"style": "rule", "ground_truth": problem_id},
-             "extra_info": {"env_id": env_id, "seed": row_seed, "problem_id": problem_id, "env_kwargs": kwargs_json}}
-            for row_seed, observation, problem_id in first_observations("make_rows", env_id, num_problems, seed,
-                                                                        env_kwargs)]
+    return [
+        {
+            "data_source": env_id,
+            "prompt": [{"role": "user", "content": observation}],
+            "ability": "gym_integrity",
+            "agent_name": agent_name,
+            "reward_model": {"style": "rule", "ground_truth": problem_id},
+            "extra_info": {"env_id": env_id, "seed": row_seed, "problem_id": problem_id, "env_kwargs": kwargs_json},
+        }
+        for row_seed, observation, problem_id in first_observations("make_rows", env_id, num_problems, seed, env_kwargs)
+    ]
 
 
 def _row(where: str, data_source: Any, extra_info: Any) -> _Row:
@@ -124,19 +132,25 @@ def _row(where: str, data_source: Any, extra_info: Any) -> _Row:
     if isinstance(env_kwargs, str):
         env_kwargs = json.loads(env_kwargs)
     if not isinstance(env_kwargs, Mapping):
-        raise TypeError(f"{where}: extra_info['env_kwargs'] must be a mapping or its JSON, "
-                        f"got {type(env_kwargs).__name__}")
+        raise TypeError(
+            f"{where}: extra_info['env_kwargs'] must be a mapping or its JSON, got {type(env_kwargs).__name__}"
+        )
     problem_id = extra_info.get("problem_id")
-    return _Row(env_id, seed, None if problem_id is None else str(problem_id),
-                json.dumps(dict(env_kwargs), sort_keys=True))
+    return _Row(
+        env_id, seed, None if problem_id is None else str(problem_id), json.dumps(dict(env_kwargs), sort_keys=True)
+    )
 
 
 def _start(where: str, env: Any, row: _Row) -> Conversation:
     """Reset ``env`` to the row's item; the episode's conversation, its first message the first observation."""
     observation, info = env.reset(seed=row.seed)
     check_item(where, row.seed, row.problem_id, info)
-    episode = Episode(0, row.seed, problem_id=info.get("problem_id"),
-                      provenance={"env_id": row.env_id, "env_kwargs": json.loads(row.env_kwargs)})
+    episode = Episode(
+        0,
+        row.seed,
+        problem_id=info.get("problem_id"),
+        provenance={"env_id": row.env_id, "env_kwargs": json.loads(row.env_kwargs)},
+    )
     return Conversation(episode, observation, tools=None)
 
 
@@ -153,12 +167,19 @@ def _score(where: str, episode: Episode, no_verdict: str) -> dict[str, Any]:
     """The reward extras (the same keys for every response: verl stacks them by the first one's)."""
     if episode.no_verdict and no_verdict == "fail":
         source = episode.provenance.get("env_id")
-        raise NoVerdictError(f"{where}: {source} seed {episode.seed} ({episode.problem_id}): no verdict "
-                             f"({episode.verdict}): {episode.cause}")
+        raise NoVerdictError(
+            f"{where}: {source} seed {episode.seed} ({episode.problem_id}): no verdict "
+            f"({episode.verdict}): {episode.cause}"
+        )
     graded = episode.ended and not episode.no_verdict
-    return {"score": episode.reward if graded else 0.0, "no_verdict": float(episode.no_verdict),
-            "ended": float(episode.ended), "verdict": str(episode.verdict or ""),
-            "num_tokens": int(episode.completion_tokens), "steps": int(episode.steps)}
+    return {
+        "score": episode.reward if graded else 0.0,
+        "no_verdict": float(episode.no_verdict),
+        "ended": float(episode.ended),
+        "verdict": str(episode.verdict or ""),
+        "num_tokens": int(episode.completion_tokens),
+        "steps": int(episode.steps),
+    }
 
 
 _local = threading.local()
@@ -175,8 +196,9 @@ def _env(row: _Row) -> Any:
     envs: dict[tuple[str, str], Any] = cached[1]
     env = envs.get((row.env_id, row.env_kwargs))
     if env is None:
-        env = envs[(row.env_id, row.env_kwargs)] = make_registered("compute_score", row.env_id,
-                                                                    json.loads(row.env_kwargs))
+        env = envs[(row.env_id, row.env_kwargs)] = make_registered(
+            "compute_score", row.env_id, json.loads(row.env_kwargs)
+        )
         with _envs_lock:
             _all_envs.append(env)
     return env
@@ -191,8 +213,15 @@ def close_envs() -> None:
         env.close()
 
 
-def compute_score(data_source: Any, solution_str: str, ground_truth: Any = None, extra_info: Any = None, *,
-                  no_verdict: str = "fail", **kwargs: Any) -> dict[str, Any]:
+def compute_score(
+    data_source: Any,
+    solution_str: str,
+    ground_truth: Any = None,
+    extra_info: Any = None,
+    *,
+    no_verdict: str = "fail",
+    **kwargs: Any,
+) -> dict[str, Any]:
     """verl's reward function signature: the response graded as the row's first step (see the module doc).
 
     ``ground_truth`` is not read (the gold stays in the env); ``no_verdict``
@@ -226,8 +255,9 @@ class GymAgentLoop(AgentLoopBase):
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         row = _row("GymAgentLoop", kwargs.get("data_source"), kwargs.get("extra_info"))
-        env = await self.loop.run_in_executor(None, make_registered, "GymAgentLoop", row.env_id,
-                                              json.loads(row.env_kwargs))
+        env = await self.loop.run_in_executor(
+            None, make_registered, "GymAgentLoop", row.env_id, json.loads(row.env_kwargs)
+        )
         try:
             conversation = await self.loop.run_in_executor(None, _start, "GymAgentLoop", env, row)
             messages = [dict(m) for m in kwargs["raw_prompt"]]
@@ -238,8 +268,9 @@ class GymAgentLoop(AgentLoopBase):
         finally:
             env.close()
 
-    async def _play(self, env: Any, conversation: Conversation, messages: list[dict[str, Any]],
-                    sampling_params: dict[str, Any]) -> AgentLoopOutput:
+    async def _play(
+        self, env: Any, conversation: Conversation, messages: list[dict[str, Any]], sampling_params: dict[str, Any]
+    ) -> AgentLoopOutput:
         metrics: dict[str, Any] = {}
         request_id = uuid4().hex
         token_ids = await self.ct_build_initial_tokens(messages)
@@ -248,24 +279,29 @@ class GymAgentLoop(AgentLoopBase):
         turns = 1  # verl counts the prompt, each model turn and each observation turn
         while True:
             with simple_timer("generate_sequences", metrics):
-                output = await self.server_manager.generate(request_id=request_id, prompt_ids=token_ids,
-                                                            sampling_params=sampling_params)
+                output = await self.server_manager.generate(
+                    request_id=request_id, prompt_ids=token_ids, sampling_params=sampling_params
+                )
             if metrics.get("num_preempted") is None:
                 metrics["num_preempted"] = output.num_preempted if output.num_preempted is not None else -1
             merged, mask, merged_logprobs = await self.ct_merge_assistant_token(
-                token_ids, output.token_ids, mask, logprobs if (logprobs or output.log_probs) else None,
-                assistant_logprobs=output.log_probs or None)
+                token_ids,
+                output.token_ids,
+                mask,
+                logprobs if (logprobs or output.log_probs) else None,
+                assistant_logprobs=output.log_probs or None,
+            )
             token_ids, turns, logprobs = merged.token_ids, turns + 1, merged_logprobs or logprobs
             text = cast(Any, self.tokenizer).decode(output.token_ids, skip_special_tokens=True)
-            observation = await self.loop.run_in_executor(None, _step, env, conversation, text,
-                                                          len(output.token_ids))
+            observation = await self.loop.run_in_executor(None, _step, env, conversation, text, len(output.token_ids))
             if conversation.done or len(mask) >= self.response_length:
                 break
             messages.append({"role": "assistant", "content": text})
             before = list(messages)
             messages.append({"role": "user", "content": observation})
-            merged, next_mask, next_logprobs = await self.ct_merge_context_msg(before, messages, token_ids, mask,
-                                                                              logprobs or None)
+            merged, next_mask, next_logprobs = await self.ct_merge_context_msg(
+                before, messages, token_ids, mask, logprobs or None
+            )
             if len(next_mask) >= self.response_length:  # no room for another turn: the episode stops unended
                 break
             token_ids, mask, logprobs = merged.token_ids, next_mask, (next_logprobs or []) if logprobs else []
@@ -275,12 +311,15 @@ class GymAgentLoop(AgentLoopBase):
             mask = [0] * len(mask)  # "flag": no token of a trajectory nobody graded trains
         size = len(mask)
         return AgentLoopOutput(
-            prompt_ids=token_ids[:len(token_ids) - size], response_ids=token_ids[len(token_ids) - size:][
-                :self.response_length], response_mask=mask[:self.response_length],
-            response_logprobs=logprobs[:self.response_length] if logprobs else None,
-            reward_score=extras["score"], num_turns=turns,
+            prompt_ids=token_ids[: len(token_ids) - size],
+            response_ids=token_ids[len(token_ids) - size :][: self.response_length],
+            response_mask=mask[: self.response_length],
+            response_logprobs=logprobs[: self.response_length] if logprobs else None,
+            reward_score=extras["score"],
+            num_turns=turns,
             metrics=AgentLoopMetrics(**metrics),
-            extra_fields={"reward_extra_info": extras, "turn_scores": [], "tool_rewards": []})
+            extra_fields={"reward_extra_info": extras, "turn_scores": [], "tool_rewards": []},
+        )
 
 
 register(AGENT_NAME)(GymAgentLoop)

@@ -16,27 +16,50 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Mapping
+from typing import Any
 
 from gym_integrity.openai_stub.chat_stream import MALFORMED_EVENT, chat_chunks, sse_events, wants_usage
-from gym_integrity.openai_stub.judge_answers import (WRONG_ANSWER, PolicyReply, answer_text, check_policy, leak_text,
-                                                 stub_points, wrong_text)
+from gym_integrity.openai_stub.judge_answers import (
+    WRONG_ANSWER,
+    PolicyReply,
+    answer_text,
+    check_policy,
+    leak_text,
+    stub_points,
+    wrong_text,
+)
 
 __all__ = ["MODES", "POLICY_MODES", "RecordedRequest", "write_policy"]
 
 MODES = (
-    "stub", "score", "echo", "no_tag", "bad_score", "empty", "429", "500", "404", "malformed", "drop", "hang", "leak",
-    "policy", "wrong",
+    "stub",
+    "score",
+    "echo",
+    "no_tag",
+    "bad_score",
+    "empty",
+    "429",
+    "500",
+    "404",
+    "malformed",
+    "drop",
+    "hang",
+    "leak",
+    "policy",
+    "wrong",
 )
 
 #: The modes that play the policy model rather than the judge.
 POLICY_MODES = ("policy", "wrong")
 
 #: vLLM's answer to a tools request when it was started without ``--enable-auto-tool-choice``.
-_NO_NATIVE_TOOLS = ('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set '
-                    "(test server started with native_tools=False)")
+_NO_NATIVE_TOOLS = (
+    '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set '
+    "(test server started with native_tools=False)"
+)
 
 _SCORE_RE = re.compile(r"<score>\s*([0-9]+)\s*</score>", re.IGNORECASE)
 
@@ -102,8 +125,15 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client stopped reading: nothing to do
 
-    def _error(self, status: int, message: str, headers: dict[str, str] | None = None, *,
-               error_type: str = "test_judge", param: str | None = None) -> None:
+    def _error(
+        self,
+        status: int,
+        message: str,
+        headers: dict[str, str] | None = None,
+        *,
+        error_type: str = "test_judge",
+        param: str | None = None,
+    ) -> None:
         error = {"message": message, "type": error_type, "code": status}
         if param is not None:
             error["param"] = param
@@ -115,8 +145,13 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         owner._record(RecordedRequest(self.path, None, "", "get", headers=self._header_dict()))
         if self.path.rstrip("/") in ("/v1/models", "/models"):
-            self._send_json(200, {"object": "list", "data": [
-                {"id": owner.model, "object": "model", "created": 0, "owned_by": "gym-integrity"}]})
+            self._send_json(
+                200,
+                {
+                    "object": "list",
+                    "data": [{"id": owner.model, "object": "model", "created": 0, "owned_by": "gym-integrity"}],
+                },
+            )
         elif self.path.rstrip("/") in ("/health", "/v1/health"):
             self._send_json(200, {"status": "ok"})
         else:
@@ -127,8 +162,12 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = self.path.split("?")[0].rstrip("/")
-        kind = {"/v1/responses": "responses", "/responses": "responses",
-                "/v1/chat/completions": "chat", "/chat/completions": "chat"}.get(path)
+        kind = {
+            "/v1/responses": "responses",
+            "/responses": "responses",
+            "/v1/chat/completions": "chat",
+            "/chat/completions": "chat",
+        }.get(path)
         if kind is None or kind not in owner.apis:
             owner._record(RecordedRequest(path, None, "", "404", headers=self._header_dict()))
             self._error(404, f"no route {path}")
@@ -141,8 +180,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if kind == "responses" and body.get("stream"):
             owner._record(RecordedRequest(path, body, prompt, "400:stream", headers=self._header_dict()))
-            self._error(400, "stream=true is supported on /v1/chat/completions only (test server)",
-                        error_type="BadRequestError", param="stream")
+            self._error(
+                400,
+                "stream=true is supported on /v1/chat/completions only (test server)",
+                error_type="BadRequestError",
+                param="stream",
+            )
             return
         if not owner.native_tools and _wants_native_tools(body):
             owner._record(RecordedRequest(path, body, prompt, "400:tools", headers=self._header_dict()))
@@ -227,8 +270,9 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._complete(kind, body, prompt, _tool_call_text(name, arguments))
 
-    def _complete(self, kind: str, body: Any, prompt: str, text: str,
-                  tool_call: tuple[str, dict[str, Any]] | None = None) -> None:
+    def _complete(
+        self, kind: str, body: Any, prompt: str, text: str, tool_call: tuple[str, dict[str, Any]] | None = None
+    ) -> None:
         model = body.get("model") or self.server.owner.model
         arguments = json.dumps(tool_call[1], ensure_ascii=False) if tool_call else ""
         n_in = len(prompt.split())
@@ -237,20 +281,43 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "responses":
             output: list[dict[str, Any]]
             if tool_call:
-                output = [{"type": "function_call", "id": f"fc_{uuid.uuid4().hex[:16]}",
-                           "call_id": f"call_{uuid.uuid4().hex[:24]}", "name": tool_call[0],
-                           "arguments": arguments, "status": "completed"}]
+                output = [
+                    {
+                        "type": "function_call",
+                        "id": f"fc_{uuid.uuid4().hex[:16]}",
+                        "call_id": f"call_{uuid.uuid4().hex[:24]}",
+                        "name": tool_call[0],
+                        "arguments": arguments,
+                        "status": "completed",
+                    }
+                ]
             else:
-                output = [{"type": "message", "id": f"msg_{uuid.uuid4().hex[:16]}", "role": "assistant",
-                           "status": "completed",
-                           "content": [{"type": "output_text", "text": text, "annotations": []}]}]
+                output = [
+                    {
+                        "type": "message",
+                        "id": f"msg_{uuid.uuid4().hex[:16]}",
+                        "role": "assistant",
+                        "status": "completed",
+                        "content": [{"type": "output_text", "text": text, "annotations": []}],
+                    }
+                ]
             payload = {
-                "id": f"resp_{uuid.uuid4().hex[:16]}", "object": "response", "created_at": now, "model": model,
-                "status": "completed", "parallel_tool_calls": False, "tool_choice": "auto", "tools": [],
+                "id": f"resp_{uuid.uuid4().hex[:16]}",
+                "object": "response",
+                "created_at": now,
+                "model": model,
+                "status": "completed",
+                "parallel_tool_calls": False,
+                "tool_choice": "auto",
+                "tools": [],
                 "output": output,
-                "usage": {"input_tokens": n_in, "output_tokens": n_out, "total_tokens": n_in + n_out,
-                          "input_tokens_details": {"cached_tokens": 0},
-                          "output_tokens_details": {"reasoning_tokens": 0}},
+                "usage": {
+                    "input_tokens": n_in,
+                    "output_tokens": n_out,
+                    "total_tokens": n_in + n_out,
+                    "input_tokens_details": {"cached_tokens": 0},
+                    "output_tokens_details": {"reasoning_tokens": 0},
+                },
             }
         else:
             n = body.get("n")
@@ -258,18 +325,34 @@ class _Handler(BaseHTTPRequestHandler):
             choices = []
             for index in range(n):
                 if tool_call:
-                    message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [
-                        {"id": f"call_{uuid.uuid4().hex[:24]}", "type": "function",
-                         "function": {"name": tool_call[0], "arguments": arguments}}]}
+                    message: dict[str, Any] = {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": f"call_{uuid.uuid4().hex[:24]}",
+                                "type": "function",
+                                "function": {"name": tool_call[0], "arguments": arguments},
+                            }
+                        ],
+                    }
                 else:
                     message = {"role": "assistant", "content": text}
-                choices.append({"index": index, "message": message,
-                                "finish_reason": "tool_calls" if tool_call else "stop", "logprobs": None})
+                choices.append(
+                    {
+                        "index": index,
+                        "message": message,
+                        "finish_reason": "tool_calls" if tool_call else "stop",
+                        "logprobs": None,
+                    }
+                )
             payload = {
-                "id": f"chatcmpl-{uuid.uuid4().hex[:16]}", "object": "chat.completion", "created": now,
-                "model": model, "choices": choices,
-                "usage": {"prompt_tokens": n_in, "completion_tokens": n * n_out,
-                          "total_tokens": n_in + n * n_out},
+                "id": f"chatcmpl-{uuid.uuid4().hex[:16]}",
+                "object": "chat.completion",
+                "created": now,
+                "model": model,
+                "choices": choices,
+                "usage": {"prompt_tokens": n_in, "completion_tokens": n * n_out, "total_tokens": n_in + n * n_out},
             }
         if _streams(kind, body):
             self._send_events(sse_events(chat_chunks(payload, wants_usage(body))))
@@ -389,5 +472,3 @@ def write_policy(path: str | os.PathLike[str], mapping: Mapping[str, Any]) -> No
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
     os.replace(tmp, path)
-
-

@@ -36,14 +36,17 @@ def wants_usage(body: Any) -> bool:
 
 def chat_chunks(payload: dict[str, Any], include_usage: bool = False) -> list[dict[str, Any]]:
     """The chunks OpenAI streams for the whole ``chat.completion`` ``payload``."""
-    base = {"id": payload["id"], "object": "chat.completion.chunk", "created": payload["created"],
-            "model": payload["model"]}
+    base = {
+        "id": payload["id"],
+        "object": "chat.completion.chunk",
+        "created": payload["created"],
+        "model": payload["model"],
+    }
     if include_usage:
         base["usage"] = None
 
     def chunk(index: int, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-        return {**base, "choices": [{"index": index, "delta": delta, "logprobs": None,
-                                     "finish_reason": finish_reason}]}
+        return {**base, "choices": [{"index": index, "delta": delta, "logprobs": None, "finish_reason": finish_reason}]}
 
     chunks = []
     for choice in payload["choices"]:
@@ -52,12 +55,26 @@ def chat_chunks(payload: dict[str, Any], include_usage: bool = False) -> list[di
         chunks.extend(chunk(index, {"content": piece}) for piece in _PIECE_RE.findall(message.get("content") or ""))
         for position, call in enumerate(message.get("tool_calls") or []):
             function = call["function"]
-            chunks.append(chunk(index, {"tool_calls": [{"index": position, "id": call["id"], "type": call["type"],
-                                                        "function": {"name": function["name"], "arguments": ""}}]}))
+            chunks.append(
+                chunk(
+                    index,
+                    {
+                        "tool_calls": [
+                            {
+                                "index": position,
+                                "id": call["id"],
+                                "type": call["type"],
+                                "function": {"name": function["name"], "arguments": ""},
+                            }
+                        ]
+                    },
+                )
+            )
             arguments = function["arguments"]
-            chunks.extend(chunk(index, {"tool_calls": [{"index": position, "function": {"arguments": piece}}]})
-                          for piece in (arguments[i:i + _ARGUMENT_PIECE]
-                                        for i in range(0, len(arguments), _ARGUMENT_PIECE)))
+            chunks.extend(
+                chunk(index, {"tool_calls": [{"index": position, "function": {"arguments": piece}}]})
+                for piece in (arguments[i : i + _ARGUMENT_PIECE] for i in range(0, len(arguments), _ARGUMENT_PIECE))
+            )
         chunks.append(chunk(index, {}, choice["finish_reason"]))
     if include_usage:
         chunks.append({**base, "choices": [], "usage": payload["usage"]})
@@ -66,5 +83,6 @@ def chat_chunks(payload: dict[str, Any], include_usage: bool = False) -> list[di
 
 def sse_events(chunks: list[dict[str, Any]]) -> list[bytes]:
     """Each chunk as one ``data: {json}`` event, then ``data: [DONE]``."""
-    return [b"data: " + json.dumps(c, ensure_ascii=False).encode("utf-8") + b"\n\n" for c in chunks] + \
-        [b"data: [DONE]\n\n"]
+    return [b"data: " + json.dumps(c, ensure_ascii=False).encode("utf-8") + b"\n\n" for c in chunks] + [
+        b"data: [DONE]\n\n"
+    ]

@@ -12,13 +12,23 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any, Iterable, Mapping, Union
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from gym_integrity.grading.reader import last_tag_body
 
 __all__ = [
-    "stub_points", "leak_text", "quoted_secrets", "answer_text", "LEAK_KINDS", "HARMLESS_ERROR",
-    "check_policy", "policy_reply", "wrong_text", "POLICY_DEFAULT_REPLY", "WRONG_ANSWER",
+    "stub_points",
+    "leak_text",
+    "quoted_secrets",
+    "answer_text",
+    "LEAK_KINDS",
+    "HARMLESS_ERROR",
+    "check_policy",
+    "policy_reply",
+    "wrong_text",
+    "POLICY_DEFAULT_REPLY",
+    "WRONG_ANSWER",
 ]
 
 #: What ``leak:K`` quotes (see the module docstring).
@@ -42,7 +52,7 @@ _TAGGED = re.compile(r"<(problem|reference_solution|marking_scheme|proof)>.*?</\
 
 def _runs(text: str, n: int = 3) -> set[tuple[str, ...]]:
     tokens = [t.lower() for t in _TOKEN_RE.findall(text)]
-    return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
+    return {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
 
 
 def stub_points(prompt: str) -> tuple[int, str]:
@@ -80,9 +90,15 @@ def stub_points(prompt: str) -> tuple[int, str]:
     else:
         # Words of the statement or of the grader's own instructions (outside the tags) are not the scheme's: an
         # echo of the question and its instructions ("a complete, rigorous proof") has them.
-        stated = {w.lower() for w in _WORD_RE.findall((last_tag_body(prompt, "problem", ignore_case=True) or "")
-                                                      + " " + _TAGGED.sub(" ", prompt))}
-        wanted = {w.lower() for w in _WORD_RE.findall(last_tag_body(prompt, "marking_scheme", ignore_case=True) or "")} - stated
+        stated = {
+            w.lower()
+            for w in _WORD_RE.findall(
+                (last_tag_body(prompt, "problem", ignore_case=True) or "") + " " + _TAGGED.sub(" ", prompt)
+            )
+        }
+        wanted = {
+            w.lower() for w in _WORD_RE.findall(last_tag_body(prompt, "marking_scheme", ignore_case=True) or "")
+        } - stated
         used = wanted & {w.lower() for w in _WORD_RE.findall(proof)}
         kind = "marking-scheme keywords"
     if not wanted:
@@ -119,12 +135,14 @@ def leak_text(prompt: str, kind: str = "all") -> str:
             lines.extend(s.strip() for s in _SENTENCE_END_RE.split(text) if s.strip())
         if kind in ("all", "words"):
             words = text.split()
-            lines.extend(f"Gap near {' '.join(words[i:i + 3])} in the write-up." for i in range(len(words) - 2))
+            lines.extend(f"Gap near {' '.join(words[i : i + 3])} in the write-up." for i in range(len(words) - 2))
         if kind in ("all", "formulas"):
             lines.extend(f"Key formula: {span}" for span in _MATH_SPAN_RE.findall(text))
     errors = "\n".join(lines)
-    return (f"<assessment>Test judge (misbehaving on purpose): it quotes the texts it was told to keep "
-            f"secret.</assessment>\n<errors>{errors}</errors>\n<score>3</score>")
+    return (
+        f"<assessment>Test judge (misbehaving on purpose): it quotes the texts it was told to keep "
+        f"secret.</assessment>\n<errors>{errors}</errors>\n<score>3</score>"
+    )
 
 
 def quoted_secrets(feedback: str, hidden: Iterable[str], shown: str = "") -> list[str]:
@@ -147,7 +165,7 @@ def quoted_secrets(feedback: str, hidden: Iterable[str], shown: str = "") -> lis
 
     def runs(text: str) -> set[tuple[str, ...]]:
         w = words(text)
-        return {tuple(w[i:i + LEAK_RUN]) for i in range(len(w) - LEAK_RUN + 1)}
+        return {tuple(w[i : i + LEAK_RUN]) for i in range(len(w) - LEAK_RUN + 1)}
 
     def compact(text: str) -> str:
         return re.sub(r"[\s{}$]", "", unicodedata.normalize("NFKC", text).casefold())
@@ -161,8 +179,11 @@ def quoted_secrets(feedback: str, hidden: Iterable[str], shown: str = "") -> lis
             inner = span.strip("$")
             if inner.startswith(("\\(", "\\[")):
                 inner = inner[2:-2]
-            if (len(re.findall(r"\\[A-Za-z]+|[^\s{}$\\]", inner)) >= MIN_FORMULA_SYMBOLS
-                    and compact(inner) in compact(feedback) and compact(inner) not in compact(shown)):
+            if (
+                len(re.findall(r"\\[A-Za-z]+|[^\s{}$\\]", inner)) >= MIN_FORMULA_SYMBOLS
+                and compact(inner) in compact(feedback)
+                and compact(inner) not in compact(shown)
+            ):
                 found.append(inner.strip())
     return found
 
@@ -185,7 +206,7 @@ POLICY_DEFAULT_REPLY = "I don't know."
 WRONG_ANSWER = "-7"
 
 #: One scripted reply: assistant text, or a tool call ``{"tool": name, "arguments": {...}}``.
-PolicyReply = Union[str, Mapping[str, Any]]
+PolicyReply = str | Mapping[str, Any]
 
 
 def check_policy(mapping: Any) -> dict[str, Any]:
@@ -221,15 +242,16 @@ def _check_reply(reply: Any, where: str) -> None:
     if isinstance(reply, str):
         return
     if not isinstance(reply, Mapping):
-        raise ValueError(f"{where}: a reply is a string or {{\"tool\": ..., \"arguments\": {{...}}}}, "
-                         f"got {type(reply).__name__}")
+        raise ValueError(
+            f'{where}: a reply is a string or {{"tool": ..., "arguments": {{...}}}}, got {type(reply).__name__}'
+        )
     if not isinstance(reply.get("tool"), str) or not reply["tool"]:
-        raise ValueError(f"{where}: a tool call needs \"tool\": a non-empty string")
+        raise ValueError(f'{where}: a tool call needs "tool": a non-empty string')
     if not isinstance(reply.get("arguments", {}), Mapping):
-        raise ValueError(f"{where}: \"arguments\" must be an object")
+        raise ValueError(f'{where}: "arguments" must be an object')
     extra = set(reply) - {"tool", "arguments"}
     if extra:
-        raise ValueError(f"{where}: unknown keys {sorted(extra)} (a tool call holds \"tool\" and \"arguments\")")
+        raise ValueError(f'{where}: unknown keys {sorted(extra)} (a tool call holds "tool" and "arguments")')
 
 
 def policy_reply(mapping: Mapping[str, Any], first_user: str, n_assistant: int) -> PolicyReply:
@@ -265,9 +287,10 @@ def wrong_text(tool_call: bool = False) -> str:
     >>> extract_answer(wrong_text(), "tag").answer, extract_answer(wrong_text(), "boxed").answer
     ('-7', '-7')
     """
-    text = (f"Test policy (deterministic, wrong on purpose): the answer is \\boxed{{{WRONG_ANSWER}}}.\n"
-            f"<answer>{WRONG_ANSWER}</answer>")
+    text = (
+        f"Test policy (deterministic, wrong on purpose): the answer is \\boxed{{{WRONG_ANSWER}}}.\n"
+        f"<answer>{WRONG_ANSWER}</answer>"
+    )
     if tool_call:
-        text += ('\n<tool_call>{"name": "submit_answer", "arguments": {"answer": "' + WRONG_ANSWER
-                 + '"}}</tool_call>')
+        text += '\n<tool_call>{"name": "submit_answer", "arguments": {"answer": "' + WRONG_ANSWER + '"}}</tool_call>'
     return text

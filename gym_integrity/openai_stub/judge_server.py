@@ -108,6 +108,7 @@ The answers' texts (stub, leak, the tests' quote check) live in
 server plays both roles (judge and policy) on one request path: the script queue, the faults,
 the latency and the recording are shared.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -115,22 +116,53 @@ import collections
 import os
 import threading
 import time
+from collections.abc import Iterable
 from http.server import ThreadingHTTPServer
-from typing import Any, Iterable
+from typing import Any
 
-from gym_integrity.openai_stub.chat_handler import (MODES, POLICY_MODES, RecordedRequest, _conversation_of, _Handler,
-                                                _PolicyError, _PolicyFile, write_policy)
-from gym_integrity.openai_stub.judge_answers import (HARMLESS_ERROR, LEAK_KINDS, POLICY_DEFAULT_REPLY, WRONG_ANSWER,
-                                                 PolicyReply, leak_text, policy_reply, quoted_secrets, stub_points)
+from gym_integrity.openai_stub.chat_handler import (
+    MODES,
+    POLICY_MODES,
+    RecordedRequest,
+    _conversation_of,
+    _Handler,
+    _PolicyError,
+    _PolicyFile,
+    write_policy,
+)
+from gym_integrity.openai_stub.judge_answers import (
+    HARMLESS_ERROR,
+    LEAK_KINDS,
+    POLICY_DEFAULT_REPLY,
+    WRONG_ANSWER,
+    PolicyReply,
+    leak_text,
+    policy_reply,
+    quoted_secrets,
+    stub_points,
+)
 
-__all__ = ["JudgeServer", "RecordedRequest", "stub_points", "leak_text", "quoted_secrets", "MODES", "LEAK_KINDS",
-           "HARMLESS_ERROR", "POLICY_MODES", "POLICY_DEFAULT_REPLY", "WRONG_ANSWER", "write_policy", "main"]
+__all__ = [
+    "JudgeServer",
+    "RecordedRequest",
+    "stub_points",
+    "leak_text",
+    "quoted_secrets",
+    "MODES",
+    "LEAK_KINDS",
+    "HARMLESS_ERROR",
+    "POLICY_MODES",
+    "POLICY_DEFAULT_REPLY",
+    "WRONG_ANSWER",
+    "write_policy",
+    "main",
+]
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 2048  # a training step connects 1,024 at once; a full backlog drops SYNs (resent after 1 s)
-    owner: "JudgeServer"
+    owner: JudgeServer
 
 
 class JudgeServer:
@@ -203,15 +235,19 @@ class JudgeServer:
             raise RuntimeError("JudgeServer is not started")
         return f"http://{self.host}:{self.port}/v1"
 
-    def start(self) -> "JudgeServer":
+    def start(self) -> JudgeServer:
         if self._httpd is not None:
             return self
         self._stopping.clear()
         self._httpd = _Server((self.host, self.port), _Handler)
         self._httpd.owner = self
         self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name=f"judge-server-{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"judge-server-{self.port}",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -225,7 +261,7 @@ class JudgeServer:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def __enter__(self) -> "JudgeServer":
+    def __enter__(self) -> JudgeServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -253,7 +289,7 @@ class JudgeServer:
         """Answer the ``policy`` mode from another file (read at the next request)."""
         self._policy = _PolicyFile(path)
 
-    def script(self, *behaviours: str) -> "JudgeServer":
+    def script(self, *behaviours: str) -> JudgeServer:
         """Queue behaviours for the next requests, one each (then the default mode).
 
         The queue is shared by all connections, taken in order of arrival:
@@ -341,24 +377,44 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--mode", default="stub", help=f"default behaviour: one of {MODES} (score:N, hang:S)")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before every answer")
-    parser.add_argument("--max-concurrent", type=int, default=None,
-                        help="answer at most this many requests at once; later ones wait (default: no bound)")
+    parser.add_argument(
+        "--max-concurrent",
+        type=int,
+        default=None,
+        help="answer at most this many requests at once; later ones wait (default: no bound)",
+    )
     parser.add_argument("--hang", type=float, default=30.0, help="seconds a 'hang' waits before answering")
     parser.add_argument("--model", default="test-judge")
-    parser.add_argument("--policy-file", default=None,
-                        help="JSON mapping (substring of the first user message -> reply or list of replies) "
-                             "for --mode policy; re-read when it changes")
-    parser.add_argument("--no-native-tools", dest="native_tools", action="store_false",
-                        help="answer requests carrying 'tools' with HTTP 400 (vLLM without --enable-auto-tool-choice)")
-    parser.add_argument("--script", default="",
-                        help="comma-separated behaviours for the first requests, e.g. '500,429:1', then --mode")
+    parser.add_argument(
+        "--policy-file",
+        default=None,
+        help="JSON mapping (substring of the first user message -> reply or list of replies) "
+        "for --mode policy; re-read when it changes",
+    )
+    parser.add_argument(
+        "--no-native-tools",
+        dest="native_tools",
+        action="store_false",
+        help="answer requests carrying 'tools' with HTTP 400 (vLLM without --enable-auto-tool-choice)",
+    )
+    parser.add_argument(
+        "--script", default="", help="comma-separated behaviours for the first requests, e.g. '500,429:1', then --mode"
+    )
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
     try:
-        server = JudgeServer(args.mode, host=args.host, port=args.port, latency_s=args.latency,
-                             max_concurrent=args.max_concurrent, hang_s=args.hang,
-                             model=args.model, verbose=args.verbose, policy_file=args.policy_file,
-                             native_tools=args.native_tools)
+        server = JudgeServer(
+            args.mode,
+            host=args.host,
+            port=args.port,
+            latency_s=args.latency,
+            max_concurrent=args.max_concurrent,
+            hang_s=args.hang,
+            model=args.model,
+            verbose=args.verbose,
+            policy_file=args.policy_file,
+            native_tools=args.native_tools,
+        )
         server.script(*[b.strip() for b in args.script.split(",") if b.strip()])
         if args.mode == "policy":
             if not args.policy_file:

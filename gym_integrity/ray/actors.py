@@ -4,15 +4,24 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import gymnasium as gym
 from gymnasium.vector import AutoresetMode
 
 from gym_integrity.vector import SubStep, step_sub_env, zero_frozen_rewards
 
-__all__ = ["DEFAULT_STEP_TIMEOUT_S", "require_ray", "ActorHost", "ActorFault", "actor_class", "fault_types", "gather",
-           "node_grading_pools"]
+__all__ = [
+    "DEFAULT_STEP_TIMEOUT_S",
+    "require_ray",
+    "ActorHost",
+    "ActorFault",
+    "actor_class",
+    "fault_types",
+    "gather",
+    "node_grading_pools",
+]
 
 #: Longest a sub-env's reset or step may take before its actor is killed and the step is a no-verdict: above a
 #: judge's worst case (its request deadline times its retries), far below "forever".
@@ -26,9 +35,12 @@ def require_ray() -> Any:
     except ImportError:
         raise ImportError(_INSTALL) from None
     if not ray.is_initialized():
-        raise RuntimeError("gym_integrity.ray: call ray.init(...) first (ray.init() for a local Ray, "
-                           "ray.init(address='auto') on a cluster)")
+        raise RuntimeError(
+            "gym_integrity.ray: call ray.init(...) first (ray.init() for a local Ray, "
+            "ray.init(address='auto') on a cluster)"
+        )
     return ray
+
 
 class _EnvHost:
     """The actor's body: ``count`` envs ``gym.make(id, **kwargs)`` (frozen steps paying 0.0), called per slot.
@@ -55,16 +67,24 @@ class _EnvHost:
         import ray
 
         env = self.envs[0]
-        return env.observation_space, env.action_space, env.metadata, env.spec, \
-            ray.get_runtime_context().get_node_id(), os.getpid()
+        return (
+            env.observation_space,
+            env.action_space,
+            env.metadata,
+            env.spec,
+            ray.get_runtime_context().get_node_id(),
+            os.getpid(),
+        )
 
     def reset(self, shares: list[tuple[int, int | None, dict[str, Any] | None]]) -> list[tuple[Any, dict[str, Any]]]:
-        return self._each([lambda s=s, seed=seed, o=o: self.envs[s].reset(seed=seed, options=o)
-                           for s, seed, o in shares])
+        return self._each(
+            [lambda s=s, seed=seed, o=o: self.envs[s].reset(seed=seed, options=o) for s, seed, o in shares]
+        )
 
     def step(self, shares: list[tuple[int, Any, bool]], autoreset_mode: AutoresetMode) -> list[SubStep]:
-        return self._each([lambda s=s, a=a, r=r: step_sub_env(self.envs[s], autoreset_mode, r, a)
-                           for s, a, r in shares])
+        return self._each(
+            [lambda s=s, a=a, r=r: step_sub_env(self.envs[s], autoreset_mode, r, a) for s, a, r in shares]
+        )
 
     def call(self, slots: list[int], name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         def one(env: gym.Env) -> Any:
@@ -87,8 +107,16 @@ def actor_class(ray: Any) -> Any:
 class ActorHost:
     """One actor and the ``count`` sub-envs (slots) it holds; builds its replacement when it dies."""
 
-    def __init__(self, ray: Any, env_id: str, env_kwargs: Mapping[str, Any], count: int,
-                 actor_options: Mapping[str, Any], step_timeout_s: float, actor: Any = None) -> None:
+    def __init__(
+        self,
+        ray: Any,
+        env_id: str,
+        env_kwargs: Mapping[str, Any],
+        count: int,
+        actor_options: Mapping[str, Any],
+        step_timeout_s: float,
+        actor: Any = None,
+    ) -> None:
         self._ray, self.env_id, self.env_kwargs, self.count = ray, env_id, dict(env_kwargs), count
         self.actor_options, self.step_timeout_s = dict(actor_options), step_timeout_s
         self.actor = actor if actor is not None else self._new_actor()
@@ -107,8 +135,9 @@ class ActorHost:
         return actor_class(self._ray).options(**self.actor_options).remote(self.env_id, self.env_kwargs, self.count)
 
     def call(self, method: str, *args: Any) -> Any:
-        return gather(self._ray, {self: getattr(self.actor, method).remote(*args)}, self.step_timeout_s,
-                       raise_faults=True)[self]
+        return gather(
+            self._ray, {self: getattr(self.actor, method).remote(*args)}, self.step_timeout_s, raise_faults=True
+        )[self]
 
     def replace(self) -> None:
         try:
@@ -121,7 +150,9 @@ class ActorHost:
 
     def fault_cause(self, fault: BaseException) -> str:
         if isinstance(fault, self._ray.exceptions.GetTimeoutError):
-            return f"the env's Ray actor (pid {self.pid}) did not answer within {self.step_timeout_s:g} s and was killed"
+            return (
+                f"the env's Ray actor (pid {self.pid}) did not answer within {self.step_timeout_s:g} s and was killed"
+            )
         return f"the env's Ray actor (pid {self.pid}) died mid-step: {type(fault).__name__}"
 
     def close(self) -> None:
@@ -147,11 +178,19 @@ class ActorFault:
 
 def fault_types(ray: Any) -> tuple[type[BaseException], ...]:
     errors = ray.exceptions
-    return (errors.RayActorError, errors.GetTimeoutError, errors.ObjectLostError, errors.OwnerDiedError,
-            errors.WorkerCrashedError, errors.NodeDiedError)
+    return (
+        errors.RayActorError,
+        errors.GetTimeoutError,
+        errors.ObjectLostError,
+        errors.OwnerDiedError,
+        errors.WorkerCrashedError,
+        errors.NodeDiedError,
+    )
 
 
-def gather(ray: Any, refs: Mapping[ActorHost, Any], timeout_s: float, raise_faults: bool = False) -> dict[ActorHost, Any]:
+def gather(
+    ray: Any, refs: Mapping[ActorHost, Any], timeout_s: float, raise_faults: bool = False
+) -> dict[ActorHost, Any]:
     """Each host's result, waited for together up to ``timeout_s``: a :class:`ActorFault` for a dead or silent actor.
 
     An error the env itself raised (a bad action) is re-raised as it is, after
@@ -185,6 +224,7 @@ def gather(ray: Any, refs: Mapping[ActorHost, Any], timeout_s: float, raise_faul
         raise env_error from None
     return results
 
+
 class _NodePool:
     """One node's grading pool owner: builds the env once, so the node's machine-wide pools start and stay up."""
 
@@ -213,8 +253,11 @@ def node_grading_pools(node_ids: Sequence[str], env_id: str, env_kwargs: Mapping
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     owner = ray.remote(_NodePool)
-    pools = {node: owner.options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
-             .remote(env_id, env_kwargs) for node in node_ids}
+    pools = {
+        node: owner.options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(
+            env_id, env_kwargs
+        )
+        for node in node_ids
+    }
     ray.get([actor.node_id.remote() for actor in pools.values()])  # built, on their nodes
     return pools
-

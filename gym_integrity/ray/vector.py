@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import gymnasium as gym
 from gymnasium.vector import AutoresetMode
 
 from gym_integrity.checks import check_int, check_number, check_type
 from gym_integrity.protocol import Grade, Verdict, grade_info
+from gym_integrity.ray.actors import (
+    DEFAULT_STEP_TIMEOUT_S,
+    ActorFault,
+    ActorHost,
+    actor_class,
+    gather,
+    node_grading_pools,
+    require_ray,
+)
 from gym_integrity.registration import check_registered
-from gym_integrity.ray.actors import (DEFAULT_STEP_TIMEOUT_S, ActorFault, ActorHost, actor_class, gather,
-                                     node_grading_pools, require_ray)
 from gym_integrity.vector import SubStep, ThreadedVectorEnv, check_autoreset_mode
 
 __all__ = ["ActorEnv", "RayVectorEnv", "make_ray_vec"]
@@ -64,8 +72,12 @@ class ActorEnv(gym.Env):
         """Its actor died: the no-verdict transition this sub-env gives next (same keys and types as a step's)."""
         if self._dead is not None:
             return
-        integrity = {**self._integrity, "steps": int(self._integrity.get("steps", 0)) + 1, "frozen": False,
-                     "actor_replaced": True}
+        integrity = {
+            **self._integrity,
+            "steps": int(self._integrity.get("steps", 0)) + 1,
+            "frozen": False,
+            "actor_replaced": True,
+        }
         info = grade_info(self._problem_id, Grade(Verdict.GRADER_ERROR, cause=cause), integrity=integrity)
         self._dead = ((self._last_obs, 0.0, False, True, info), False)
 
@@ -104,8 +116,12 @@ def _lose_host(proxies: Sequence[ActorEnv], host: ActorHost, fault: ActorFault) 
     host.replace()
 
 
-def _reset_batch(proxies: Sequence[ActorEnv], seeds: Sequence[int | None],
-                 options: dict[str, Any] | None, indices: Sequence[int] | None = None) -> list[tuple[Any, dict[str, Any]]]:
+def _reset_batch(
+    proxies: Sequence[ActorEnv],
+    seeds: Sequence[int | None],
+    options: dict[str, Any] | None,
+    indices: Sequence[int] | None = None,
+) -> list[tuple[Any, dict[str, Any]]]:
     """Reset ``proxies[indices]`` with one call per actor; ``(obs, info)`` in ``indices`` order.
 
     An actor that dies is replaced and asked once more (a second failure is the
@@ -130,8 +146,9 @@ def _reset_batch(proxies: Sequence[ActorEnv], seeds: Sequence[int | None],
     return [out[i] for i in indices]
 
 
-def _step_batch(proxies: Sequence[ActorEnv], actions: Sequence[Any], autoreset_mode: AutoresetMode,
-                needs_reset: Sequence[bool]) -> list[SubStep]:
+def _step_batch(
+    proxies: Sequence[ActorEnv], actions: Sequence[Any], autoreset_mode: AutoresetMode, needs_reset: Sequence[bool]
+) -> list[SubStep]:
     """Every proxy's share of a batch step, with one call per actor; in proxy order (see module doc for faults)."""
     ray = proxies[0].host._ray
     # Only NEXT_STEP resets a sub-env that ended on the previous step (step_sub_env's rule).
@@ -144,9 +161,12 @@ def _step_batch(proxies: Sequence[ActorEnv], actions: Sequence[Any], autoreset_m
         else:
             remote.append(i)
     groups = _by_host(proxies, remote)
-    refs = {host: host.actor.step.remote([(proxies[i].slot, actions[i], bool(needs_reset[i])) for i in members],
-                                         autoreset_mode)
-            for host, members in groups.items()}
+    refs = {
+        host: host.actor.step.remote(
+            [(proxies[i].slot, actions[i], bool(needs_reset[i])) for i in members], autoreset_mode
+        )
+        for host, members in groups.items()
+    }
     results = gather(ray, refs, proxies[0].host.step_timeout_s) if refs else {}
     for host, members in groups.items():
         result = results[host]
@@ -192,8 +212,9 @@ class RayVectorEnv(ThreadedVectorEnv):
     def __repr__(self) -> str:
         return f"RayVectorEnv({self.envs[0].host.env_id}, num_envs={self.num_envs})" if self.envs else "RayVectorEnv()"
 
-    def _reset_sub_envs(self, indices: list[int], seeds: list[int | None],
-                        options: dict[str, Any] | None) -> list[tuple[Any, dict[str, Any]]]:
+    def _reset_sub_envs(
+        self, indices: list[int], seeds: list[int | None], options: dict[str, Any] | None
+    ) -> list[tuple[Any, dict[str, Any]]]:
         return _reset_batch(self.envs, seeds, options, indices)
 
     def _step_sub_envs(self, actions: list[Any]) -> list[SubStep]:
@@ -203,8 +224,10 @@ class RayVectorEnv(ThreadedVectorEnv):
         """``name`` of each sub-env's stacked env, called with the arguments if callable, run on the actors."""
         self._check_open("call")
         groups = _by_host(self.envs, range(self.num_envs))
-        refs = {host: host.actor.call.remote([self.envs[i].slot for i in members], name, args, kwargs)
-                for host, members in groups.items()}
+        refs = {
+            host: host.actor.call.remote([self.envs[i].slot for i in members], name, args, kwargs)
+            for host, members in groups.items()
+        }
         results = gather(self.envs[0].host._ray, refs, self.envs[0].host.step_timeout_s)
         faults = [(host, result) for host, result in results.items() if isinstance(result, ActorFault)]
         for host, fault in faults:  # as in a step: its sub-envs owe the no-verdict, and a fresh actor replaces it
@@ -267,17 +290,19 @@ def make_ray_vec(
     # The options are checked here, once, with the env's own error (an actor that fails to build would only
     # say that it died).
     gym.make(env_id, **env_kwargs).close()
-    options = {"num_cpus": 0, "scheduling_strategy": "SPREAD",
-               **dict(check_type("make_ray_vec actor_options", actor_options or {}, Mapping, "a dict of Ray actor options"))}
+    options = {
+        "num_cpus": 0,
+        "scheduling_strategy": "SPREAD",
+        **dict(check_type("make_ray_vec actor_options", actor_options or {}, Mapping, "a dict of Ray actor options")),
+    }
     remote_class = actor_class(ray)
     counts = [min(envs_per_actor, num_envs - start) for start in range(0, num_envs, envs_per_actor)]
     actors = [remote_class.options(**options).remote(env_id, env_kwargs, count) for count in counts]  # all at once
-    hosts = [ActorHost(ray, env_id, env_kwargs, count, options, step_timeout_s, actor=a) for a, count in zip(actors, counts)]
+    hosts = [
+        ActorHost(ray, env_id, env_kwargs, count, options, step_timeout_s, actor=a) for a, count in zip(actors, counts)
+    ]
     proxies = iter([ActorEnv(host, slot) for host in hosts for slot in range(host.count)])
-    envs = RayVectorEnv([lambda: next(proxies) for _ in range(num_envs)], autoreset_mode=autoreset_mode,
-                        max_workers=1)
+    envs = RayVectorEnv([lambda: next(proxies) for _ in range(num_envs)], autoreset_mode=autoreset_mode, max_workers=1)
     if grading_pools:
         envs.grading_pools = node_grading_pools(sorted({host.node_id for host in hosts}), env_id, env_kwargs)
     return envs
-
-

@@ -45,9 +45,11 @@ class EnvBatch:
             mode = env.metadata.get("autoreset_mode")
             if type(env) is SyncVectorEnv and mode == AutoresetMode.DISABLED:
                 # Gymnasium's sync env asserts on a step of an ended sub-env, and a multi-turn batch must step it.
-                raise ValueError("rollout: gym.make_vec(..., vectorization_mode='sync') needs its default "
-                                 "autoreset_mode ('NextStep'); 'Disabled' cannot step a batch whose sub-envs end "
-                                 "at different turns (use make_threaded_vec(..., autoreset_mode='Disabled'))")
+                raise ValueError(
+                    "rollout: gym.make_vec(..., vectorization_mode='sync') needs its default "
+                    "autoreset_mode ('NextStep'); 'Disabled' cannot step a batch whose sub-envs end "
+                    "at different turns (use make_threaded_vec(..., autoreset_mode='Disabled'))"
+                )
 
     def spec(self) -> Any:
         """The (first) sub-env's ``EnvSpec``: its id and the options it was made with, for provenance."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Any, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from gym_integrity.checks import check_int, check_str
 from gym_integrity.rollout.batch import EnvBatch, as_batch
@@ -41,8 +42,9 @@ class Rollout:
     ``wanting()`` -> policy -> ``give()`` -> ``step()`` until ``done``.
     """
 
-    def __init__(self, envs: EnvBatch, seeds: Sequence[int | None], *, system_prompt: str | None = None,
-                 first_index: int = 0) -> None:
+    def __init__(
+        self, envs: EnvBatch, seeds: Sequence[int | None], *, system_prompt: str | None = None, first_index: int = 0
+    ) -> None:
         self.envs = envs
         if len(seeds) != envs.size:
             raise ValueError(f"rollout: {len(seeds)} seeds for {envs.size} sub-envs; give one seed per sub-env")
@@ -52,9 +54,13 @@ class Rollout:
         provenance = Provenance(spec.id, spec.kwargs) if spec is not None else None
         self.conversations = []
         for i, (obs, info) in enumerate(zip(observations, infos)):
-            episode = Episode(index=first_index + i, seed=seeds[i], problem_id=info.get("problem_id"),
-                              dataset=info.get("dataset"),
-                              provenance=provenance.of(seeds[i], info.get("problem_id")) if provenance else {})
+            episode = Episode(
+                index=first_index + i,
+                seed=seeds[i],
+                problem_id=info.get("problem_id"),
+                dataset=info.get("dataset"),
+                provenance=provenance.of(seeds[i], info.get("problem_id")) if provenance else {},
+            )
             self.conversations.append(Conversation(episode, obs, tools[i], system_prompt))
 
     @property
@@ -73,8 +79,9 @@ class Rollout:
             return
         completions = list(completions)
         if len(completions) != len(indices):
-            raise ValueError(f"rollout: the policy returned {len(completions)} completions for "
-                             f"{len(indices)} conversations")
+            raise ValueError(
+                f"rollout: the policy returned {len(completions)} completions for {len(indices)} conversations"
+            )
         for i, completion in zip(indices, completions):
             if isinstance(completion, BaseException):
                 self.conversations[i].fail(*policy_error_kind(completion))
@@ -120,12 +127,14 @@ def _seed_list(envs: EnvBatch, seeds: Any) -> list[int | None]:
 
 def _check_policy(policy: Any) -> None:
     if not callable(policy):
-        raise TypeError(f"collect: policy must be a callable (conversations -> completions), got "
-                        f"{type(policy).__name__}")
+        raise TypeError(
+            f"collect: policy must be a callable (conversations -> completions), got {type(policy).__name__}"
+        )
 
 
-def collect(env: Any, policy: Callable[..., Any], seeds: Any = None, *, system_prompt: str | None = None,
-            max_turns: int = 1000) -> list[Episode]:
+def collect(
+    env: Any, policy: Callable[..., Any], seeds: Any = None, *, system_prompt: str | None = None, max_turns: int = 1000
+) -> list[Episode]:
     """Play one episode per sub-env of ``env`` (a vector env, or a single env for one seed) with ``policy``.
 
     ``seeds``: one per sub-env (equal seeds form a GRPO group), an int (``s,
@@ -151,7 +160,7 @@ def collect(env: Any, policy: Callable[..., Any], seeds: Any = None, *, system_p
     try:
         episodes: list[Episode] = []
         for start in range(0, len(seed_list), batch.size) if not batch.vector else [0]:
-            chunk = seed_list[start:start + batch.size] if not batch.vector else seed_list
+            chunk = seed_list[start : start + batch.size] if not batch.vector else seed_list
             rollout = Rollout(batch, chunk, system_prompt=system_prompt, first_index=start)
             for _ in range(max_turns):
                 if rollout.done:
@@ -159,8 +168,9 @@ def collect(env: Any, policy: Callable[..., Any], seeds: Any = None, *, system_p
                 wanting = rollout.wanting()
                 if wanting:
                     try:
-                        result = policy([rollout.conversations[i].messages for i in wanting],
-                                        **_tools_kwargs(rollout, wanting))
+                        result = policy(
+                            [rollout.conversations[i].messages for i in wanting], **_tools_kwargs(rollout, wanting)
+                        )
                         if inspect.isawaitable(result):
                             loop = loop or asyncio.new_event_loop()
                             result = loop.run_until_complete(result)
@@ -175,23 +185,28 @@ def collect(env: Any, policy: Callable[..., Any], seeds: Any = None, *, system_p
             loop.close()
 
 
-async def acollect(env: Any, policy: Callable[..., Any], seeds: Any = None, *, system_prompt: str | None = None,
-                   max_turns: int = 1000) -> list[Episode]:
+async def acollect(
+    env: Any, policy: Callable[..., Any], seeds: Any = None, *, system_prompt: str | None = None, max_turns: int = 1000
+) -> list[Episode]:
     """:func:`collect` from async code: env calls run in a thread, so grading never blocks the event loop."""
     _check_policy(policy)
     batch = as_batch(env)
     seed_list = _seed_list(batch, seeds)
     episodes: list[Episode] = []
     for start in range(0, len(seed_list), batch.size) if not batch.vector else [0]:
-        chunk = seed_list[start:start + batch.size] if not batch.vector else seed_list
+        chunk = seed_list[start : start + batch.size] if not batch.vector else seed_list
         rollout = await asyncio.to_thread(Rollout, batch, chunk, system_prompt=system_prompt, first_index=start)
         await drive(rollout, policy, max_turns)
         episodes.extend(rollout.episodes())
     return episodes
 
 
-async def drive(rollout: Rollout, policy: Callable[..., Awaitable[Any] | Any], max_turns: int = 1000,
-                call: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None) -> None:
+async def drive(
+    rollout: Rollout,
+    policy: Callable[..., Awaitable[Any] | Any],
+    max_turns: int = 1000,
+    call: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None,
+) -> None:
     """Play ``rollout`` to its end with ``policy``; ``call(fn)`` runs an env call off the loop (default a thread)."""
     run = call or (lambda fn: asyncio.to_thread(fn))
     for _ in range(max_turns):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from gym_integrity.protocol import TrainerAction
 
@@ -35,9 +36,17 @@ def as_completion(value: Any) -> Completion:
             raise TypeError(f"a completion dict takes {sorted(Completion.__dataclass_fields__)}, got {sorted(unknown)}")
         return Completion(**value)
     if hasattr(value, "content") and hasattr(value, "tool_calls"):  # endpoint.ChatReply
-        return Completion(value.content, list(value.tool_calls), value.completion_tokens, value.prompt_tokens,
-                          value.latency_s, value.truncated)
-    raise TypeError(f"a policy must return, per conversation, a str, a Completion or a dict; got {type(value).__name__}")
+        return Completion(
+            value.content,
+            list(value.tool_calls),
+            value.completion_tokens,
+            value.prompt_tokens,
+            value.latency_s,
+            value.truncated,
+        )
+    raise TypeError(
+        f"a policy must return, per conversation, a str, a Completion or a dict; got {type(value).__name__}"
+    )
 
 
 @dataclass
@@ -87,12 +96,25 @@ class Episode:
     def to_record(self) -> dict[str, Any]:
         """One JSON line for a results file that ``gym-integrity regrade`` reads back (docs/regrade.md)."""
         provenance = self.provenance
-        return {"env_id": provenance.get("env_id"), "env_kwargs": provenance.get("env_kwargs"), "seed": self.seed,
-                "problem_id": self.problem_id, "dataset": self.dataset, "messages": self.messages,
-                "turn_tokens": self.turn_tokens, "reward": self.reward, "return": self.return_,
-                "verdict": self.verdict, "no_verdict": self.no_verdict, "cause": self.cause, "steps": self.steps,
-                "terminated": self.terminated, "truncated": self.truncated,
-                "policy_error": self.error[0] if self.error else None, "provenance": provenance}
+        return {
+            "env_id": provenance.get("env_id"),
+            "env_kwargs": provenance.get("env_kwargs"),
+            "seed": self.seed,
+            "problem_id": self.problem_id,
+            "dataset": self.dataset,
+            "messages": self.messages,
+            "turn_tokens": self.turn_tokens,
+            "reward": self.reward,
+            "return": self.return_,
+            "verdict": self.verdict,
+            "no_verdict": self.no_verdict,
+            "cause": self.cause,
+            "steps": self.steps,
+            "terminated": self.terminated,
+            "truncated": self.truncated,
+            "policy_error": self.error[0] if self.error else None,
+            "provenance": provenance,
+        }
 
 
 def _tool_message(call: Mapping[str, str], observation: str) -> dict[str, Any]:
@@ -108,8 +130,9 @@ class Conversation:
     count. :meth:`observe` records a step's outcome and the next message.
     """
 
-    def __init__(self, episode: Episode, observation: str, tools: list[dict[str, Any]] | None,
-                 system_prompt: str | None = None) -> None:
+    def __init__(
+        self, episode: Episode, observation: str, tools: list[dict[str, Any]] | None, system_prompt: str | None = None
+    ) -> None:
         self.episode = episode
         self.tools = tools or None
         self.pending: list[tuple[Any, Mapping[str, str] | None]] = []
@@ -138,9 +161,20 @@ class Conversation:
         episode.completion_tokens += tokens
         episode.turn_tokens.append(tokens)
         if completion.tool_calls and self.tools:
-            episode.messages.append({"role": "assistant", "content": completion.text or None, "tool_calls": [
-                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-                for c in completion.tool_calls]})
+            episode.messages.append(
+                {
+                    "role": "assistant",
+                    "content": completion.text or None,
+                    "tool_calls": [
+                        {
+                            "id": c["id"],
+                            "type": "function",
+                            "function": {"name": c["name"], "arguments": c["arguments"]},
+                        }
+                        for c in completion.tool_calls
+                    ],
+                }
+            )
             self.pending = [({"tool": c["name"], "arguments": c["arguments"]}, c) for c in completion.tool_calls]
         else:
             episode.messages.append({"role": "assistant", "content": completion.text})
@@ -149,8 +183,15 @@ class Conversation:
     def next_action(self) -> tuple[Any, Mapping[str, str] | None]:
         return self.pending.pop(0)
 
-    def observe(self, call: Mapping[str, str] | None, observation: str, reward: float, terminated: bool,
-                truncated: bool, info: Mapping[str, Any]) -> None:
+    def observe(
+        self,
+        call: Mapping[str, str] | None,
+        observation: str,
+        reward: float,
+        terminated: bool,
+        truncated: bool,
+        info: Mapping[str, Any],
+    ) -> None:
         episode = self.episode
         episode.return_ += float(reward)
         episode.reward = float(reward)

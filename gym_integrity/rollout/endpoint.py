@@ -47,9 +47,21 @@ class ChatClient:
     :class:`PolicyError`; a 4xx other than 429 is raised at once.
     """
 
-    def __init__(self, base_url: str, model: str, api_key: str | None, *, temperature: float | None,
-                 max_tokens: int | None, timeout_s: float = 120.0, max_retries: int = 4, backoff_s: float = 0.5,
-                 concurrency: int = 8, max_reply_chars: int = 1_000_000, http_client: Any = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None,
+        *,
+        temperature: float | None,
+        max_tokens: int | None,
+        timeout_s: float = 120.0,
+        max_retries: int = 4,
+        backoff_s: float = 0.5,
+        concurrency: int = 8,
+        max_reply_chars: int = 1_000_000,
+        http_client: Any = None,
+    ) -> None:
         import openai
 
         self._openai = openai
@@ -76,17 +88,23 @@ class ChatClient:
             width = -(-concurrency // lanes)
             limits = httpx.Limits(max_connections=width, max_keepalive_connections=width)
             tls = ssl.create_default_context()  # one for all lanes: loading the CA store costs ~40 ms per client
-            clients = [openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout_s, verify=tls)
-                       for _ in range(lanes)]
-        self._clients = [openai.AsyncOpenAI(base_url=base_url, api_key=api_key or "EMPTY", max_retries=0,
-                                            timeout=timeout_s, http_client=client) for client in clients]
+            clients = [
+                openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout_s, verify=tls) for _ in range(lanes)
+            ]
+        self._clients = [
+            openai.AsyncOpenAI(
+                base_url=base_url, api_key=api_key or "EMPTY", max_retries=0, timeout=timeout_s, http_client=client
+            )
+            for client in clients
+        ]
 
     async def close(self) -> None:
         for client in self._clients:
             await client.close()
 
-    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
-                       lane: int = 0) -> ChatReply:
+    async def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *, lane: int = 0
+    ) -> ChatReply:
         """One assistant turn for ``messages``; raises :class:`ToolsUnsupported` or :class:`PolicyError`.
 
         ``lane``: which connection pool (a worker keeps one, so its connection stays warm)."""
@@ -107,8 +125,10 @@ class ChatClient:
                 # 64-way concurrency) and builds pydantic models of the answer; plain JSON in and out is enough.
                 # wait_for: the client's timeout bounds each read, not the request, so a server dripping one byte
                 # at a time (or a body that never ends) would hold the episode forever.
-                response = await asyncio.wait_for(self._clients[lane % len(self._clients)].post(
-                    "/chat/completions", body=kwargs, cast_to=object), self.timeout_s)
+                response = await asyncio.wait_for(
+                    self._clients[lane % len(self._clients)].post("/chat/completions", body=kwargs, cast_to=object),
+                    self.timeout_s,
+                )
                 return self._reply(response, time.perf_counter() - start, self.max_reply_chars)
             except openai.BadRequestError as exc:
                 if tools and "tool" in str(exc).lower():
@@ -121,13 +141,17 @@ class ChatClient:
                 if not is_retryable(kind):  # a 4xx: the request itself is refused
                     raise PolicyError(kind, _short(exc)) from exc
                 wait = retry_after(exc) if kind == "rate_limited" else None
-                why = (f"{type(exc).__name__}: {_short(exc)}" if kind == "malformed"
-                       else _short(exc) or f"no complete answer within {self.timeout_s} s")
+                why = (
+                    f"{type(exc).__name__}: {_short(exc)}"
+                    if kind == "malformed"
+                    else _short(exc) or f"no complete answer within {self.timeout_s} s"
+                )
             attempt += 1
             if attempt > self.max_retries:
                 raise PolicyError(kind, why)
-            await asyncio.sleep(backoff_s(attempt, base_s=self.backoff_s, cap_s=_MAX_BACKOFF_S, rng=self._rng,
-                                          retry_after=wait))
+            await asyncio.sleep(
+                backoff_s(attempt, base_s=self.backoff_s, cap_s=_MAX_BACKOFF_S, rng=self._rng, retry_after=wait)
+            )
 
     @staticmethod
     def _reply(response: Any, latency_s: float, max_chars: int) -> ChatReply:
@@ -147,17 +171,27 @@ class ChatClient:
                 arguments = json.dumps(arguments)
             if len(arguments) > max_chars:
                 arguments, truncated = arguments[:max_chars], True
-            calls.append({"id": str(call.get("id") or "")[:200], "name": str(function.get("name") or "")[:200],
-                          "arguments": arguments})
+            calls.append(
+                {
+                    "id": str(call.get("id") or "")[:200],
+                    "name": str(function.get("name") or "")[:200],
+                    "arguments": arguments,
+                }
+            )
         content = message.get("content") or ""
         if not isinstance(content, str):
             raise TypeError(f"message content is {type(content).__name__}, not a string")
         if len(content) > max_chars:
             content, truncated = content[:max_chars], True
         usage = response.get("usage") or {}
-        return ChatReply(content=content, tool_calls=calls, prompt_tokens=_count(usage.get("prompt_tokens")) or 0,
-                           completion_tokens=_count(usage.get("completion_tokens")), latency_s=latency_s,
-                           truncated=truncated)
+        return ChatReply(
+            content=content,
+            tool_calls=calls,
+            prompt_tokens=_count(usage.get("prompt_tokens")) or 0,
+            completion_tokens=_count(usage.get("completion_tokens")),
+            latency_s=latency_s,
+            truncated=truncated,
+        )
 
 
 def _count(value: Any) -> int | None:
@@ -185,19 +219,41 @@ class EndpointPolicy:
         await policy.close()
     """
 
-    def __init__(self, base_url: str, model: str, api_key: str | None = None, *, temperature: float | None = None,
-                 max_tokens: int | None = None, timeout_s: float = 120.0, max_retries: int = 4,
-                 backoff_s: float = 0.5, concurrency: int = 8, tools: str = "auto", http_client: Any = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        timeout_s: float = 120.0,
+        max_retries: int = 4,
+        backoff_s: float = 0.5,
+        concurrency: int = 8,
+        tools: str = "auto",
+        http_client: Any = None,
+    ) -> None:
         if tools not in ("auto", "native", "text"):
             raise ValueError(f"EndpointPolicy.tools must be 'auto', 'native' or 'text', got {tools!r}")
-        self.client = ChatClient(base_url, model, api_key, temperature=temperature, max_tokens=max_tokens,
-                                 timeout_s=timeout_s, max_retries=max_retries, backoff_s=backoff_s,
-                                 concurrency=concurrency, http_client=http_client)
+        self.client = ChatClient(
+            base_url,
+            model,
+            api_key,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            concurrency=concurrency,
+            http_client=http_client,
+        )
         self.tools_mode = tools
         self.native_tools = tools != "text"
 
-    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                       lane: int = 0) -> Any:
+    async def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, lane: int = 0
+    ) -> Any:
         """One turn for one conversation (a :class:`ChatReply`), with the native-tools fallback."""
         if tools and self.native_tools:
             try:
@@ -208,11 +264,16 @@ class EndpointPolicy:
                 self.native_tools = False  # no function calling here: tool calls go as <tool_call> text
         return await self.client.complete(messages, lane=lane)
 
-    async def __call__(self, conversations: Sequence[list[dict[str, Any]]],
-                       tools: Sequence[Any] | None = None) -> list[Any]:
+    async def __call__(
+        self, conversations: Sequence[list[dict[str, Any]]], tools: Sequence[Any] | None = None
+    ) -> list[Any]:
         tools = list(tools) if tools is not None else [None] * len(conversations)
-        return list(await asyncio.gather(*(self.complete(m, t, lane=i) for i, (m, t) in
-                                           enumerate(zip(conversations, tools))), return_exceptions=True))
+        return list(
+            await asyncio.gather(
+                *(self.complete(m, t, lane=i) for i, (m, t) in enumerate(zip(conversations, tools))),
+                return_exceptions=True,
+            )
+        )
 
     async def close(self) -> None:
         await self.client.close()

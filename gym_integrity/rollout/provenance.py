@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = ["Provenance", "grader_versions", "kwargs_hash", "public_kwargs", "GRADER_PACKAGES"]
 
@@ -63,5 +64,11 @@ class Provenance:
         self.hash = kwargs_hash(env_id, env_kwargs or {})
 
     def of(self, seed: Any, problem_id: Any) -> dict[str, Any]:
-        return {"env_id": self.env_id, "env_kwargs": self.env_kwargs, "env_kwargs_hash": self.hash, "seed": seed,
-                "problem_id": problem_id, "versions": dict(grader_versions())}
+        return {
+            "env_id": self.env_id,
+            "env_kwargs": self.env_kwargs,
+            "env_kwargs_hash": self.hash,
+            "seed": seed,
+            "problem_id": problem_id,
+            "versions": dict(grader_versions()),
+        }

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -72,7 +73,8 @@ def batch_metrics(episodes: Sequence[Episode], prefix: str = "rollout") -> dict[
         f"{prefix}/usable": float(len(usable)),
         f"{prefix}/reward_mean": float(np.mean([e.reward for e in usable])) if usable else float("nan"),
         f"{prefix}/return_mean": float(np.mean([e.return_ for e in usable])) if usable else float("nan"),
-        f"{prefix}/success_rate": (sum(e.verdict == "correct" for e in usable) / len(usable)) if usable
+        f"{prefix}/success_rate": (sum(e.verdict == "correct" for e in usable) / len(usable))
+        if usable
         else float("nan"),
         f"{prefix}/no_verdict_rate": len(no_verdicts) / len(graded_or_not) if graded_or_not else 0.0,
         f"{prefix}/policy_errors": float(sum(e.error is not None for e in episodes)),

@@ -21,9 +21,16 @@ _GOLDS: ProcessCache[Any, Any] = ProcessCache("parsed gold answers", max_items=4
 
 # One comparison of each common kind: the first use of each imports more of
 # sympy, which on a fresh worker could otherwise cost a request its budget.
-_WARM_PAIRS = (("\\frac{1}{2}", "0.5"), ("2\\sqrt{3}", "\\sqrt{12}"), ("x^2 - 1", "(x-1)(x+1)"),
-               ("(2,3)", "x \\in (2, 3)"), ("\\{-1, 0, 1\\}", "\\{1, -1, 0\\}"), ("\\pi", "3.14159265"),
-               ("\\frac{\\pi}{4}", "\\arctan(1)"), ("e^{2}", "e \\cdot e"))
+_WARM_PAIRS = (
+    ("\\frac{1}{2}", "0.5"),
+    ("2\\sqrt{3}", "\\sqrt{12}"),
+    ("x^2 - 1", "(x-1)(x+1)"),
+    ("(2,3)", "x \\in (2, 3)"),
+    ("\\{-1, 0, 1\\}", "\\{1, -1, 0\\}"),
+    ("\\pi", "3.14159265"),
+    ("\\frac{\\pi}{4}", "\\arctan(1)"),
+    ("e^{2}", "e \\cdot e"),
+)
 
 
 def warm() -> None:
@@ -36,8 +43,11 @@ def warm() -> None:
 
     parse("\\boxed{1}", parsing_timeout=None)
     for gold, answer in _WARM_PAIRS:
-        math_verify(parse("\\boxed{" + gold + "}", parsing_timeout=None),
-                    parse("\\boxed{" + answer + "}", parsing_timeout=None), timeout_seconds=None)
+        math_verify(
+            parse("\\boxed{" + gold + "}", parsing_timeout=None),
+            parse("\\boxed{" + answer + "}", parsing_timeout=None),
+            timeout_seconds=None,
+        )
 
 
 def gold_as_boxed(gold: str) -> str:
@@ -80,6 +90,12 @@ def verify(payload: tuple[Any, str, str, tuple[int, int, bool], int]) -> tuple[s
     pred = parse("\\boxed{" + answer + "}", parsing_timeout=None)
     if not pred:
         return "unparsable", hit
-    ok = math_verify(gold, pred, float_rounding=float_rounding, numeric_precision=numeric_precision,
-                     strict=strict, timeout_seconds=None)
+    ok = math_verify(
+        gold,
+        pred,
+        float_rounding=float_rounding,
+        numeric_precision=numeric_precision,
+        strict=strict,
+        timeout_seconds=None,
+    )
     return ("correct" if ok else "incorrect"), hit

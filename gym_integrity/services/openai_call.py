@@ -76,8 +76,9 @@ def retry_after(exc: Any) -> float | None:
         return None
 
 
-def backoff_s(attempt: int, *, base_s: float, cap_s: float, rng: random.Random,
-              retry_after: float | None = None) -> float:
+def backoff_s(
+    attempt: int, *, base_s: float, cap_s: float, rng: random.Random, retry_after: float | None = None
+) -> float:
     """The wait before retry ``attempt`` (1 for the first): ``base_s * 2**(attempt-1)`` capped at ``cap_s`` and
     jittered to 50-100 %, and at least a 429's ``retry_after`` (capped too)."""
     delay = min(cap_s, base_s * 2 ** (attempt - 1)) * (0.5 + 0.5 * rng.random())

@@ -43,19 +43,27 @@ import concurrent.futures
 import hashlib
 import time
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, Mapping
+from typing import Any
 
-from gym_integrity.checks import (check_bool, check_int, check_number, check_type, config_from, nested,
-                                  reject_unknown)
+from gym_integrity.checks import check_bool, check_int, check_number, check_type, config_from, nested, reject_unknown
 from gym_integrity.grading.cost import refusal
 from gym_integrity.grading.faults import fault_grade, refused_unrun
 from gym_integrity.grading.reader import boxed_answer
 from gym_integrity.protocol import Grade, Verdict
 from gym_integrity.services.verifier_tally import VerifierTally
-from gym_integrity.workers import (Fault, PoolConfig, PoolStatus, ProcessCache, Sandbox, TaskOutcome,
-                                   check_pool_settings, pool_scope)
+from gym_integrity.workers import (
+    Fault,
+    PoolConfig,
+    PoolStatus,
+    ProcessCache,
+    Sandbox,
+    TaskOutcome,
+    check_pool_settings,
+    pool_scope,
+)
 from gym_integrity.workers._lifecycle import at_exit
 
 __all__ = ["VerifierConfig", "VerifierService", "VerifierTally", "VerifyOutcome", "get_verifier", "shutdown_all"]
@@ -65,9 +73,16 @@ _HANDLER = "gym_integrity.services.math_worker:verify"
 
 #: VerifierConfig's keywords for its pool's settings, as documented (``verifier={"num_workers": 4}``), and the
 #: PoolConfig field each sets (the run budget is the verifier's ``deadline_s``).
-POOL_KEYWORDS = {"num_workers": "num_workers", "spare_workers": "spare_workers", "deadline_s": "run_timeout_s",
-                 "queue_timeout_s": "queue_timeout_s", "max_in_flight": "max_in_flight",
-                 "max_retries": "max_retries", "memory_limit_mb": "memory_limit_mb", "scope": "scope"}
+POOL_KEYWORDS = {
+    "num_workers": "num_workers",
+    "spare_workers": "spare_workers",
+    "deadline_s": "run_timeout_s",
+    "queue_timeout_s": "queue_timeout_s",
+    "max_in_flight": "max_in_flight",
+    "max_retries": "max_retries",
+    "memory_limit_mb": "memory_limit_mb",
+    "scope": "scope",
+}
 _MIN_MEMORY_MB = 256  # math_verify and sympy need more address space than a bare worker
 
 
@@ -117,14 +132,26 @@ class VerifierConfig:
     strict: bool = True
     gold_cache_size: int = 4096
 
-    def __init__(self, pool: "PoolConfig | Mapping[str, Any] | None" = None, *, max_answer_chars: int = 1024,
-                 float_rounding: int = 6, numeric_precision: int = 15, strict: bool = True,
-                 gold_cache_size: int = 4096, **pool_keywords: Any) -> None:
+    def __init__(
+        self,
+        pool: PoolConfig | Mapping[str, Any] | None = None,
+        *,
+        max_answer_chars: int = 1024,
+        float_rounding: int = 6,
+        numeric_precision: int = 15,
+        strict: bool = True,
+        gold_cache_size: int = 4096,
+        **pool_keywords: Any,
+    ) -> None:
         reject_unknown("VerifierConfig", pool_keywords, [*_FIELDS, *POOL_KEYWORDS])
         object.__setattr__(self, "pool", _pool_of(pool, pool_keywords))
-        for name, value in (("max_answer_chars", max_answer_chars), ("float_rounding", float_rounding),
-                            ("numeric_precision", numeric_precision), ("strict", strict),
-                            ("gold_cache_size", gold_cache_size)):
+        for name, value in (
+            ("max_answer_chars", max_answer_chars),
+            ("float_rounding", float_rounding),
+            ("numeric_precision", numeric_precision),
+            ("strict", strict),
+            ("gold_cache_size", gold_cache_size),
+        ):
             object.__setattr__(self, name, value)
         self.validate()
 
@@ -158,7 +185,7 @@ class VerifierConfig:
         return (self.float_rounding, self.numeric_precision, self.strict)
 
     @classmethod
-    def from_value(cls, value: "VerifierConfig | Mapping[str, Any] | None") -> "VerifierConfig":
+    def from_value(cls, value: VerifierConfig | Mapping[str, Any] | None) -> VerifierConfig:
         """A config from a VerifierConfig, a dict of its fields and pool keywords (unknown keys: ``TypeError``)
         or None (defaults)."""
         if isinstance(value, Mapping):
@@ -173,12 +200,15 @@ _FIELDS = ("pool", "max_answer_chars", "float_rounding", "numeric_precision", "s
 def _pool_of(pool: Any, keywords: Mapping[str, Any]) -> PoolConfig:
     """The PoolConfig of ``pool=`` or of the pool keywords, checked under VerifierConfig's names."""
     if pool is not None and keywords:
-        raise ValueError(f"VerifierConfig.pool is given, and so are {sorted(keywords)}: give the pool's settings "
-                        "either as pool=PoolConfig(...) or as keywords, not both")
+        raise ValueError(
+            f"VerifierConfig.pool is given, and so are {sorted(keywords)}: give the pool's settings "
+            "either as pool=PoolConfig(...) or as keywords, not both"
+        )
     if pool is None:
         values = {name: keywords.get(name, getattr(_DEFAULT_POOL, field)) for name, field in POOL_KEYWORDS.items()}
-        check_pool_settings("VerifierConfig", SimpleNamespace(**values), run_timeout_field="deadline_s",
-                            min_memory_mb=_MIN_MEMORY_MB)
+        check_pool_settings(
+            "VerifierConfig", SimpleNamespace(**values), run_timeout_field="deadline_s", min_memory_mb=_MIN_MEMORY_MB
+        )
         return PoolConfig(**{field: values[name] for name, field in POOL_KEYWORDS.items()})
     check_type("VerifierConfig.pool", pool, (PoolConfig, Mapping), "a PoolConfig or a dict of its fields")
     config = nested("VerifierConfig.pool", PoolConfig.from_value, pool)
@@ -204,12 +234,14 @@ def _times(n: int) -> str:
 def _causes(memory_limit_mb: int | None) -> Any:
     """The verifier's words for each fault (the verdict is the fault table's,
     :data:`~gym_integrity.grading.FAULT_VERDICTS`)."""
+
     def cause(fault: Fault, outcome: TaskOutcome, budget: float, problem_id: str) -> str:
         if fault is Fault.TIMEOUT:
             return f"the answer's verification ran past its {budget:g} s budget on a worker of its own"
         if fault is Fault.CRASHED:
-            return (f"the verifier crashed on this answer {_times(outcome.attempts)}, "
-                    "each time on a fresh worker process")
+            return (
+                f"the verifier crashed on this answer {_times(outcome.attempts)}, each time on a fresh worker process"
+            )
         if fault is Fault.OUT_OF_MEMORY:
             limit = f" ({memory_limit_mb} MB)" if memory_limit_mb else ""
             return f"the answer exhausted the verifier's memory limit{limit}"
@@ -222,8 +254,7 @@ def _causes(memory_limit_mb: int | None) -> Any:
     return cause
 
 
-def grade_outcome(outcome: TaskOutcome, *, problem_id: str, budget: float,
-                  memory_limit_mb: int | None = None) -> Grade:
+def grade_outcome(outcome: TaskOutcome, *, problem_id: str, budget: float, memory_limit_mb: int | None = None) -> Grade:
     """The :class:`Grade` of one pool outcome: math_verify's verdict, or the fault table's grade of a failure."""
     failed = fault_grade(outcome, _causes(memory_limit_mb), budget_s=budget, subject=problem_id)
     if failed is not None:
@@ -233,8 +264,9 @@ def grade_outcome(outcome: TaskOutcome, *, problem_id: str, budget: float,
         return Grade(Verdict(verdict), 1.0 if verdict == "correct" else 0.0)
     if verdict == "unparsable":
         return Grade(Verdict.UNPARSABLE, 0.0, cause="math_verify could not parse the boxed answer")
-    return Grade(Verdict.GRADER_ERROR, 0.0,
-                 cause=f"math_verify could not parse the gold answer of problem {problem_id!r}")
+    return Grade(
+        Verdict.GRADER_ERROR, 0.0, cause=f"math_verify could not parse the gold answer of problem {problem_id!r}"
+    )
 
 
 class VerifierService:
@@ -254,7 +286,7 @@ class VerifierService:
 
     # ----------------------------------------------------------------- lifecycle
 
-    def acquire(self) -> "VerifierService":
+    def acquire(self) -> VerifierService:
         """Register a user (an env) and make sure the pool is running."""
         self._pool.acquire()
         return self
@@ -289,8 +321,15 @@ class VerifierService:
 
     # ----------------------------------------------------------------- requests
 
-    def verify(self, text: str, gold: str, *, problem_id: str, deadline_s: float | None = None,
-               tally: VerifierTally | None = None) -> VerifyOutcome:
+    def verify(
+        self,
+        text: str,
+        gold: str,
+        *,
+        problem_id: str,
+        deadline_s: float | None = None,
+        tally: VerifierTally | None = None,
+    ) -> VerifyOutcome:
         r"""Grade the last ``\boxed{}`` of ``text`` against ``gold``: never raises, never hangs.
 
         The answer is read by the grading layer's one reader
@@ -309,8 +348,15 @@ class VerifierService:
         self._count(tallies, "extraction_failures")
         return self.outcome_metrics(tallies[-1], 0.0, False)
 
-    def verify_answer(self, answer: str, gold: str, *, problem_id: str, deadline_s: float | None = None,
-                      tally: VerifierTally | None = None) -> VerifyOutcome:
+    def verify_answer(
+        self,
+        answer: str,
+        gold: str,
+        *,
+        problem_id: str,
+        deadline_s: float | None = None,
+        tally: VerifierTally | None = None,
+    ) -> VerifyOutcome:
         """Grade an answer already read (the content of its box) against ``gold``: never raises, never hangs.
 
         Verdicts: ``correct``, ``incorrect``, ``unparsable``,
@@ -333,8 +379,15 @@ class VerifierService:
         grade, hit = self._record(tallies, outcome, problem_id, budget, time.monotonic() - start)
         return VerifyOutcome(grade, self.outcome_metrics(tallies[-1], time.monotonic() - start, hit))
 
-    def submit(self, answer: str, gold: str, *, problem_id: str, deadline_s: float | None = None,
-               tally: VerifierTally | None = None) -> concurrent.futures.Future:
+    def submit(
+        self,
+        answer: str,
+        gold: str,
+        *,
+        problem_id: str,
+        deadline_s: float | None = None,
+        tally: VerifierTally | None = None,
+    ) -> concurrent.futures.Future:
         """Queue an already extracted answer; the future yields a :class:`Grade`. For batch callers.
         Counted in ``tally`` and the service's, as :meth:`verify`."""
         tallies = self._tallies(tally)
@@ -376,11 +429,13 @@ class VerifierService:
             return float(self.config.deadline_s)
         return check_number("VerifierService.deadline_s", deadline_s, low=0, low_open=True, unit="seconds")
 
-    def _record(self, tallies: tuple[VerifierTally, ...], outcome: TaskOutcome, problem_id: str, budget: float,
-                latency: float) -> tuple[Grade, bool]:
+    def _record(
+        self, tallies: tuple[VerifierTally, ...], outcome: TaskOutcome, problem_id: str, budget: float, latency: float
+    ) -> tuple[Grade, bool]:
         """The outcome's grade and cache hit, counted in ``tallies``."""
-        grade = grade_outcome(outcome, problem_id=problem_id, budget=budget,
-                              memory_limit_mb=self.config.pool.memory_limit_mb)
+        grade = grade_outcome(
+            outcome, problem_id=problem_id, budget=budget, memory_limit_mb=self.config.pool.memory_limit_mb
+        )
         hit = outcome.status is PoolStatus.OK and bool(outcome.value[1])
         for tally in tallies:
             tally.record(outcome, grade, hit, latency)
@@ -406,7 +461,7 @@ class VerifierService:
 #: One service per config per process; a forked child starts without any (:class:`~gym_integrity.workers.ProcessCache`).
 _SERVICES: ProcessCache[tuple[VerifierConfig, str], VerifierService] = ProcessCache("verifier services")
 #: Every service of this process, shared or not: a forked child may still hold one an env took before the fork.
-_live_services: "weakref.WeakSet[VerifierService]" = weakref.WeakSet()
+_live_services: weakref.WeakSet[VerifierService] = weakref.WeakSet()
 
 
 def get_verifier(config: VerifierConfig | None = None) -> VerifierService:

@@ -22,7 +22,7 @@ Example (a service of this process, two workers)::
 from __future__ import annotations
 
 import concurrent.futures
-from typing import Sequence
+from collections.abc import Sequence
 
 from gym_integrity.checks import check_int, check_type
 from gym_integrity.grading.reader import boxed_answer
@@ -31,8 +31,9 @@ from gym_integrity.services.verifier import VerifierService, VerifyOutcome
 __all__ = ["verify_many"]
 
 
-def verify_many(service: VerifierService, items: Sequence[tuple[str, str, str]], *,
-                threads: int = 8) -> list[VerifyOutcome]:
+def verify_many(
+    service: VerifierService, items: Sequence[tuple[str, str, str]], *, threads: int = 8
+) -> list[VerifyOutcome]:
     """``(problem_id, gold, completion text)`` items graded in order, each distinct (problem, gold, boxed answer)
     once, ``threads`` of them in flight (the pool's workers run them; the threads only wait).
 

@@ -53,8 +53,12 @@ class VerifierTally:
             c["completed"] += 1
             c["retries"] += retries
             c["worker_restarts"] += retries + int(lost)
-            for key, counted in (("timeouts", PoolStatus.TIMEOUT), ("crashes", PoolStatus.CRASHED),
-                                 ("infra_errors", PoolStatus.INFRA_ERROR), ("rejected", PoolStatus.OVERLOADED)):
+            for key, counted in (
+                ("timeouts", PoolStatus.TIMEOUT),
+                ("crashes", PoolStatus.CRASHED),
+                ("infra_errors", PoolStatus.INFRA_ERROR),
+                ("rejected", PoolStatus.OVERLOADED),
+            ):
                 c[key] += status is counted
             if status is PoolStatus.OK:
                 c["cache_hits" if hit else "cache_misses"] += 1
@@ -96,7 +100,7 @@ class VerifierTally:
 
 
 #: Every tally of this process (an env's, a service's): their locks are renewed in a forked child.
-_live_tallies: "weakref.WeakSet[VerifierTally]" = weakref.WeakSet()
+_live_tallies: weakref.WeakSet[VerifierTally] = weakref.WeakSet()
 
 
 @after_fork_in_child

@@ -87,7 +87,7 @@ the client, gives the interface of a ``WorkerPool`` (:class:`Pool`).
   an in-process pool).
 * **Lifetime.** The first client starts the server: it takes an ``flock`` on
   ``<name>.lock``, tries once more, then spawns the server detached (its own
-  session, no stdio) and waits for it (``_SPAWN_TIMEOUT_S`` at most). The
+  session, no stdio) and waits for it (``SPAWN_TIMEOUT_S`` at most). The
   server holds ``<name>.alive`` locked while it lives, so a socket file left
   by a dead server is told from a live one. It counts connected clients (a
   process holds one connection per pool while it uses it: from ``start`` or
@@ -130,21 +130,52 @@ Example:
 from __future__ import annotations
 
 from gym_integrity.workers._cache import ProcessCache
-from gym_integrity.workers._config import (POOL_SCOPES, SCOPE_ENV, WORKER_START_ALLOWANCE_S, PoolConfig, check_handler,
-                                           check_pool_settings, pool_scope)
-from gym_integrity.workers._outcomes import Fault, PoolStatus, TaskOutcome, fault_of
-from gym_integrity.workers._process_pool import WorkerPool
-from gym_integrity.workers._process_pool import shutdown_all as _shutdown_process_pools
+from gym_integrity.workers._config import (
+    POOL_SCOPES,
+    SCOPE_ENV,
+    WORKER_START_ALLOWANCE_S,
+    PoolConfig,
+    check_handler,
+    check_pool_settings,
+    pool_scope,
+)
 from gym_integrity.workers._machine_client import MachinePool
 from gym_integrity.workers._machine_client import shutdown_all as _shutdown_machine_clients
 from gym_integrity.workers._machine_paths import DIR_ENV, GRACE_ENV, LOG_ENV, auth_key, pool_dir, server_name
+from gym_integrity.workers._outcomes import Fault, PoolStatus, TaskOutcome, fault_of
 from gym_integrity.workers._pools import Pool, get_pool, machine_stats, make_pool
+from gym_integrity.workers._process_pool import WorkerPool
+from gym_integrity.workers._process_pool import shutdown_all as _shutdown_process_pools
 from gym_integrity.workers._sandbox import Sandbox
 
-__all__ = ["DIR_ENV", "GRACE_ENV", "LOG_ENV", "POOL_SCOPES", "SCOPE_ENV", "WORKER_START_ALLOWANCE_S",
-           "Fault", "MachinePool", "Pool", "PoolConfig", "PoolStatus", "ProcessCache", "Sandbox",
-           "TaskOutcome", "WorkerPool", "auth_key", "check_handler", "check_pool_settings", "fault_of",
-           "get_pool", "machine_stats", "make_pool", "pool_dir", "pool_scope", "server_name", "shutdown_all"]
+__all__ = [
+    "DIR_ENV",
+    "GRACE_ENV",
+    "LOG_ENV",
+    "POOL_SCOPES",
+    "SCOPE_ENV",
+    "WORKER_START_ALLOWANCE_S",
+    "Fault",
+    "MachinePool",
+    "Pool",
+    "PoolConfig",
+    "PoolStatus",
+    "ProcessCache",
+    "Sandbox",
+    "TaskOutcome",
+    "WorkerPool",
+    "auth_key",
+    "check_handler",
+    "check_pool_settings",
+    "fault_of",
+    "get_pool",
+    "machine_stats",
+    "make_pool",
+    "pool_dir",
+    "pool_scope",
+    "server_name",
+    "shutdown_all",
+]
 
 
 def shutdown_all() -> None:

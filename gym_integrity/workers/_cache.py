@@ -34,7 +34,8 @@ from __future__ import annotations
 import collections
 import threading
 import weakref
-from typing import Callable, Generic, Hashable, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
 
 from gym_integrity.workers._lifecycle import after_fork_in_child
 
@@ -163,7 +164,7 @@ class ProcessCache(Generic[K, V]):
         self._items = collections.OrderedDict()
 
 
-_CACHES: "weakref.WeakSet[ProcessCache]" = weakref.WeakSet()
+_CACHES: weakref.WeakSet[ProcessCache] = weakref.WeakSet()
 
 
 @after_fork_in_child

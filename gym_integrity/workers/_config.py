@@ -15,12 +15,20 @@ from typing import Any
 
 from gym_integrity.checks import check_choice, check_int, check_number, check_str, config_from
 
-__all__ = ["POOL_SCOPES", "SCOPE_ENV", "PoolConfig", "WORKER_START_ALLOWANCE_S", "check_handler",
-           "check_pool_settings", "pool_scope"]
+__all__ = [
+    "POOL_SCOPES",
+    "SCOPE_ENV",
+    "PoolConfig",
+    "WORKER_START_ALLOWANCE_S",
+    "check_handler",
+    "check_pool_settings",
+    "pool_scope",
+]
 
 #: What a step may wait, on a quiet machine, for a killed worker's successor to start (interpreter and
 #: handler imports): envs add it to a worker's run budget when they declare ``grading_time_bound_s``.
 WORKER_START_ALLOWANCE_S = 3.0
+
 
 @dataclass(frozen=True)
 class PoolConfig:
@@ -56,7 +64,7 @@ class PoolConfig:
         check_pool_settings("PoolConfig", self)
 
     @classmethod
-    def from_value(cls, value: "PoolConfig | dict[str, Any] | None") -> "PoolConfig":
+    def from_value(cls, value: PoolConfig | dict[str, Any] | None) -> PoolConfig:
         """A config from a PoolConfig, a dict of its fields (unknown keys: ``TypeError``) or None (defaults)."""
         return config_from(cls, value)
 
@@ -84,8 +92,9 @@ def pool_scope(scope: str | None = None) -> str:
     return check_choice(SCOPE_ENV, value, POOL_SCOPES) if value else "machine"
 
 
-def check_pool_settings(owner: str, config: Any, *, run_timeout_field: str = "run_timeout_s",
-                        min_memory_mb: int = 64) -> None:
+def check_pool_settings(
+    owner: str, config: Any, *, run_timeout_field: str = "run_timeout_s", min_memory_mb: int = 64
+) -> None:
     """PoolConfig's checks, run on ``config``'s fields of the same names and named ``owner.field``.
 
     Shared with configs that carry a pool's settings (VerifierConfig, whose run
@@ -94,8 +103,9 @@ def check_pool_settings(owner: str, config: Any, *, run_timeout_field: str = "ru
     """
     check_int(f"{owner}.num_workers", config.num_workers, low=1, optional=True)
     check_int(f"{owner}.spare_workers", config.spare_workers, low=0)
-    check_number(f"{owner}.{run_timeout_field}", getattr(config, run_timeout_field), low=0, low_open=True,
-                 unit="seconds")
+    check_number(
+        f"{owner}.{run_timeout_field}", getattr(config, run_timeout_field), low=0, low_open=True, unit="seconds"
+    )
     check_number(f"{owner}.queue_timeout_s", config.queue_timeout_s, low=0, low_open=True, unit="seconds")
     check_int(f"{owner}.max_in_flight", config.max_in_flight, low=1)
     check_int(f"{owner}.max_retries", config.max_retries, low=0)
@@ -110,4 +120,3 @@ def check_handler(name: str, handler: Any) -> str:
     if handler.count(":") != 1 or not all(handler.split(":")):
         raise ValueError(f"{name} must look like 'package.module:function', got {handler!r}")
     return handler
-

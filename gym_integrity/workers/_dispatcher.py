@@ -101,8 +101,9 @@ class Dispatcher:
                 worker.request = None
                 self.replace(worker)
             for request in pending:
-                self.pool._finish(request, PoolStatus.INFRA_ERROR,
-                                  detail=f"pool dispatcher error: {type(exc).__name__}")
+                self.pool._finish(
+                    request, PoolStatus.INFRA_ERROR, detail=f"pool dispatcher error: {type(exc).__name__}"
+                )
         self.pool._flush()
         time.sleep(0.05)
 
@@ -131,7 +132,7 @@ class Dispatcher:
 
     def refill(self) -> None:
         if self.pool._dying:
-            self.pool._dying = [proc for proc in self.pool._dying if proc.poll() is None]   # reap killed workers
+            self.pool._dying = [proc for proc in self.pool._dying if proc.poll() is None]  # reap killed workers
         if self.broken and time.monotonic() < self.respawn_at:
             return
         while self.serving() and len(self.pool._workers) < self.config.workers + self.config.spare_workers:
@@ -157,8 +158,7 @@ class Dispatcher:
         if not worker.ready:
             self.startup_failures += 1
             if self.broken:
-                self.respawn_at = time.monotonic() + min(30.0, 2.0 ** (self.startup_failures -
-                                                                        _MAX_STARTUP_FAILURES))
+                self.respawn_at = time.monotonic() + min(30.0, 2.0 ** (self.startup_failures - _MAX_STARTUP_FAILURES))
         if worker in self.pool._workers:
             self.pool._workers.remove(worker)
         self.refill()
@@ -166,10 +166,15 @@ class Dispatcher:
     def expire_queued(self) -> None:
         if self.broken and not any(w.ready for w in self.pool._workers):
             while self.pool._queue:
-                self.pool._finish(self.pool._queue.popleft(), PoolStatus.INFRA_ERROR, detail=(
-                    f"pool workers exit while starting ({self.startup_failures} in a row): "
-                    f"{self.pool._startup_error or 'no reason given'}; check `{sys.executable} -c "
-                    f"'from {self.handler.split(':')[0]} import {self.handler.split(':')[1]}'`"))
+                self.pool._finish(
+                    self.pool._queue.popleft(),
+                    PoolStatus.INFRA_ERROR,
+                    detail=(
+                        f"pool workers exit while starting ({self.startup_failures} in a row): "
+                        f"{self.pool._startup_error or 'no reason given'}; check `{sys.executable} -c "
+                        f"'from {self.handler.split(':')[0]} import {self.handler.split(':')[1]}'`"
+                    ),
+                )
             return
         if self.ready_since is None:
             return  # cold start: interpreter start-up is nobody's queueing
@@ -177,8 +182,9 @@ class Dispatcher:
         for request in [r for r in self.pool._queue if self.queue_deadline(r) <= now]:
             self.pool._queue.remove(request)
             request.queued_s += now - max(request.enqueued, self.ready_since)
-            self.pool._finish(request, PoolStatus.OVERLOADED,
-                         detail=f"no worker was free within {request.queue_allowance:g} s")
+            self.pool._finish(
+                request, PoolStatus.OVERLOADED, detail=f"no worker was free within {request.queue_allowance:g} s"
+            )
 
     def queue_deadline(self, request: Request) -> float:
         return max(request.enqueued, self.ready_since or request.enqueued) + request.queue_allowance
@@ -291,12 +297,20 @@ class Dispatcher:
             return
         deaths = ", ".join(request.deaths)
         if request.from_outside:
-            self.pool._finish(request, PoolStatus.INFRA_ERROR, detail=(
-                f"the worker was killed from outside ({deaths}) on {request.attempts} attempt(s)"))
+            self.pool._finish(
+                request,
+                PoolStatus.INFRA_ERROR,
+                detail=(f"the worker was killed from outside ({deaths}) on {request.attempts} attempt(s)"),
+            )
         else:
-            self.pool._finish(request, PoolStatus.CRASHED, detail=(
-                f"the worker died running it ({deaths}) on each of {request.attempts} attempt(s), "
-                "each on another process"))
+            self.pool._finish(
+                request,
+                PoolStatus.CRASHED,
+                detail=(
+                    f"the worker died running it ({deaths}) on each of {request.attempts} attempt(s), "
+                    "each on another process"
+                ),
+            )
 
     def enforce_deadlines(self) -> None:
         now = time.monotonic()
@@ -304,8 +318,11 @@ class Dispatcher:
             request = worker.request
             if request is not None and request.started + request.budget <= now:
                 worker.request = None
-                self.replace(worker, wait=False)   # the outcome is not held up by the kernel freeing its memory
-                self.pool._finish(request, PoolStatus.TIMEOUT,
-                             detail=f"ran past its {request.budget:g} s run budget; the worker was killed")
+                self.replace(worker, wait=False)  # the outcome is not held up by the kernel freeing its memory
+                self.pool._finish(
+                    request,
+                    PoolStatus.TIMEOUT,
+                    detail=f"ran past its {request.budget:g} s run budget; the worker was killed",
+                )
             elif not worker.ready and now - worker.started_at > STARTUP_TIMEOUT_S:
                 self.replace(worker)

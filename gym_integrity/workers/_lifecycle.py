@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import atexit
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["RefCounted", "after_fork_in_child", "at_exit"]
 
@@ -87,4 +88,3 @@ class RefCounted:
             last = self._refs == 0
         if last:
             self.close()
-

@@ -9,9 +9,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import itertools
-import json
 import os
-import sys
 import threading
 import time
 import weakref
@@ -20,23 +18,25 @@ from typing import Any
 from gym_integrity.checks import check_number
 from gym_integrity.workers._config import PoolConfig, check_handler
 from gym_integrity.workers._lifecycle import RefCounted, after_fork_in_child, at_exit
-from gym_integrity.workers._machine_link import (Link, _Unreachable, dial_server, exit_code, reap_spawned,
-                                                 shutdown_socket,
-                                                 spawn_detached, spawned)
-from gym_integrity.workers._machine_paths import (DIR_ENV, EXIT_LOCK_HELD, HANDSHAKE_TIMEOUT_S, LOG_ENV, auth_key,
-                                                  config_fields, flock, pool_dir, server_name, unlock)
+from gym_integrity.workers._machine_link import Link, shutdown_socket
+from gym_integrity.workers._machine_start import SPAWN_TIMEOUT_S, open_link
 from gym_integrity.workers._outcomes import PoolStatus, TaskOutcome
-from gym_integrity.workers._wire import (MAX_MESSAGE_BYTES, PACKAGE_ROOT, STARTUP_TIMEOUT_S, STAT_KEYS, dumps,
-                                         frame_size, plain_loads, read_outcome, stubbed_main_code)
+from gym_integrity.workers._wire import (
+    MAX_MESSAGE_BYTES,
+    STARTUP_TIMEOUT_S,
+    STAT_KEYS,
+    dumps,
+    frame_size,
+    plain_loads,
+    read_outcome,
+)
 
 __all__ = ["MachinePool", "live_clients", "shutdown_all"]
 
-_SPAWN_TIMEOUT_S = 30.0  # a client waits this long for a server to start (lock, spawn, answer)
 _SILENCE_S = 30.0  # a client with requests in flight that hears nothing this long drops the connection
 _CALL_TIMEOUT_S = 10.0  # stats, pids: a reply later than this is given up (the fallback is returned)
-_CONNECT_SLACK_S = 5.0  # past the spawn bound: a connecting thread's last dial and its bookkeeping
+_CONNECT_SLACK_S = 5.0  # past the spawn bound (SPAWN_TIMEOUT_S): a connecting thread's last dial and its bookkeeping
 _MAX_CONNECT_BACKOFF_S = 30.0  # failed connections are retried after 0.5 s, 1 s, 2 s, ... at most this
-_MAX_SOCKET_PATH = 107  # sun_path holds 108 bytes with the NUL
 
 
 class MachinePool(RefCounted):
@@ -120,17 +120,21 @@ class MachinePool(RefCounted):
         except Exception as exc:  # the caller's error, not the pool's
             return self._given(future, PoolStatus.ERROR, f"unsendable payload ({type(exc).__name__})")
         if len(data) > MAX_MESSAGE_BYTES - 4096:
-            return self._given(future, PoolStatus.ERROR, f"unsendable payload (larger than {MAX_MESSAGE_BYTES >> 20} "
-                                                         "MB)")
+            return self._given(
+                future, PoolStatus.ERROR, f"unsendable payload (larger than {MAX_MESSAGE_BYTES >> 20} MB)"
+            )
         # A request that could not be sent never reached a server: it is sent again once, on a new connection
         # (a server that died since this client last heard from it is noticed here, at the send, as often as by
         # the reader). A request that was sent is never resent: its fate on a dead server is unknown.
         why = ""
         for _ in range(2):
-            link = self._connected(_SPAWN_TIMEOUT_S + _CONNECT_SLACK_S)
+            link = self._connected(SPAWN_TIMEOUT_S + _CONNECT_SLACK_S)
             if link is None:
-                return self._given(future, PoolStatus.INFRA_ERROR,
-                                   f"the machine grading pool could not be reached: {self._error or 'no answer'}")
+                return self._given(
+                    future,
+                    PoolStatus.INFRA_ERROR,
+                    f"the machine grading pool could not be reached: {self._error or 'no answer'}",
+                )
             req_id = next(self._ids)
             attempt: concurrent.futures.Future = concurrent.futures.Future()
             with link.lock:
@@ -149,8 +153,9 @@ class MachinePool(RefCounted):
                 continue
             attempt.add_done_callback(lambda done: future.set_result(done.result()))
             return future
-        return self._given(future, PoolStatus.INFRA_ERROR, f"the machine grading pool {why}, twice; the request "
-                                                           "was not graded")
+        return self._given(
+            future, PoolStatus.INFRA_ERROR, f"the machine grading pool {why}, twice; the request was not graded"
+        )
 
     def run(self, payload: Any, *, run_timeout_s: float | None = None) -> TaskOutcome:
         """Run ``payload`` on a worker of the machine's pool and wait: never raises (but for a bad argument),
@@ -189,8 +194,9 @@ class MachinePool(RefCounted):
     def _keep_stats(self, served: Any) -> None:
         """Remember the server's figures (caller holds the lock)."""
         if isinstance(served, dict):
-            self._last_stats = {str(k): float(v) for k, v in served.items()
-                                if isinstance(v, (int, float)) and not isinstance(v, bool)}
+            self._last_stats = {
+                str(k): float(v) for k, v in served.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+            }
 
     @staticmethod
     def _int_list(value: Any) -> list[int]:
@@ -289,14 +295,15 @@ class MachinePool(RefCounted):
         if self._connector is None or not self._connector.is_alive():
             if time.monotonic() < self._retry_at:
                 return None
-            self._connector = threading.Thread(target=self._connect, daemon=True,
-                                               name=f"gym-integrity-machine-pool-connect:{self.handler}")
+            self._connector = threading.Thread(
+                target=self._connect, daemon=True, name=f"gym-integrity-machine-pool-connect:{self.handler}"
+            )
             self._connector.start()
         return self._connector
 
     def _connect(self) -> None:
         try:
-            link = self._open_link()
+            link = open_link(self.handler, self.config, self._counted_start)
         except Exception as exc:  # noqa: BLE001  (reported in the outcomes of the requests that wanted it)
             with self._lock:
                 self._error = str(exc) or type(exc).__name__
@@ -313,68 +320,15 @@ class MachinePool(RefCounted):
             shutdown_socket(link.sock)
             link.close_fds()
             return
-        link.reader = threading.Thread(target=self._read, args=(link,), daemon=True,
-                                       name=f"gym-integrity-machine-pool-reader:{self.handler}")
+        link.reader = threading.Thread(
+            target=self._read, args=(link,), daemon=True, name=f"gym-integrity-machine-pool-reader:{self.handler}"
+        )
         link.reader.start()
 
-    def _open_link(self) -> Link:
-        """Connect to the server, or start it under the spawn lock and connect (bounded by _SPAWN_TIMEOUT_S)."""
-        directory = pool_dir()
-        key = auth_key(directory)
-        name = server_name(self.handler, self.config)
-        path = os.path.join(directory, name + ".sock")
-        if len(os.fsencode(path)) > _MAX_SOCKET_PATH:
-            raise OSError(f"the machine grading pool's socket path {path} is longer than a Unix socket allows "
-                          f"({_MAX_SOCKET_PATH} bytes): set {DIR_ENV} to a shorter directory")
-        deadline = time.monotonic() + _SPAWN_TIMEOUT_S
-
-        def dial() -> Link:
-            return dial_server(path, key, timeout=max(0.5, min(HANDSHAKE_TIMEOUT_S, deadline - time.monotonic())))
-
-        try:
-            return dial()
-        except _Unreachable:
-            pass
-        lock = flock(os.path.join(directory, name + ".lock"), deadline)
-        if lock is None:
-            raise TimeoutError(f"another process held the pool's start lock for {_SPAWN_TIMEOUT_S:g} s")
-        try:
-            try:
-                return dial()
-            except _Unreachable:
-                pass
-            reap_spawned()
-            pid = self._spawn(directory, name)
-            while True:
-                try:
-                    return dial()
-                except _Unreachable:
-                    pass
-                code = exit_code(pid)
-                if code is not None:
-                    why = (": another server of this pool holds its lock and does not answer"
-                           if code == EXIT_LOCK_HELD else "")
-                    raise OSError(f"its server exited while starting (exit status {code}{why})")
-                if time.monotonic() >= deadline:
-                    raise TimeoutError(f"its server did not answer within {_SPAWN_TIMEOUT_S:g} s of its start")
-                time.sleep(0.02)
-        finally:
-            unlock(lock)
-
-    def _spawn(self, directory: str, name: str) -> int:
-        """Start the server detached: its own session, no stdio, ``gym_integrity``'s package files stubbed
-        (it imports neither gymnasium nor numpy, as a worker does not). Returns its pid."""
-        spec = json.dumps({"handler": self.handler, "config": config_fields(self.config), "directory": directory,
-                           "name": name})
-        code = stubbed_main_code("gym_integrity.workers._machine_server", "main", spec,
-                                 "gym_integrity.workers._machine_server")
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
-        pid = spawn_detached([sys.executable, "-c", code], env, os.environ.get(LOG_ENV, "").strip() or os.devnull)
-        spawned.append(pid)
+    def _counted_start(self) -> None:
+        """A server was spawned for this client (counted whether or not it then answers)."""
         with self._lock:
             self._counters["server_starts"] += 1
-        return pid
 
     def _read(self, link: Link) -> None:
         """The link's reader: resolves requests and calls by id until the connection ends."""
@@ -453,7 +407,7 @@ def _receive_exactly(link: Link, size: int) -> bytes | None:
 
 
 _NO_REPLY = object()
-_live_clients: "weakref.WeakSet[MachinePool]" = weakref.WeakSet()
+_live_clients: weakref.WeakSet[MachinePool] = weakref.WeakSet()
 
 
 def live_clients() -> list[MachinePool]:

@@ -20,8 +20,7 @@ from gym_integrity.workers._lifecycle import after_fork_in_child
 from gym_integrity.workers._machine_paths import HANDSHAKE_TIMEOUT_S, PROTOCOL
 from gym_integrity.workers._wire import dumps, plain_loads
 
-__all__ = ["Link", "dial_server", "exit_code", "reap_spawned", "shutdown_socket", "spawn_detached",
-           "spawned"]
+__all__ = ["Link", "dial_server", "exit_code", "reap_spawned", "shutdown_socket", "spawn_detached", "spawned"]
 
 
 def shutdown_socket(sock: socket.socket) -> None:
@@ -86,7 +85,7 @@ def dial_server(path: str, key: bytes, timeout: float = HANDSHAKE_TIMEOUT_S) -> 
         sock.settimeout(timeout)
         sock.connect(path)
         sock.settimeout(None)
-    except (FileNotFoundError, ConnectionError, socket.timeout) as exc:
+    except (TimeoutError, FileNotFoundError, ConnectionError) as exc:
         sock.close()
         raise _Unreachable(type(exc).__name__) from None
     except OSError:
@@ -101,15 +100,21 @@ def dial_server(path: str, key: bytes, timeout: float = HANDSHAKE_TIMEOUT_S) -> 
         deliver_challenge(conn, key)
         conn.send_bytes(dumps(("hello", PROTOCOL, os.getpid())))
         hello = plain_loads(conn.recv_bytes(1 << 16))
-        if not (isinstance(hello, tuple) and len(hello) == 2 and hello[0] == "hello" and isinstance(hello[1], dict)
-                and isinstance(hello[1].get("pid"), int)):
+        if not (
+            isinstance(hello, tuple)
+            and len(hello) == 2
+            and hello[0] == "hello"
+            and isinstance(hello[1], dict)
+            and isinstance(hello[1].get("pid"), int)
+        ):
             raise EOFError("not a pool server's hello")
     except AuthenticationError:
         conn.close()
         sock.close()
-        raise PermissionError(f"the machine grading pool's server at {path} refused this process's key "
-                              f"(the key file {os.path.join(os.path.dirname(path), 'authkey')} changed while it ran?)"
-                              ) from None
+        raise PermissionError(
+            f"the machine grading pool's server at {path} refused this process's key "
+            f"(the key file {os.path.join(os.path.dirname(path), 'authkey')} changed while it ran?)"
+        ) from None
     except (EOFError, OSError, pickle.UnpicklingError) as exc:
         conn.close()
         sock.close()
@@ -150,10 +155,11 @@ def spawn_detached(argv: list[str], env: dict[str, str], stderr_path: str) -> in
     pipe's write end, so Popen would block until that sub-process exits.
     ``posix_spawn`` (vfork semantics) holds no such pipe.
     """
-    actions: list[tuple[Any, ...]] = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                                      (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-                                      (os.POSIX_SPAWN_OPEN, 2, stderr_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT,
-                                       0o600)]
+    actions: list[tuple[Any, ...]] = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, stderr_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
+    ]
     try:
         open_fds = [int(fd) for fd in os.listdir("/proc/self/fd")]
     except OSError:

@@ -24,8 +24,22 @@ from gym_integrity.workers._config import SCOPE_ENV, PoolConfig
 from gym_integrity.workers._lifecycle import after_fork_in_child
 from gym_integrity.workers._wire import PACKAGE_ROOT
 
-__all__ = ["DIR_ENV", "EXIT_LOCK_HELD", "GRACE_ENV", "HANDSHAKE_TIMEOUT_S", "LOG_ENV", "PROTOCOL", "auth_key",
-           "check_private_dir", "config_fields", "flock", "grace_s", "pool_dir", "server_name", "unlock"]
+__all__ = [
+    "DIR_ENV",
+    "EXIT_LOCK_HELD",
+    "GRACE_ENV",
+    "HANDSHAKE_TIMEOUT_S",
+    "LOG_ENV",
+    "PROTOCOL",
+    "auth_key",
+    "check_private_dir",
+    "config_fields",
+    "flock",
+    "grace_s",
+    "pool_dir",
+    "server_name",
+    "unlock",
+]
 
 DIR_ENV = "GYM_INTEGRITY_POOL_DIR"  # the per-user directory, if not the default
 GRACE_ENV = "GYM_INTEGRITY_POOL_GRACE_S"  # how long a server with no client waits before it exits
@@ -38,8 +52,10 @@ _KEY_BYTES = 32
 
 
 def _refuse(path: str, why: str) -> PermissionError:
-    return PermissionError(f"the machine grading pool's directory {path} {why}: refusing it (set {DIR_ENV} to a "
-                           f"private directory, or {SCOPE_ENV}=process for a pool per process)")
+    return PermissionError(
+        f"the machine grading pool's directory {path} {why}: refusing it (set {DIR_ENV} to a "
+        f"private directory, or {SCOPE_ENV}=process for a pool per process)"
+    )
 
 
 def check_private_dir(path: str) -> None:
@@ -50,8 +66,11 @@ def check_private_dir(path: str) -> None:
     if info.st_uid != os.getuid():
         raise _refuse(path, f"belongs to uid {info.st_uid}, not to this user (uid {os.getuid()})")
     if info.st_mode & 0o077:
-        raise _refuse(path, f"has mode {stat.S_IMODE(info.st_mode):04o}, which lets group or others in "
-                            f"(it must be 0700: chmod 700 {path})")
+        raise _refuse(
+            path,
+            f"has mode {stat.S_IMODE(info.st_mode):04o}, which lets group or others in "
+            f"(it must be 0700: chmod 700 {path})",
+        )
 
 
 def pool_dir() -> str:
@@ -90,15 +109,19 @@ def auth_key(directory: str) -> bytes:
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-                raise PermissionError(f"the machine grading pool's key file {path} is not a file of this user's "
-                                      f"with mode 0600 (mode {stat.S_IMODE(info.st_mode):04o}, uid {info.st_uid}): "
-                                      "refusing it; remove it and a new one is made")
+                raise PermissionError(
+                    f"the machine grading pool's key file {path} is not a file of this user's "
+                    f"with mode 0600 (mode {stat.S_IMODE(info.st_mode):04o}, uid {info.st_uid}): "
+                    "refusing it; remove it and a new one is made"
+                )
             key = os.read(fd, _KEY_BYTES + 1)
         finally:
             os.close(fd)
         if len(key) != _KEY_BYTES:
-            raise PermissionError(f"the machine grading pool's key file {path} does not hold a {_KEY_BYTES}-byte "
-                                  "key: remove it and a new one is made")
+            raise PermissionError(
+                f"the machine grading pool's key file {path} does not hold a {_KEY_BYTES}-byte "
+                "key: remove it and a new one is made"
+            )
         return key
     raise PermissionError(f"the machine grading pool's key file {path} could not be made")
 
@@ -121,9 +144,15 @@ def _create_key(path: str) -> None:
 
 def server_name(handler: str, config: PoolConfig) -> str:
     """The file name stem of the server for ``(handler, config)``: a hash of what decides how it grades."""
-    identity = {"protocol": PROTOCOL, "python": os.path.realpath(sys.executable), "prefix": sys.prefix,
-                "package": PACKAGE_ROOT, "pythonpath": os.environ.get("PYTHONPATH", ""), "handler": handler,
-                "config": config_fields(config)}
+    identity = {
+        "protocol": PROTOCOL,
+        "python": os.path.realpath(sys.executable),
+        "prefix": sys.prefix,
+        "package": PACKAGE_ROOT,
+        "pythonpath": os.environ.get("PYTHONPATH", ""),
+        "handler": handler,
+        "config": config_fields(config),
+    }
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:24]
 
 

@@ -25,8 +25,16 @@ from typing import Any
 
 from gym_integrity.workers._config import PoolConfig
 from gym_integrity.workers._machine_link import shutdown_socket
-from gym_integrity.workers._machine_paths import (EXIT_LOCK_HELD, HANDSHAKE_TIMEOUT_S, PROTOCOL, auth_key,
-                                                  check_private_dir, flock, grace_s, unlock)
+from gym_integrity.workers._machine_paths import (
+    EXIT_LOCK_HELD,
+    HANDSHAKE_TIMEOUT_S,
+    PROTOCOL,
+    auth_key,
+    check_private_dir,
+    flock,
+    grace_s,
+    unlock,
+)
 from gym_integrity.workers._outcomes import PoolStatus, TaskOutcome
 from gym_integrity.workers._process_pool import WorkerPool
 from gym_integrity.workers._wire import MAX_MESSAGE_BYTES, dumps, outcome_message, plain_loads, worst_wait_s
@@ -50,8 +58,9 @@ class _Server:
         # as a process's own pool allowed), so one process's flood is refused to it alone; the pool itself admits
         # _CLIENT_SHARES times that before it refuses anyone.
         self.per_client = config.max_in_flight
-        self.pool = WorkerPool(handler, dataclasses.replace(config,
-                                                            max_in_flight=config.max_in_flight * _CLIENT_SHARES))
+        self.pool = WorkerPool(
+            handler, dataclasses.replace(config, max_in_flight=config.max_in_flight * _CLIENT_SHARES)
+        )
         self.directory, self.name = directory, name
         self.path = os.path.join(directory, name + ".sock")
         self.key = b""
@@ -135,8 +144,16 @@ class _Server:
         config = self.pool.config
         with self.lock:
             watched = list(self.watch.items())
-        stuck = [f for f, (queued, budget) in watched if not f.done() and now >= queued + worst_wait_s(
-            config.max_retries, float(getattr(f, "queue_allowance", 0.0) or config.queue_timeout_s), budget)]
+        stuck = [
+            f
+            for f, (queued, budget) in watched
+            if not f.done()
+            and now
+            >= queued
+            + worst_wait_s(
+                config.max_retries, float(getattr(f, "queue_allowance", 0.0) or config.queue_timeout_s), budget
+            )
+        ]
         if not stuck:
             return
         self.pool.close()  # answers everything pending INFRA_ERROR
@@ -150,7 +167,7 @@ class _Server:
     def _serve_client(self, sock: socket.socket) -> None:
         sock.setblocking(True)
         conn = Connection(os.dup(sock.fileno()))
-        out: "collections.deque[Any]" = collections.deque()
+        out: collections.deque[Any] = collections.deque()
         wake = threading.Condition()
         writer: threading.Thread | None = None
 
@@ -175,8 +192,20 @@ class _Server:
             if not (isinstance(hello, tuple) and len(hello) == 3 and hello[:2] == ("hello", PROTOCOL)):
                 return
             config = self.pool.config
-            conn.send_bytes(dumps(("hello", {"pid": os.getpid(), "protocol": PROTOCOL, "handler": self.pool.handler,
-                                              "workers": config.workers, "spare_workers": config.spare_workers})))
+            conn.send_bytes(
+                dumps(
+                    (
+                        "hello",
+                        {
+                            "pid": os.getpid(),
+                            "protocol": PROTOCOL,
+                            "handler": self.pool.handler,
+                            "workers": config.workers,
+                            "spare_workers": config.spare_workers,
+                        },
+                    )
+                )
+            )
             with self.lock:
                 self.served = True
                 self.outboxes.add(put)
@@ -209,7 +238,7 @@ class _Server:
                     self.idle_since = time.monotonic()
 
     @staticmethod
-    def _write(conn: Connection, out: "collections.deque[Any]", wake: threading.Condition) -> None:
+    def _write(conn: Connection, out: collections.deque[Any], wake: threading.Condition) -> None:
         """The connection's writer: outcomes are queued by the pool's dispatcher, which must never block on a
         client that does not read."""
         while True:
@@ -224,7 +253,7 @@ class _Server:
             except Exception:  # noqa: BLE001  (the client is gone; its reader thread ends the connection)
                 return
 
-    def _handle(self, message: Any, put: Any, mine: "set[concurrent.futures.Future]", client: int) -> None:
+    def _handle(self, message: Any, put: Any, mine: set[concurrent.futures.Future], client: int) -> None:
         kind = message[0] if isinstance(message, tuple) and message else None
         if kind == "submit":
             _, req_id, data, budget = message
@@ -234,9 +263,18 @@ class _Server:
                 over = len(mine) >= self.per_client
             if over:
                 self.pool.count_refused()
-                put(outcome_message(req_id, TaskOutcome(PoolStatus.OVERLOADED, detail=(
-                    f"{len(mine)} requests of this process in flight (max_in_flight={self.per_client})")),
-                    self.pool.stats()))
+                put(
+                    outcome_message(
+                        req_id,
+                        TaskOutcome(
+                            PoolStatus.OVERLOADED,
+                            detail=(
+                                f"{len(mine)} requests of this process in flight (max_in_flight={self.per_client})"
+                            ),
+                        ),
+                        self.pool.stats(),
+                    )
+                )
                 return
             try:
                 future = self.pool.submit_pickled(data, run_timeout_s=budget, client=client)
@@ -260,8 +298,9 @@ class _Server:
             _, req_id, name, argument = message
             if name == "wait_ready":
                 seconds = float(argument) if isinstance(argument, (int, float)) else 0.0
-                threading.Thread(target=lambda: put(("reply", req_id, self.pool.wait_ready(seconds))),
-                                 daemon=True).start()
+                threading.Thread(
+                    target=lambda: put(("reply", req_id, self.pool.wait_ready(seconds))), daemon=True
+                ).start()
             elif name in ("stats", "worker_pids", "busy_worker_pids"):
                 put(("reply", req_id, getattr(self.pool, name)()))
             else:
@@ -271,7 +310,7 @@ class _Server:
 
 
 def main(spec_json: str) -> None:
-    """Entry point of a server process (see :meth:`MachinePool._spawn`)."""
+    """Entry point of a server process (see :func:`~gym_integrity.workers._machine_start.spawn_server`)."""
     spec = json.loads(spec_json)
     config = PoolConfig(**spec["config"], scope="process")
     try:
@@ -283,4 +322,3 @@ def main(spec_json: str) -> None:
 
 if __name__ == "__main__":  # python -m gym_integrity.workers._machine_server '<spec json>' (by hand, for debugging)
     main(sys.argv[1])
-

@@ -52,13 +52,13 @@ class TaskOutcome:
 class Fault(str, enum.Enum):
     """Whose fault a request's failure is: the input's own (``answers``) or the grader's (a no-verdict)."""
 
-    NONE = "none"                    # OK: the handler answered
-    TIMEOUT = "timeout"              # the input ran past its run budget on a worker of its own
-    CRASHED = "crashed"              # the input killed its worker on every attempt, each on another process
+    NONE = "none"  # OK: the handler answered
+    TIMEOUT = "timeout"  # the input ran past its run budget on a worker of its own
+    CRASHED = "crashed"  # the input killed its worker on every attempt, each on another process
     OUT_OF_MEMORY = "out_of_memory"  # the input exhausted the worker's memory limit (MemoryError in the handler)
     HANDLER_ERROR = "handler_error"  # the handler raised: a grader bug, not the input's doing
-    OVERLOADED = "overloaded"        # no worker free in time, or too many requests in flight
-    INFRA = "infra"                  # workers killed from outside, that cannot start, or a pool shut down
+    OVERLOADED = "overloaded"  # no worker free in time, or too many requests in flight
+    INFRA = "infra"  # workers killed from outside, that cannot start, or a pool shut down
 
     @property
     def answers(self) -> bool:
@@ -73,5 +73,8 @@ def fault_of(outcome: TaskOutcome) -> Fault:
         return Fault.NONE
     if status is PoolStatus.ERROR:
         return Fault.OUT_OF_MEMORY if outcome.detail == "MemoryError" else Fault.HANDLER_ERROR
-    return {PoolStatus.TIMEOUT: Fault.TIMEOUT, PoolStatus.CRASHED: Fault.CRASHED,
-            PoolStatus.OVERLOADED: Fault.OVERLOADED}.get(status, Fault.INFRA)
+    return {
+        PoolStatus.TIMEOUT: Fault.TIMEOUT,
+        PoolStatus.CRASHED: Fault.CRASHED,
+        PoolStatus.OVERLOADED: Fault.OVERLOADED,
+    }.get(status, Fault.INFRA)

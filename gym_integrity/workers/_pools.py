@@ -28,7 +28,7 @@ class Pool(Protocol):
     handler: str
     config: PoolConfig
 
-    def acquire(self) -> "Pool": ...
+    def acquire(self) -> Pool: ...
     def release(self) -> None: ...
     def start(self) -> None: ...
     def close(self) -> None: ...
@@ -71,7 +71,6 @@ def get_pool(handler: str, config: PoolConfig | None = None) -> Pool:
     return _POOLS.get_or_create(key, lambda: make_pool(handler, config))
 
 
-
 def machine_stats() -> list[dict[str, Any]]:
     """One entry per pool this process uses, shared (:func:`get_pool`) or its own (a service's), one per
     (handler, config, scope): its ``handler``, ``scope`` and ``stats`` (flat ``pool/...`` floats).
@@ -86,5 +85,7 @@ def machine_stats() -> list[dict[str, Any]]:
         if key not in chosen or (pool.running and not chosen[key].running):
             chosen[key] = pool  # of two clients of one server, a running one can ask it
     # A pool not started yet has nothing to ask its server (and asking would start one).
-    return [{"handler": handler, "scope": scope, "stats": pool.stats(fresh=pool.running)}
-            for (handler, _config, scope), pool in chosen.items()]
+    return [
+        {"handler": handler, "scope": scope, "stats": pool.stats(fresh=pool.running)}
+        for (handler, _config, scope), pool in chosen.items()
+    ]

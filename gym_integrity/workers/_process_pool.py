@@ -25,7 +25,8 @@ import subprocess
 import threading
 import time
 import weakref
-from typing import Any, Hashable
+from collections.abc import Hashable
+from typing import Any
 
 from gym_integrity.checks import check_number
 from gym_integrity.workers._config import PoolConfig, check_handler
@@ -73,8 +74,9 @@ class WorkerPool(RefCounted):
             if self.running:
                 return
             waker = self._waker = Waker()
-            self._thread = threading.Thread(target=Dispatcher(self).run, args=(waker,), daemon=True,
-                                            name=f"gym-integrity-pool:{self.handler}")
+            self._thread = threading.Thread(
+                target=Dispatcher(self).run, args=(waker,), daemon=True, name=f"gym-integrity-pool:{self.handler}"
+            )
             self._thread.start()
 
     def close(self) -> None:
@@ -117,8 +119,9 @@ class WorkerPool(RefCounted):
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             with self._lock:
-                if len(self._workers) == self.config.workers + self.config.spare_workers and \
-                        all(w.ready for w in self._workers):
+                if len(self._workers) == self.config.workers + self.config.spare_workers and all(
+                    w.ready for w in self._workers
+                ):
                     return True
             time.sleep(0.01)
         return False
@@ -142,14 +145,16 @@ class WorkerPool(RefCounted):
         self._flush()
         return True
 
-    def submit_pickled(self, data: bytes, *, run_timeout_s: float | None = None,
-                       client: Hashable = None) -> concurrent.futures.Future:
+    def submit_pickled(
+        self, data: bytes, *, run_timeout_s: float | None = None, client: Hashable = None
+    ) -> concurrent.futures.Future:
         """:meth:`submit` of a payload pickled elsewhere (a machine-pool client): the bytes go to a worker
         as they are, so the process holding the pool never unpickles a client's payload."""
         return self.submit(Pickled(bytes(data)), run_timeout_s=run_timeout_s, client=client)
 
-    def submit(self, payload: Any, *, run_timeout_s: float | None = None,
-               client: Hashable = None) -> concurrent.futures.Future:
+    def submit(
+        self, payload: Any, *, run_timeout_s: float | None = None, client: Hashable = None
+    ) -> concurrent.futures.Future:
         """Queue ``payload``; the future yields a :class:`TaskOutcome` (never an exception).
 
         ``client`` says whose request it is: each client's requests run in order, and clients with requests
@@ -166,8 +171,13 @@ class WorkerPool(RefCounted):
                 self._counters["requests"] += 1
                 self._in_flight += 1
                 if self._in_flight > self.config.max_in_flight:
-                    self._finish(request, PoolStatus.OVERLOADED, detail=(
-                        f"{self._in_flight - 1} requests in flight (max_in_flight={self.config.max_in_flight})"))
+                    self._finish(
+                        request,
+                        PoolStatus.OVERLOADED,
+                        detail=(
+                            f"{self._in_flight - 1} requests in flight (max_in_flight={self.config.max_in_flight})"
+                        ),
+                    )
                 else:
                     # Each request ahead may run to its budget and then wait for its killed worker's successor.
                     running = [w.request for w in self._workers if w.request is not None]
@@ -200,8 +210,11 @@ class WorkerPool(RefCounted):
             self._counters["stalls"] += 1
             self.close()
             self.start()
-            return future.result() if future.done() else TaskOutcome(
-                PoolStatus.INFRA_ERROR, detail=f"the worker pool did not answer within {worst:g} s")
+            return (
+                future.result()
+                if future.done()
+                else TaskOutcome(PoolStatus.INFRA_ERROR, detail=f"the worker pool did not answer within {worst:g} s")
+            )
 
     def _budget(self, run_timeout_s: float | None) -> float:
         if run_timeout_s is None:
@@ -238,9 +251,14 @@ class WorkerPool(RefCounted):
         run_s = time.monotonic() - request.started if request.started else 0.0
         if status is PoolStatus.TIMEOUT:
             run_s = request.budget  # the kill's own latency is not the input's run time
-        key = {PoolStatus.OK: "ok", PoolStatus.ERROR: "errors", PoolStatus.TIMEOUT: "timeouts",
-               PoolStatus.CRASHED: "crashes", PoolStatus.INFRA_ERROR: "infra_errors",
-               PoolStatus.OVERLOADED: "overloaded"}[status]
+        key = {
+            PoolStatus.OK: "ok",
+            PoolStatus.ERROR: "errors",
+            PoolStatus.TIMEOUT: "timeouts",
+            PoolStatus.CRASHED: "crashes",
+            PoolStatus.INFRA_ERROR: "infra_errors",
+            PoolStatus.OVERLOADED: "overloaded",
+        }[status]
         self._counters[key] += 1
         self._counters["completed"] += 1
         if request.started:
@@ -248,8 +266,9 @@ class WorkerPool(RefCounted):
             self._run_s_sum += run_s
             self._run_s_max = max(self._run_s_max, run_s)
         self._queued_s_max = max(self._queued_s_max, request.queued_s)
-        self._done.append((request.future, TaskOutcome(status, value, detail, request.queued_s, run_s,
-                                                       request.attempts)))
+        self._done.append(
+            (request.future, TaskOutcome(status, value, detail, request.queued_s, run_s, request.attempts))
+        )
 
     def _flush(self) -> None:
         """Resolve finished futures outside the lock, so callbacks may call back into the pool."""
@@ -260,7 +279,7 @@ class WorkerPool(RefCounted):
                 future.set_result(outcome)
 
 
-_live_pools: "weakref.WeakSet[WorkerPool]" = weakref.WeakSet()  # shared or not: for shutdown and fork
+_live_pools: weakref.WeakSet[WorkerPool] = weakref.WeakSet()  # shared or not: for shutdown and fork
 
 
 def live_pools() -> list[WorkerPool]:

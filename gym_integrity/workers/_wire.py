@@ -34,9 +34,24 @@ from typing import Any
 
 from gym_integrity.workers._outcomes import PoolStatus, TaskOutcome
 
-__all__ = ["CALLER_GRACE_S", "COUNTED_STATS", "MAX_MESSAGE_BYTES", "PACKAGE_ROOT", "READY", "STARTUP_ERROR",
-           "STARTUP_TIMEOUT_S", "STAT_KEYS", "dumps", "frame_size", "outcome_message", "parse_reply", "plain_loads",
-           "read_outcome", "stubbed_main_code", "worst_wait_s"]
+__all__ = [
+    "CALLER_GRACE_S",
+    "COUNTED_STATS",
+    "MAX_MESSAGE_BYTES",
+    "PACKAGE_ROOT",
+    "READY",
+    "STARTUP_ERROR",
+    "STARTUP_TIMEOUT_S",
+    "STAT_KEYS",
+    "dumps",
+    "frame_size",
+    "outcome_message",
+    "parse_reply",
+    "plain_loads",
+    "read_outcome",
+    "stubbed_main_code",
+    "worst_wait_s",
+]
 
 #: The directory holding the ``gym_integrity`` package: put on a worker's or server's ``PYTHONPATH``.
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -45,8 +60,17 @@ CALLER_GRACE_S = 5.0  # a caller waits this much past the worst honest wait befo
 MAX_MESSAGE_BYTES = 64 << 20  # a bigger reply or message is refused unread (the sender must not exhaust us)
 #: A pool's counted outcomes, then its gauges: ``stats()`` gives each as ``pool/<key>``, and a machine pool's
 #: server sends them to its clients.
-COUNTED_STATS = ("requests", "completed", "timeouts", "crashes", "errors", "infra_errors", "overloaded", "retries",
-                 "worker_restarts")
+COUNTED_STATS = (
+    "requests",
+    "completed",
+    "timeouts",
+    "crashes",
+    "errors",
+    "infra_errors",
+    "overloaded",
+    "retries",
+    "worker_restarts",
+)
 STAT_KEYS = COUNTED_STATS + ("queue_depth", "in_flight", "run_s_mean", "run_s_max", "queued_s_max")
 READY, STARTUP_ERROR = "ready", "startup_error"
 OK, ERROR = "ok", "error"  # PoolStatus values, spelled here so a worker imports nothing else of ours
@@ -114,15 +138,27 @@ def parse_reply(raw: bytes) -> tuple[Any, ...]:
 
 def outcome_message(req_id: int, outcome: TaskOutcome, stats: dict[str, float] | None) -> tuple[Any, ...]:
     """The machine pool server's message carrying one request's outcome and the pool's figures as of its end."""
-    return ("outcome", req_id, outcome.status.value, outcome.value, outcome.detail, outcome.queued_s, outcome.run_s,
-            outcome.attempts, stats)
+    return (
+        "outcome",
+        req_id,
+        outcome.status.value,
+        outcome.value,
+        outcome.detail,
+        outcome.queued_s,
+        outcome.run_s,
+        outcome.attempts,
+        stats,
+    )
 
 
 def read_outcome(message: tuple[Any, ...]) -> tuple[int, TaskOutcome, Any]:
     """``(req_id, outcome, stats)`` of an :func:`outcome_message` (raises on a malformed one)."""
     _, req_id, status, value, detail, queued_s, run_s, attempts, stats = message
-    return req_id, TaskOutcome(PoolStatus(status), value, str(detail), float(queued_s), float(run_s),
-                               int(attempts)), stats
+    return (
+        req_id,
+        TaskOutcome(PoolStatus(status), value, str(detail), float(queued_s), float(run_s), int(attempts)),
+        stats,
+    )
 
 
 def stubbed_main_code(module: str, main: str, argument: str, stubs_for: str) -> str:

@@ -66,4 +66,3 @@ def main(handler: str) -> None:
         except BaseException as exc:  # noqa: BLE001  (report, keep serving)
             reply = (req_id, ERROR, type(exc).__name__)
         replies.send(reply)
-

@@ -36,8 +36,15 @@ class WorkerProcess:
         env[MEMORY_ENV] = str(memory_limit_mb or 0)
         code = stubbed_main_code("gym_integrity.workers._worker", "main", handler, handler.split(":")[0])
         try:
-            self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=req_r, stdout=rep_w,
-                                         stderr=subprocess.DEVNULL, close_fds=True, env=env, start_new_session=True)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", code],
+                stdin=req_r,
+                stdout=rep_w,
+                stderr=subprocess.DEVNULL,
+                close_fds=True,
+                env=env,
+                start_new_session=True,
+            )
         finally:
             os.close(req_r)
             os.close(rep_w)
@@ -64,7 +71,7 @@ class WorkerProcess:
             else:
                 wanted = sum(frame) - len(self._partial)
                 if wanted == 0:
-                    message = bytes(self._partial[frame[0]:])
+                    message = bytes(self._partial[frame[0] :])
                     self._partial = bytearray()
                     return message
             try:
@@ -164,4 +171,3 @@ class Waker:
                 except OSError:
                     pass
         self.read_fd = self._write_fd = -1
-

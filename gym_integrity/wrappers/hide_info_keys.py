@@ -47,9 +47,7 @@ def _keep_paths(info: Mapping[str, Any], paths: frozenset[Path], prefix: Path = 
     return out
 
 
-class HideInfoKeys(
-    gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.RecordConstructorArgs
-):
+class HideInfoKeys(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.RecordConstructorArgs):
     """Removes answer-bearing keys from ``info`` at ``reset()`` and at every ``step()``.
 
     Harnesses print and log ``info``, and a policy may be shown it, so ``info``

@@ -33,9 +33,7 @@ def _below_time_limit(env: gym.Env) -> tuple[gym.Env, int | None]:
     return env, (bound if gym.registry[spec.id].max_episode_steps != bound else None)
 
 
-class MaxStepsTruncation(
-    gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.RecordConstructorArgs
-):
+class MaxStepsTruncation(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.RecordConstructorArgs):
     """Truncates an episode after ``max_steps`` steps that did not terminate it.
 
     Unlike :class:`gymnasium.wrappers.TimeLimit`, a step that terminates the
@@ -93,8 +91,11 @@ class MaxStepsTruncation(
         self._budget = self.max_steps
         self._elapsed = 0
         spec = env.unwrapped.spec
-        if spec is not None and _registered_with_the_stack(env) and (
-                self.max_steps is not None or spec.max_episode_steps is not None):
+        if (
+            spec is not None
+            and _registered_with_the_stack(env)
+            and (self.max_steps is not None or spec.max_episode_steps is not None)
+        ):
             spec.max_episode_steps = self.max_steps if self.max_steps is not None else self._declared_budget()
 
     def _declared_budget(self) -> int:

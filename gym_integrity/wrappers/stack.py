@@ -79,8 +79,11 @@ def stack_switch_hints(env_id: str) -> dict[str, str]:
     >>> stack_switch_hints("FinQA-v0")["max_steps"].split(": ")[1]
     "use gym_integrity.make('FinQA-v0', max_steps=...) instead of gym.make"
     """
-    return {name: f"a setting of the integrity stack, not of the env: use gym_integrity.make({env_id!r}, {name}=...) "
-                  "instead of gym.make" for name in STACK_SWITCHES}
+    return {
+        name: f"a setting of the integrity stack, not of the env: use gym_integrity.make({env_id!r}, {name}=...) "
+        "instead of gym.make"
+        for name in STACK_SWITCHES
+    }
 
 
 def integrity_stack(env: gym.Env, **settings: Any) -> gym.Env:

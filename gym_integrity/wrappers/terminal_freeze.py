@@ -15,9 +15,7 @@ __all__ = ["TerminalFreeze"]
 _FROZEN_REWARDS: tuple[Literal["repeat", "zero"], ...] = ("repeat", "zero")
 
 
-class TerminalFreeze(
-    gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.RecordConstructorArgs
-):
+class TerminalFreeze(gym.Wrapper[ObsType, ActType, ObsType, ActType], gym.utils.RecordConstructorArgs):
     """Replays the final transition on every step after the end, without calling the inner env.
 
     An environment that grades every ``step()`` can be gamed: answer wrong, read
@@ -52,9 +50,7 @@ class TerminalFreeze(
         (0.0, True, 1)
     """
 
-    def __init__(
-        self, env: gym.Env[ObsType, ActType], frozen_reward: Literal["repeat", "zero"] = "repeat"
-    ) -> None:
+    def __init__(self, env: gym.Env[ObsType, ActType], frozen_reward: Literal["repeat", "zero"] = "repeat") -> None:
         check_choice("TerminalFreeze.frozen_reward", frozen_reward, _FROZEN_REWARDS)
         gym.utils.RecordConstructorArgs.__init__(self, frozen_reward=frozen_reward)
         gym.Wrapper.__init__(self, env)

@@ -10,8 +10,15 @@ cache), ``records`` (Table, Question, FinQADataset), ``sources`` (the loaders),
 
 from gym_integrity.envs.entry import EnvEntry, lazy_exports
 
-__all__ = ["FinQAEnv", "FinQAConfig", "TOOL_SCHEMAS", "DOCUMENT_TOOL_SCHEMA", "format_tool_call", "score_answer",
-           "ENTRY"]
+__all__ = [
+    "FinQAEnv",
+    "FinQAConfig",
+    "TOOL_SCHEMAS",
+    "DOCUMENT_TOOL_SCHEMA",
+    "format_tool_call",
+    "score_answer",
+    "ENTRY",
+]
 
 ENTRY = EnvEntry(
     "FinQA-v0",
@@ -21,6 +28,14 @@ ENTRY = EnvEntry(
     max_episode_steps=50,  # FinQAConfig.step_budget's default (a step_budget= option moves the bound with it)
 )
 
-__getattr__ = lazy_exports(__name__, {"FinQAConfig": "config", "FinQAEnv": "env", "format_tool_call": "env",
-                                      "score_answer": "scoring", "TOOL_SCHEMAS": "tools",
-                                      "DOCUMENT_TOOL_SCHEMA": "tools"})
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "FinQAConfig": "config",
+        "FinQAEnv": "env",
+        "format_tool_call": "env",
+        "score_answer": "scoring",
+        "TOOL_SCHEMAS": "tools",
+        "DOCUMENT_TOOL_SCHEMA": "tools",
+    },
+)

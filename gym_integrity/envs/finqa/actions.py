@@ -30,8 +30,9 @@ Example:
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = ["ToolCall", "ActionError", "parse_action", "read_structured", "FORMAT_HELP"]
 
@@ -46,7 +47,7 @@ _MAX_JSON_STARTS = 32
 #: depth bound also ends a walk of a self-containing dict or list.
 _MAX_DEPTH = 32
 _MAX_VALUES = 10_000
-_MAX_NAME_CHARS = 10_000   # all keys together; string values share the action's own limit, max_chars
+_MAX_NAME_CHARS = 10_000  # all keys together; string values share the action's own limit, max_chars
 #: Ints up to ~3,900 digits: below Python's 4,300-digit str() limit (which raises), and a bound that
 #: still holds when a process lifts that limit (str() of a huge int is quadratic).
 _MAX_INT_BITS = 13_000
@@ -122,7 +123,7 @@ class _Reader:
         raise _Unfit(f"a value of type {type(value).__name__[:40]} is not JSON data; values must be {_JSON_KINDS}")
 
     def _text(self, text: str) -> str:
-        self.chars_left -= str.__len__(text)   # counted before a subclass is copied
+        self.chars_left -= str.__len__(text)  # counted before a subclass is copied
         if self.chars_left < 0:
             raise _Unfit("the tool call's text is longer than the action limit")
         return str.__str__(text)
@@ -150,8 +151,10 @@ def read_structured(action: Mapping[str, Any], max_chars: int = 100_000) -> dict
     except _Unfit as exc:
         return ActionError(f"Error: {exc}.")
     except Exception as exc:  # noqa: BLE001  a foreign Mapping's own methods may raise anything: that is its error
-        return ActionError(f"Error: the tool call could not be read ({type(exc).__name__} while reading it); "
-                           f"values must be {_JSON_KINDS}.")
+        return ActionError(
+            f"Error: the tool call could not be read ({type(exc).__name__} while reading it); "
+            f"values must be {_JSON_KINDS}."
+        )
 
 
 def _from_mapping(raw: Mapping[str, Any], max_chars: int) -> ToolCall | ActionError:
@@ -232,8 +235,9 @@ def parse_action(action: str | Mapping[str, Any], max_chars: int = 100_000) -> T
             f'{{"tool": name, "arguments": {{...}}}}; got {type(action).__name__}'
         )
     if len(action) > max_chars:
-        return ActionError(f"Error: the action is {len(action)} characters long; the limit is {max_chars}. "
-                           + FORMAT_HELP)
+        return ActionError(
+            f"Error: the action is {len(action)} characters long; the limit is {max_chars}. " + FORMAT_HELP
+        )
     blocks = _tool_call_blocks(action)
     if len(blocks) > 1:
         return ActionError(f"Error: found {len(blocks)} <tool_call> blocks; send one tool call per step.")

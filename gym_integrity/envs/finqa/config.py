@@ -31,9 +31,9 @@ class FinQAConfig:
         questions_file: The CSV under ``benchmark_questions/``.
         step_budget: Tool calls allowed per episode (the submission included);
             MaxStepsTruncation in the registered stack enforces it.
-        scoring: ``"tolerance"`` (1% relative and 1.0 absolute) or
+        scoring: ``"tolerance"`` (a number matched to its gold's written precision, docs/finqa.md) or
             ``"finqa_exact"`` (the original FinQA rule: round to 5 decimals, equal).
-        rel_tol, abs_tol: The tolerances of ``"tolerance"`` scoring.
+        rel_tol, abs_tol: How far an answer written coarser than its gold may be from it (``"tolerance"``).
         sql_timeout_s: Wall-clock limit of one SQL query (0.5-60 s); its worker is killed at 1.1x.
         sql_row_cap: Most rows one SQL query returns.
         max_result_chars: Most characters of one tool result.
@@ -79,11 +79,12 @@ class FinQAConfig:
         check_str("FinQAConfig.split", self.split)
         check_str("FinQAConfig.questions_file", self.questions_file)
         if "/" in self.questions_file or "\\" in self.questions_file or self.questions_file.startswith("."):
-            raise ValueError(f"FinQAConfig.questions_file must be a file name under benchmark_questions/, "
-                             f"got {self.questions_file!r}")
+            raise ValueError(
+                f"FinQAConfig.questions_file must be a file name under benchmark_questions/, "
+                f"got {self.questions_file!r}"
+            )
         check_choice("FinQAConfig.scoring", self.scoring, SCORING_MODES)
-        for name, low in (("step_budget", 1), ("sql_row_cap", 1), ("max_result_chars", 100),
-                          ("max_action_chars", 100)):
+        for name, low in (("step_budget", 1), ("sql_row_cap", 1), ("max_result_chars", 100), ("max_action_chars", 100)):
             check_int(f"FinQAConfig.{name}", getattr(self, name), low=low)
         check_number("FinQAConfig.rel_tol", self.rel_tol, low=0, high=1)
         check_number("FinQAConfig.abs_tol", self.abs_tol, low=0, high=float("inf"))

@@ -33,8 +33,14 @@ from typing import Any
 
 from gym_integrity.datacheck import DataReport, user_stacklevel
 from gym_integrity.envs.finqa.records import FinQADataset, Question, Table
-from gym_integrity.envs.finqa.sources import (detect_layout, load_benchmark_layout, load_finqa_json, load_finqa_records,
-                                              load_hub, load_tables_dir)
+from gym_integrity.envs.finqa.sources import (
+    detect_layout,
+    load_benchmark_layout,
+    load_finqa_json,
+    load_finqa_records,
+    load_hub,
+    load_tables_dir,
+)
 from gym_integrity.workers import ProcessCache
 
 __all__ = [
@@ -117,13 +123,20 @@ def _load_checked(key: tuple[Any, ...]) -> FinQADataset:
     if not dataset.questions:
         summary = report.summary() if report is not None else "no question rows"
         where = report.source if report is not None else dataset.source
-        raise ValueError(f"{_field_of(key)}: {where} has no usable question ({summary}); "
-                         "`gym-integrity check-data finqa` lists every skipped row")
+        raise ValueError(
+            f"{_field_of(key)}: {where} has no usable question ({summary}); "
+            "`gym-integrity check-data finqa` lists every skipped row"
+        )
     return dataset
 
 
-def check_finqa(path: str | os.PathLike[str] | None = None, *, split: str = "test",
-                questions_file: str = "finqa.csv", hub_id: str | None = None) -> DataReport:
+def check_finqa(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    split: str = "test",
+    questions_file: str = "finqa.csv",
+    hub_id: str | None = None,
+) -> DataReport:
     """The load-time check of one FinQA source, freshly run (what ``gym-integrity check-data finqa`` prints).
 
     ``path``: a FinQA-benchmark root or an original-FinQA JSON file/directory

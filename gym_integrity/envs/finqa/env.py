@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import gymnasium as gym
 
@@ -17,11 +18,17 @@ from gym_integrity.envs.finqa.records import FinQADataset, Question
 from gym_integrity.envs.finqa.scoring import score_answer
 from gym_integrity.envs.finqa.sql_sandbox import SQL_UNAVAILABLE, PooledSQLSandbox, acquire_sql_pool, run_budget_s
 from gym_integrity.envs.finqa.tools import LIST_TOOLS, FinQATools
-from gym_integrity.protocol import (MAX_NUM_TOKENS, PRIVILEGED_KEY, Grade, TrainerAction, Verdict, grade_info,
-                                     split_trainer_action)
-from gym_integrity.workers import ProcessCache
-from gym_integrity.workers import WORKER_START_ALLOWANCE_S, Pool
+from gym_integrity.protocol import (
+    MAX_NUM_TOKENS,
+    PRIVILEGED_KEY,
+    Grade,
+    TrainerAction,
+    Verdict,
+    grade_info,
+    split_trainer_action,
+)
 from gym_integrity.spaces import UnicodeText
+from gym_integrity.workers import WORKER_START_ALLOWANCE_S, Pool, ProcessCache
 
 __all__ = ["FinQAEnv", "format_tool_call"]
 
@@ -50,8 +57,12 @@ def _is_trainer_dict(action: Any) -> bool:
     is read as a model-written tool call: a model can write that JSON as well as a trainer, so it is an
     error step, never an exception.
     """
-    if not (isinstance(action, dict) and "text" in action and set(action) <= {"text", "num_tokens"}
-            and isinstance(action["text"], str)):
+    if not (
+        isinstance(action, dict)
+        and "text" in action
+        and set(action) <= {"text", "num_tokens"}
+        and isinstance(action["text"], str)
+    ):
         return False
     tokens = action.get("num_tokens")
     return tokens is None or (is_int(tokens) and 0 <= tokens <= MAX_NUM_TOKENS)
@@ -180,7 +191,7 @@ class FinQAEnv(TextEnv):
         # budget stops what the in-worker clock cannot) plus the start of a killed worker's successor, which
         # the next query may wait for. Everything else in a step is pure Python (milliseconds). Read by the audit.
         self.grading_time_bound_s: float = run_budget_s(self.config.sql_timeout_s) + WORKER_START_ALLOWANCE_S
-        self._sql_pool: Pool | None = None   # held from the first sql_query to close()
+        self._sql_pool: Pool | None = None  # held from the first sql_query to close()
         self._question: Question | None = None
         self._index = -1
         self._last_obs = ""
@@ -226,8 +237,9 @@ class FinQAEnv(TextEnv):
         if "question_id" in options:
             qid = check_str("FinQAEnv.reset options['question_id']", options["question_id"])
             if qid not in self.dataset.question_index:
-                raise ValueError(f"FinQAEnv.reset options['question_id'] must be the id of a loaded question, "
-                                 f"got {qid!r}")
+                raise ValueError(
+                    f"FinQAEnv.reset options['question_id'] must be the id of a loaded question, got {qid!r}"
+                )
             return self.dataset.question_index[qid]
         if "index" in options:
             return check_int("FinQAEnv.reset options['index']", options["index"], low=0, high=n - 1)
@@ -242,9 +254,11 @@ class FinQAEnv(TextEnv):
             args = ", ".join(fn["parameters"]["required"])
             lines.append(f"- {fn['name']}({args}): {fn['description']}")
         lines.append(f"- {LIST_TOOLS}(): the tools' JSON schemas.")
-        lines += ["", FORMAT_HELP,
-                  f"You have {self.step_budget} tool calls, the submission included. "
-                  "End with submit_answer."]
+        lines += [
+            "",
+            FORMAT_HELP,
+            f"You have {self.step_budget} tool calls, the submission included. End with submit_answer.",
+        ]
         return "\n".join(lines)
 
     def _privileged(self) -> dict[str, Any]:
@@ -256,19 +270,34 @@ class FinQAEnv(TextEnv):
         q = self._question
         assert q is not None
         metrics = {**self._counts, "finqa/score": float(grade.score)}
-        return grade_info(q.id, grade, company=q.company, tool=tool, tool_ok=tool_ok,
-                          metrics=metrics, **{PRIVILEGED_KEY: self._privileged()})
+        return grade_info(
+            q.id,
+            grade,
+            company=q.company,
+            tool=tool,
+            tool_ok=tool_ok,
+            metrics=metrics,
+            **{PRIVILEGED_KEY: self._privileged()},
+        )
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         self._index = self._pick(self.reset_options(options))
         self._question = self.dataset.questions[self._index]
-        self._counts = {"finqa/tool_calls": 0.0, "finqa/sql_queries": 0.0, "finqa/tool_errors": 0.0,
-                        "finqa/sql_unavailable": 0.0}
+        self._counts = {
+            "finqa/tool_calls": 0.0,
+            "finqa/sql_queries": 0.0,
+            "finqa/tool_errors": 0.0,
+            "finqa/sql_unavailable": 0.0,
+        }
         self._last_obs = self._intro()
         q = self._question
-        info = {"problem_id": q.id, "company": q.company, "question_type": q.question_type,
-                PRIVILEGED_KEY: self._privileged()}
+        info = {
+            "problem_id": q.id,
+            "company": q.company,
+            "question_type": q.question_type,
+            PRIVILEGED_KEY: self._privileged(),
+        }
         if self.render_mode == "human":
             self.render()
         return self._last_obs, info
@@ -285,7 +314,7 @@ class FinQAEnv(TextEnv):
             # value in it (a 5,000-digit int, NaN, a set) is an error step, never an exception.
             action = read_structured(action, self.config.max_action_chars)
             if _is_trainer_dict(action):
-                action, _ = split_trainer_action(action)   # token counts are not used: FinQA does not shape
+                action, _ = split_trainer_action(action)  # token counts are not used: FinQA does not shape
         elif isinstance(action, TrainerAction):
             action, _ = split_trainer_action(action)
         if not isinstance(action, (str, Mapping, ActionError)):
@@ -308,16 +337,22 @@ class FinQAEnv(TextEnv):
             else:
                 grade = self._grade(str(parsed.arguments["answer"]))
                 reward, terminated = float(grade.score), True
-                obs, tool, ok = (f"Answer submitted. Graded: {grade.verdict.value} (score {grade.score:.2f}). "
-                                 "The episode is over."), "submit_answer", True
+                obs, tool, ok = (
+                    (
+                        f"Answer submitted. Graded: {grade.verdict.value} (score {grade.score:.2f}). "
+                        "The episode is over."
+                    ),
+                    "submit_answer",
+                    True,
+                )
         elif parsed.name in self._tools.names:
             if parsed.name == "sql_query" and self._sql_pool is None:
-                self._sql_pool = acquire_sql_pool()   # the first query of this env (again after a close)
+                self._sql_pool = acquire_sql_pool()  # the first query of this env (again after a close)
             obs, ok = self._tools.call(parsed.name, parsed.arguments)
             tool = parsed.name
             if tool == "sql_query":
                 self._counts["finqa/sql_queries"] += 1
-                if obs.startswith(SQL_UNAVAILABLE):   # the pool's fault, not the query's: counted apart
+                if obs.startswith(SQL_UNAVAILABLE):  # the pool's fault, not the query's: counted apart
                     self._counts["finqa/sql_unavailable"] += 1
         else:
             obs, tool, ok = (f"Error: unknown tool {parsed.name[:64]!r}.\n" + self._tool_list_text()), "", False
@@ -344,7 +379,7 @@ class FinQAEnv(TextEnv):
 
     def close(self) -> None:
         """Release the SQL worker pool, if this env used it: the last env of the process out stops its workers."""
-        pool, self._sql_pool = getattr(self, "_sql_pool", None), None   # absent when __init__ failed
+        pool, self._sql_pool = getattr(self, "_sql_pool", None), None  # absent when __init__ failed
         if pool is not None:
             pool.release()
         super().close()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from gym_integrity.datacheck import DataReport
 
@@ -87,5 +88,7 @@ class FinQADataset:
     question_index: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
     def __repr__(self) -> str:
-        return (f"FinQADataset(source={self.source!r}, questions={len(self.questions)}, "
-                f"companies={len(self.company_tables)}, tables={len(self.tables)})")
+        return (
+            f"FinQADataset(source={self.source!r}, questions={len(self.questions)}, "
+            f"companies={len(self.company_tables)}, tables={len(self.tables)})"
+        )

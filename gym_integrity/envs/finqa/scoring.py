@@ -1,4 +1,4 @@
-r"""FinQA answer scoring: tolerant numeric matching (default) and the original FinQA 5-decimal rule.
+r"""FinQA answer scoring: numbers matched to their gold's precision (default) and the original FinQA 5-decimal rule.
 
 Tolerant mode (``"tolerance"``), what a submitted answer may look like:
 
@@ -11,9 +11,11 @@ Tolerant mode (``"tolerance"``), what a submitted answer may look like:
   $12,480 million. Reading ``%`` a second way (dropping it) made one answer
   correct for two different gold values (``"0.5"`` for ``"50%"`` and ``"0.5%"``);
 * ``(1,204)`` is negative, ``745/1251`` is a fraction, the unicode minus works;
-* a match needs relative error <= 1% **and** absolute difference <= 1.0
-  (a zero gold needs ``|pred| < 0.001``); a gold that is a year (``2023``)
-  needs the year itself, since 2024 is within both of 2023;
+* a number matches to the precision its gold is written in (:func:`amounts_match`): at the gold's decimals
+  or finer it must round to the gold (``57.24%`` for 57.2%, never ``57.3%``); coarser, it must be the gold
+  rounded to its decimals and within 1% and 1.0 of it (``0.47`` for 0.47278, never ``0``);
+* a gold that is a year (``2023``, ``FY2023``) is matched exactly, in a year's form or any amount's
+  (``2023.0``, ``2,023``, ``$2,023``): never ``2023.4`` or the years beside it;
 * several values (gold with several ``\boxed{}``, or split on ``,``/``;``)
   must all match, in order; ``2023: 5.1%, 2024: 6%`` style values match by year;
 * non-numeric gold answers compare as normalised text.
@@ -21,8 +23,8 @@ Tolerant mode (``"tolerance"``), what a submitted answer may look like:
 Examples:
     >>> score_answer(r"\boxed{12,480}", r"\boxed{12,480}").verdict.value
     'correct'
-    >>> [score_answer(p, "38.2%").score for p in ("38.2%", "0.382", "38.2", "$38.4", "39%")]
-    [1.0, 1.0, 0.0, 0.0, 0.0]
+    >>> [score_answer(p, "38.2%").score for p in ("38.2%", "0.382", "38.2", "38.3%", "38.24%", "38%", "39%")]
+    [1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0]
     >>> [score_answer(p, "12,480").score for p in ("12480%", "12,480")], score_answer("12.5%", "0.125").score
     ([0.0, 1.0], 1.0)
     >>> score_answer("(1,204)", r"\boxed{-1,204}").score, score_answer("1,204", "-1,204").score
@@ -45,10 +47,10 @@ The original FinQA rule (``"finqa_exact"``): both sides rounded to 5 decimals, t
 
 from __future__ import annotations
 
-import math
 import re
+from collections.abc import Iterable
 from fractions import Fraction
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
 
 from gym_integrity.grading.numbers import GROUPED_DECIMAL
 from gym_integrity.grading.reader import all_boxed
@@ -62,6 +64,8 @@ __all__ = [
     "Submission",
     "parse_number",
     "values_match",
+    "amounts_match",
+    "Amount",
 ]
 
 SCORING_MODES = ("tolerance", "finqa_exact")
@@ -73,9 +77,32 @@ MAX_VALUES = 50
 
 _TEXT_CMD = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
 _UNIT_WORDS = (
-    "million", "millions", "billion", "billions", "thousand", "thousands", "mn", "bn", "m", "b", "k",
-    "usd", "dollars", "dollar", "shares", "units", "gwh", "years", "year", "percentage", "percentage points",
-    "percentage point", "pp", "points", "point", "bps",
+    "million",
+    "millions",
+    "billion",
+    "billions",
+    "thousand",
+    "thousands",
+    "mn",
+    "bn",
+    "m",
+    "b",
+    "k",
+    "usd",
+    "dollars",
+    "dollar",
+    "shares",
+    "units",
+    "gwh",
+    "years",
+    "year",
+    "percentage",
+    "percentage points",
+    "percentage point",
+    "pp",
+    "points",
+    "point",
+    "bps",
 )
 _NUMBER = re.compile(
     rf"""(?P<sign>[-+\u2212]?)\s*(?P<open>\()?\s*(?P<sign2>[-+\u2212]?)\s*\$?\s*
@@ -84,8 +111,9 @@ _NUMBER = re.compile(
         \s*(?P<close>\))?\s*(?P<pct>%|percent(?!age))?""",
     re.VERBOSE | re.IGNORECASE,
 )
-_YEAR_KEY = re.compile(r"^\s*(?:fy\s*|fiscal\s+(?:year\s+)?|in\s+)?((?:19|20)\d{2})\s*(?::|=|-|\u2013)\s*(.+)$",
-                       re.IGNORECASE | re.DOTALL)
+_YEAR_KEY = re.compile(
+    r"^\s*(?:fy\s*|fiscal\s+(?:year\s+)?|in\s+)?((?:19|20)\d{2})\s*(?::|=|-|\u2013)\s*(.+)$", re.IGNORECASE | re.DOTALL
+)
 #: A gold that is a year (which year had the highest margin?): matched exactly, never within the tolerance.
 _YEAR = re.compile(r"(?:fy\s*|fiscal\s+(?:year\s+)?|in\s+)?((?:19|20)\d{2})", re.IGNORECASE)
 # Split several values on ';' or on ',' unless the comma is a thousands separator
@@ -109,7 +137,7 @@ def extract_submission(text: str) -> list[str]:
     body = body.strip()
     if not body:
         return []
-    if _single_number(body) is not None:
+    if _amount(body) is not None:
         return [body]
     parts = [p.strip() for p in _SPLIT.split(body)]
     # "\;" and "\," are LaTeX spacing: drop the stray backslash a split leaves behind.
@@ -127,8 +155,17 @@ def _clean(text: str) -> str:
     return text.strip()
 
 
-def _single_number(text: str) -> tuple[float, bool] | None:
-    """``(value, had_percent)`` if ``text`` is one number (with optional unit words), else None."""
+class Amount(NamedTuple):
+    """One number as written: its exact value per unit (``%`` read as /100), and its decimals in that unit
+    (``57.2%`` is 0.572, 3 decimals; ``1,648`` has 0; a ratio ``745/1251`` is exact: None)."""
+
+    value: Fraction
+    decimals: int | None
+    percent: bool
+
+
+def _amount(text: str) -> Amount | None:
+    """The :class:`Amount` ``text`` is if it is one number (with optional unit words), else None."""
     text = _clean(text)
     if not text or len(text) > 200:
         return None
@@ -140,28 +177,48 @@ def _single_number(text: str) -> tuple[float, bool] | None:
     if match is None:
         return None
     rest = (text[: match.start()] + " " + text[match.end() :]).lower()
-    rest = re.sub(r"[^a-z ]", " ", rest).split()
-    if any(word not in _UNIT_WORDS and word not in ("about", "approximately", "approx", "is", "the", "answer",
-                                                     "of", "a", "an", "in", "to", "up", "down", "by", "or", "usd")
-           for word in rest):
+    words = re.sub(r"[^a-z ]", " ", rest).split()
+    if any(
+        word not in _UNIT_WORDS
+        and word
+        not in (
+            "about",
+            "approximately",
+            "approx",
+            "is",
+            "the",
+            "answer",
+            "of",
+            "a",
+            "an",
+            "in",
+            "to",
+            "up",
+            "down",
+            "by",
+            "or",
+            "usd",
+        )
+        for word in words
+    ):
         return None
-    try:
-        value = float(match.group("num").replace(",", ""))
-        if match.group("den") is not None:
-            den = float(match.group("den"))
-            if den == 0:
-                return None
-            value = float(Fraction(match.group("num").replace(",", "")) / Fraction(match.group("den")))
-    except (ValueError, ZeroDivisionError, OverflowError):
-        return None
+    num = match.group("num").replace(",", "")
+    value = Fraction(num)
+    decimals: int | None = len(num.partition(".")[2])
+    if match.group("den") is not None:
+        den = Fraction(match.group("den"))
+        if den == 0:
+            return None
+        value, decimals = value / den, None
     negative = "-" in (match.group("sign") + match.group("sign2")) or "\u2212" in match.group("sign")
     if bool(match.group("open")) and bool(match.group("close")):
         negative = True
     elif bool(match.group("open")) != bool(match.group("close")):
         return None
-    if not math.isfinite(value):
-        return None
-    return (-value if negative else value), match.group("pct") is not None
+    percent = match.group("pct") is not None
+    if percent:
+        value, decimals = value / 100, None if decimals is None else decimals + 2
+    return Amount(-value if negative else value, decimals, percent)
 
 
 def parse_number(text: str, percent_as_fraction: bool = True) -> float | None:
@@ -172,11 +229,11 @@ def parse_number(text: str, percent_as_fraction: bool = True) -> float | None:
     >>> parse_number("24.1%", percent_as_fraction=False), parse_number("n/a")
     (24.1, None)
     """
-    parsed = _single_number(text)
-    if parsed is None:
+    amount = _amount(text)
+    if amount is None:
         return None
-    value, had_percent = parsed
-    return value / 100.0 if (had_percent and percent_as_fraction) else value
+    as_written = amount.percent and not percent_as_fraction
+    return float(amount.value * 100 if as_written else amount.value)
 
 
 def _normalise_text(text: str) -> str:
@@ -186,38 +243,64 @@ def _normalise_text(text: str) -> str:
     return " ".join(text.split())
 
 
-def _numbers_match(pred: float, gold: float, rel_tol: float, abs_tol: float) -> bool:
+def _within_tolerance(pred: Fraction, gold: Fraction, rel_tol: float, abs_tol: float) -> bool:
     if gold == 0:
-        return abs(pred) < 0.001
+        return abs(pred) < Fraction(1, 1000)
     diff = abs(pred - gold)
-    return diff / abs(gold) <= rel_tol and diff <= abs_tol
+    return diff <= Fraction(rel_tol) * abs(gold) and diff <= Fraction(abs_tol)
+
+
+def amounts_match(pred: Amount, gold: Amount, rel_tol: float = 0.01, abs_tol: float = 1.0) -> bool:
+    """The precision rule: two numbers agree to the coarser of the precisions they are written in.
+
+    At the gold's precision or finer, the answer must round to the gold: lie within half a unit of the gold's
+    last decimal (``57.24%`` and ``57.2%`` for 57.2%, not ``57.3%``; ties pass either way, as a gold may have
+    been rounded half up or half even). Coarser than the gold, it must be the gold rounded to the answer's
+    decimals (``0.47`` for 0.47278, not ``0.48``) and within ``rel_tol`` and ``abs_tol`` of it, so that
+    ``0`` is no answer to 0.382. Decimals count in the same unit on both sides (``57.2%`` is 0.572: 3).
+
+    >>> [amounts_match(_amount(p), _amount("57.2%")) for p in ("0.572", "57.24%", "57.3%", "57%", "0.6")]
+    [True, True, False, True, False]
+    """
+    if pred.decimals is None and gold.decimals is None:
+        return pred.value == gold.value
+    diff = abs(pred.value - gold.value)
+    if pred.decimals is None or (gold.decimals is not None and pred.decimals >= gold.decimals):
+        return 2 * diff * 10**gold.decimals <= 1  # type: ignore[operator]
+    return 2 * diff * 10**pred.decimals <= 1 and _within_tolerance(pred.value, gold.value, rel_tol, abs_tol)
+
+
+def _is_year(pred: str, year: str) -> bool:
+    """A year gold is matched exactly, in a year's form (``FY2023``, ``fiscal 2023``) or any amount's
+    (``2023.0``, ``2,023``, ``$2,023``): the precision rule would pay ``2023.4``, a tolerance the years beside it."""
+    said = _YEAR.fullmatch(_clean(pred).rstrip(". "))
+    if said is not None:
+        return said.group(1) == year
+    amount = _amount(pred)
+    return amount is not None and not amount.percent and amount.value == int(year)
 
 
 def values_match(pred: str, gold: str, rel_tol: float = 0.01, abs_tol: float = 1.0) -> bool:
     """One submitted value against one gold value (tolerant mode).
 
     >>> values_match("12.6%", "12.5%"), values_match("12.5", "12.5%"), values_match("0.125", "12.5")
-    (True, False, False)
+    (False, False, False)
     >>> values_match("12.5%", "12.5"), values_match("0.125", "12.5%"), values_match("12.5%", "0.125")
     (False, True, True)
-    >>> values_match("2024", "2023"), values_match("FY2023", "2023"), values_match("2022", "2023")
-    (False, True, False)
+    >>> [values_match(p, "2023") for p in ("2024", "FY2023", "2,023", "$2,023", "2023.0", "2023.4", "2,022")]
+    [False, True, True, True, True, False, False]
     """
     year = _YEAR.fullmatch(_clean(gold))
-    # A year is a name, not a measure (2024 is within 1% of 2023): a year against a year only; "2,023" or "$2,023"
-    # is an amount.
-    if year and _YEAR.fullmatch(_clean(pred).rstrip(". ")):
-        said = _YEAR.fullmatch(_clean(pred).rstrip(". "))
-        return said is not None and said.group(1) == year.group(1)
-    gold_num, pred_num = _single_number(gold), _single_number(pred)
+    if year:
+        return _is_year(pred, year.group(1))
+    gold_num, pred_num = _amount(gold), _amount(pred)
     if gold_num is None:
         return pred_num is None and _normalise_text(pred) == _normalise_text(gold) != ""
     if pred_num is None:
         return False
-    (g, g_pct), (p, p_pct) = gold_num, pred_num
     # '%' means per hundred on either side, and only that: a second reading (dropping it) paid "12480%" for
     # 12,480 and made "0.5" correct for both "50%" and "0.5%".
-    return _numbers_match(p / 100.0 if p_pct else p, g / 100.0 if g_pct else g, rel_tol, abs_tol)
+    return amounts_match(pred_num, gold_num, rel_tol, abs_tol)
 
 
 def _year_keyed(values: list[str]) -> dict[str, str] | None:
@@ -250,7 +333,8 @@ def read_submission(text: str) -> Submission:
 def _lists_match(pred: Submission, gold: Submission, rel_tol: float, abs_tol: float) -> bool:
     if gold.by_year is not None and pred.by_year is not None:
         return set(gold.by_year) == set(pred.by_year) and all(
-            values_match(pred.by_year[y], gold.by_year[y], rel_tol, abs_tol) for y in gold.by_year)
+            values_match(pred.by_year[y], gold.by_year[y], rel_tol, abs_tol) for y in gold.by_year
+        )
     gold_values = gold.values if gold.by_year is None else list(gold.by_year.values())  # in the gold order
     if len(pred.values) != len(gold_values):
         return False
@@ -270,8 +354,9 @@ def _exact_match(pred: list[str], gold: list[str]) -> bool:
     return True
 
 
-def score_answer(submitted: str, gold: str | Iterable[str], mode: str = "tolerance",
-                 rel_tol: float = 0.01, abs_tol: float = 1.0) -> Grade:
+def score_answer(
+    submitted: str, gold: str | Iterable[str], mode: str = "tolerance", rel_tol: float = 0.01, abs_tol: float = 1.0
+) -> Grade:
     """Grade ``submitted`` against one gold answer or several accepted forms of it (any may match).
 
     Returns a :class:`~gym_integrity.protocol.Grade`: ``correct`` (1.0),

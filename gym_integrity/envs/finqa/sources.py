@@ -28,9 +28,10 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from gym_integrity.datacheck import DataReport, RowProblem
 from gym_integrity.envs.finqa.records import FinQADataset, Question, Table
@@ -38,8 +39,14 @@ from gym_integrity.envs.finqa.scoring import score_answer
 from gym_integrity.grading.numbers import GROUPED
 from gym_integrity.protocol import Verdict
 
-__all__ = ["detect_layout", "load_benchmark_layout", "load_finqa_json", "load_finqa_records", "load_hub",
-           "load_tables_dir"]
+__all__ = [
+    "detect_layout",
+    "load_benchmark_layout",
+    "load_finqa_json",
+    "load_finqa_records",
+    "load_hub",
+    "load_tables_dir",
+]
 
 _CLEANED_FILE = "tables_cleaned_all_companies.json"
 #: The name of an original-FinQA record's table ("table" is an SQL keyword).
@@ -109,16 +116,23 @@ def _checked(question: Question) -> Question:
         raise RowProblem("empty_answer", "the answer is empty")
     usable = tuple(a for a in forms if _scores_itself(a))
     if not usable:
-        raise RowProblem("unparsable_gold", "the FinQA scorer cannot read the answer as numbers or text, "
-                                            "so even the correct submission would score incorrect")
+        raise RowProblem(
+            "unparsable_gold",
+            "the FinQA scorer cannot read the answer as numbers or text, "
+            "so even the correct submission would score incorrect",
+        )
     exact = question.exact_answer if question.exact_answer and _scores_itself(question.exact_answer) else None
     if usable == question.answers and exact == question.exact_answer:
         return question
     return replace(question, answers=usable, exact_answer=exact)
 
 
-def _keep_answerable(numbered: Iterable[tuple[int, Question]], tables: Mapping[tuple[str, str], Table],
-                     documents: Mapping[str, str], report: DataReport) -> tuple[Question, ...]:
+def _keep_answerable(
+    numbered: Iterable[tuple[int, Question]],
+    tables: Mapping[tuple[str, str], Table],
+    documents: Mapping[str, str],
+    report: DataReport,
+) -> tuple[Question, ...]:
     """The questions whose company has a table (with columns) or a document and whose id is new; the rest go in
     ``report``."""
     companies = {company for (company, _), table in tables.items() if table.columns}
@@ -142,20 +156,23 @@ def _keep_answerable(numbered: Iterable[tuple[int, Question]], tables: Mapping[t
 
 def _benchmark_question(n: int, row: Mapping[Any, Any]) -> Question:
     """A benchmark-layout row (CSV or hub) as a checked Question; ``n`` is the 0-based data row for default ids."""
+
     def cell(name: str) -> str:
         value = row.get(name)
         return "" if value is None else str(value).strip()
 
     question = cell("question") or cell("user_query")
-    return _checked(Question(
-        id=cell("id") or f"q{n}",
-        company=cell("company"),
-        question=question,
-        user_query=cell("user_query") or question,
-        answers=(cell("answer"),),
-        question_type=cell("question_type"),
-        explanation=cell("explanation"),
-    ))
+    return _checked(
+        Question(
+            id=cell("id") or f"q{n}",
+            company=cell("company"),
+            question=question,
+            user_query=cell("user_query") or question,
+            answers=(cell("answer"),),
+            question_type=cell("question_type"),
+            explanation=cell("explanation"),
+        )
+    )
 
 
 # ------------------------------------------------------------------ benchmark layout
@@ -171,15 +188,19 @@ def _read_questions_csv(path: Path, report: DataReport) -> list[tuple[int, Quest
         fieldnames = next((cells for cells in reader if cells), [])  # the header: the first non-blank row
         missing = {"company", "question", "answer"} - set(fieldnames or ())
         if missing:
-            raise ValueError(f"{path.name}: missing column(s) {sorted(missing)}; expected id, user_query, company, "
-                             "question, answer, question_type, explanation")
+            raise ValueError(
+                f"{path.name}: missing column(s) {sorted(missing)}; expected id, user_query, company, "
+                "question, answer, question_type, explanation"
+            )
         line, n = reader.line_num + 1, 0
         for cells in reader:
             if cells:
-                row: dict[str | None, Any] = dict(zip(fieldnames, cells))  # DictReader's rules: a missing cell is None, extras under None
-                row.update({name: None for name in fieldnames[len(cells):]})
+                row: dict[str | None, Any] = dict(
+                    zip(fieldnames, cells)
+                )  # DictReader's rules: a missing cell is None, extras under None
+                row.update({name: None for name in fieldnames[len(cells) :]})
                 if len(cells) > len(fieldnames):
-                    row[None] = cells[len(fieldnames):]
+                    row[None] = cells[len(fieldnames) :]
                 try:
                     questions.append((line, _benchmark_question(n, row)))
                 except RowProblem as exc:
@@ -200,8 +221,9 @@ def load_tables_dir(companies_dir: Path) -> dict[tuple[str, str], Table]:
             company, _, name = str(key).partition("/")
             company = str(info.get("company") or company)
             name = _clean_table_name(name)
-            tables[(company, name)] = _table_from_columns(company, name, str(info.get("description") or ""),
-                                                          info.get("table", "{}"))
+            tables[(company, name)] = _table_from_columns(
+                company, name, str(info.get("description") or ""), info.get("table", "{}")
+            )
     if companies_dir.is_dir():
         for company_dir in sorted(p for p in companies_dir.iterdir() if p.is_dir()):
             for table_file in sorted(company_dir.glob("*.json")):
@@ -213,8 +235,9 @@ def load_tables_dir(companies_dir: Path) -> dict[tuple[str, str], Table]:
     return tables
 
 
-def load_benchmark_layout(root: str | os.PathLike[str], questions_file: str = "finqa.csv",
-                          source: str | None = None) -> FinQADataset:
+def load_benchmark_layout(
+    root: str | os.PathLike[str], questions_file: str = "finqa.csv", source: str | None = None
+) -> FinQADataset:
     """Load ``<root>/benchmark_questions/<questions_file>`` and ``<root>/input_companies/``."""
     root = Path(root)
     csv_path = root / "benchmark_questions" / questions_file
@@ -256,12 +279,18 @@ def _record_table(company: str, raw: Sequence[Sequence[Any]]) -> Table:
             col += f"_{i}"
         columns.append(col)
     body = tuple(tuple((r + [""] * (width - len(r)))[:width]) for r in rows[1:])
-    return Table(company, _RECORD_TABLE, "the table of the filing page (first row of the original is the header)",
-                 tuple(columns), body)
+    return Table(
+        company,
+        _RECORD_TABLE,
+        "the table of the filing page (first row of the original is the header)",
+        tuple(columns),
+        body,
+    )
 
 
-def load_finqa_records(records: Iterable[Mapping[str, Any]], source: str = "local:finqa_json",
-                       report_name: str | None = None) -> FinQADataset:
+def load_finqa_records(
+    records: Iterable[Mapping[str, Any]], source: str = "local:finqa_json", report_name: str | None = None
+) -> FinQADataset:
     """Build a dataset from original FinQA records (dicts with pre_text, post_text, table, id, qa), checked.
 
     ``report_name`` names the records in warnings (a file path, a hub split); default ``source``.
@@ -289,20 +318,29 @@ def load_finqa_records(records: Iterable[Mapping[str, Any]], source: str = "loca
         try:
             if not table.columns and not (pre or post):
                 raise RowProblem("no_tables", f"filing {record_id!r} has neither a table nor text")
-            question = _checked(Question(
-                id=record_id, company=base, question=question_text, user_query=question_text, answers=forms,
-                question_type="finqa", explanation=str(qa.get("program") or qa.get("program_re") or ""),
-                exact_answer=_format_exe_ans(exe) if exe is not None else (answer or None),
-            ))
+            question = _checked(
+                Question(
+                    id=record_id,
+                    company=base,
+                    question=question_text,
+                    user_query=question_text,
+                    answers=forms,
+                    question_type="finqa",
+                    explanation=str(qa.get("program") or qa.get("program_re") or ""),
+                    exact_answer=_format_exe_ans(exe) if exe is not None else (answer or None),
+                )
+            )
         except RowProblem as exc:
             report.skip(number, exc.reason, exc.detail)
             continue
-        document = (pre + "\n\n[the filing's table is available through get_table_info and sql_query]\n\n"
-                    + post).strip()
+        document = (
+            pre + "\n\n[the filing's table is available through get_table_info and sql_query]\n\n" + post
+        ).strip()
         company, k = base, 1
         # Records on one filing share a company, unless their text or table differ.
-        while company in documents and (documents[company] != document
-                                        or tables[(company, _RECORD_TABLE)].rows != table.rows):
+        while company in documents and (
+            documents[company] != document or tables[(company, _RECORD_TABLE)].rows != table.rows
+        ):
             k += 1
             company = f"{base}_{k}"
         if company not in documents:
@@ -340,7 +378,8 @@ def detect_layout(path: str | os.PathLike[str], split: str = "test", questions_f
         return "finqa_json"
     raise FileNotFoundError(
         "FinQA data path holds neither benchmark_questions/<file>.csv (FinQA-benchmark layout) nor an "
-        f"original FinQA JSON file ({split}.json)")
+        f"original FinQA JSON file ({split}.json)"
+    )
 
 
 # ------------------------------------------------------------------ hub
@@ -357,8 +396,10 @@ def load_hub(hub_id: str, split: str = "test", tables_path: str | None = None) -
         return load_finqa_records(rows, source=f"hub:{hub_id}", report_name=f"hub:{hub_id}:{split}")
     if {"company", "question", "answer"} <= columns:
         if tables_path is None:
-            raise ValueError(f"FinQAConfig.hub_id={hub_id!r} holds benchmark questions without tables: set "
-                             "data_path (or FINQA_DATA_PATH) to the FinQA-benchmark root holding input_companies/")
+            raise ValueError(
+                f"FinQAConfig.hub_id={hub_id!r} holds benchmark questions without tables: set "
+                "data_path (or FINQA_DATA_PATH) to the FinQA-benchmark root holding input_companies/"
+            )
         report = DataReport("FinQA", f"hub:{hub_id}:{split}")
         numbered: list[tuple[int, Question]] = []
         for n, row in enumerate(rows):
@@ -368,5 +409,7 @@ def load_hub(hub_id: str, split: str = "test", tables_path: str | None = None) -
                 report.skip(n + 1, exc.reason, exc.detail)
         tables = load_tables_dir(Path(tables_path) / "input_companies")
         return FinQADataset(f"hub:{hub_id}", _keep_answerable(numbered, tables, {}, report), tables, report=report)
-    raise ValueError(f"FinQAConfig.hub_id={hub_id!r}: rows have columns {sorted(columns)}; expected original FinQA "
-                     "records (pre_text, post_text, table, qa) or benchmark questions (company, question, answer)")
+    raise ValueError(
+        f"FinQAConfig.hub_id={hub_id!r}: rows have columns {sorted(columns)}; expected original FinQA "
+        "records (pre_text, post_text, table, qa) or benchmark questions (company, question, answer)"
+    )

@@ -66,12 +66,49 @@ __all__ = ["ALLOWED_FUNCTIONS", "MEMORY_ERROR", "SQLSandbox", "check_query_shape
 
 #: Functions a query may call. Everything else (load_extension, randomblob,
 #: zeroblob, sqlite_*, fts3_tokenizer, ...) is denied by the authorizer.
-ALLOWED_FUNCTIONS = frozenset({
-    "abs", "avg", "ceil", "ceiling", "coalesce", "count", "exp", "floor", "glob", "group_concat",
-    "ifnull", "iif", "instr", "length", "like", "ln", "log", "log10", "log2", "lower", "ltrim", "max", "min",
-    "nullif", "pow", "power", "replace", "round", "rtrim", "sign", "sqrt", "substr", "substring",
-    "sum", "to_number", "total", "trim", "typeof", "upper",
-})
+ALLOWED_FUNCTIONS = frozenset(
+    {
+        "abs",
+        "avg",
+        "ceil",
+        "ceiling",
+        "coalesce",
+        "count",
+        "exp",
+        "floor",
+        "glob",
+        "group_concat",
+        "ifnull",
+        "iif",
+        "instr",
+        "length",
+        "like",
+        "ln",
+        "log",
+        "log10",
+        "log2",
+        "lower",
+        "ltrim",
+        "max",
+        "min",
+        "nullif",
+        "pow",
+        "power",
+        "replace",
+        "round",
+        "rtrim",
+        "sign",
+        "sqrt",
+        "substr",
+        "substring",
+        "sum",
+        "to_number",
+        "total",
+        "trim",
+        "typeof",
+        "upper",
+    }
+)
 
 _MAX_QUERY_CHARS = 4000
 # SQLITE_LIMIT_LENGTH: bounds any string a query builds, and so the cost of one string function call
@@ -84,15 +121,19 @@ _PROGRESS_OPS = 50
 # SQLITE_LIMIT_LIKE_PATTERN_LENGTH (LIKE and GLOB): a GLOB character class costs O(string x class) in one
 # call (~8 ms on 9 KB with a 200-char pattern, ~2 ms at 50); '%operating activities%' needs 22.
 _MAX_PATTERN_CHARS = 64
-_MAX_TRIM_SET = 64               # characters in trim(x, set): '$, ()%' needs six
-MEMORY_ERROR = ("Error: the query needed more memory than the SQL sandbox allows and was stopped. "
-                 "Filter the rows you need with WHERE; avoid cross joins and deeply nested subqueries.")
+_MAX_TRIM_SET = 64  # characters in trim(x, set): '$, ()%' needs six
+MEMORY_ERROR = (
+    "Error: the query needed more memory than the SQL sandbox allows and was stopped. "
+    "Filter the rows you need with WHERE; avoid cross joins and deeply nested subqueries."
+)
 
 
 def timeout_message(timeout_s: float) -> str:
     """The observation of a query stopped at its wall clock (by sqlite's progress handler or by a kill)."""
-    return (f"Error: the query ran longer than {timeout_s:g} s and was stopped. "
-            "Filter the rows you need with WHERE; avoid cross joins.")
+    return (
+        f"Error: the query ran longer than {timeout_s:g} s and was stopped. "
+        "Filter the rows you need with WHERE; avoid cross joins."
+    )
 
 
 def _blank_literals(query: str) -> str:
@@ -156,7 +197,7 @@ def _nesting(skeleton: str) -> int:
     ctes = 0
     if skeleton[:4].upper() == "WITH":
         ctes = len(re.findall(r"\bAS\s+(?:NOT\s+)?(?:MATERIALIZED\s*)?\(\s*SELECT\b", skeleton, re.IGNORECASE))
-    stack: list[bool] = []   # for each open parenthesis: does a SELECT start right inside it?
+    stack: list[bool] = []  # for each open parenthesis: does a SELECT start right inside it?
     deepest = 0
     for match in _PAREN.finditer(skeleton):
         if match.group().startswith("("):
@@ -189,8 +230,10 @@ def check_query_shape(query: str, table_name: str) -> str | None:
     if _WILDCARD.search(skeleton):
         return f"Error: SELECT * is not allowed: name the columns you need (e.g. {example})."
     if not _FILTER.search(skeleton):
-        return ("Error: the query must filter rows with a WHERE clause (or HAVING); unfiltered scans are not "
-                f"allowed. Example: SELECT item, \"2024\" FROM {table_name} WHERE item = 'revenue'.")
+        return (
+            "Error: the query must filter rows with a WHERE clause (or HAVING); unfiltered scans are not "
+            f"allowed. Example: SELECT item, \"2024\" FROM {table_name} WHERE item = 'revenue'."
+        )
     return None
 
 
@@ -223,7 +266,7 @@ def _sql_text(value: Any) -> str:
         return value.decode("utf-8", "replace")
     if isinstance(value, int):
         return str(value)
-    if value in (float("inf"), float("-inf")):   # NaN never arrives: sqlite stores it as NULL
+    if value in (float("inf"), float("-inf")):  # NaN never arrives: sqlite stores it as NULL
         return "Inf" if value > 0 else "-Inf"
     mantissa, e, exponent = f"{value:.15g}".partition("e")
     if "." not in mantissa:
@@ -238,13 +281,14 @@ def _trim_with_set(strip: str) -> Any:
     a 90 KB string and a 4,000-character set took 8-10 s in one call, which
     no progress handler interrupts.
     """
+
     def trim(value: Any, chars: Any) -> Any:
         if value is None or chars is None:
             return None
         charset = _sql_text(chars)
         if len(charset) > _MAX_TRIM_SET:
             raise ValueError(f"trim's character set is limited to {_MAX_TRIM_SET} characters")
-        return getattr(_sql_text(value), strip)(charset)   # str.strip: a set lookup per character
+        return getattr(_sql_text(value), strip)(charset)  # str.strip: a set lookup per character
 
     return trim
 
@@ -282,7 +326,7 @@ class SQLSandbox:
         conn.execute(f"CREATE TABLE {_quote(table.name)} ({columns})")
         placeholders = ", ".join("?" for _ in table.columns)
         conn.executemany(f"INSERT INTO {_quote(table.name)} VALUES ({placeholders})", table.rows)
-        conn.execute("PRAGMA temp_store = MEMORY")   # sorts and temp b-trees never spill to disk: RLIMIT_AS bounds them
+        conn.execute("PRAGMA temp_store = MEMORY")  # sorts and temp b-trees never spill to disk: RLIMIT_AS bounds them
         conn.execute("PRAGMA query_only = ON")
         allowed_table = table.name.lower()
 
@@ -311,8 +355,10 @@ class SQLSandbox:
         if not table.columns:
             return f"Error: table {table.name!r} has no data to query."
         if nesting and _nesting(_blank_literals(query)) > _MAX_NESTING:
-            return (f"Error: at most {_MAX_NESTING} level of nesting is allowed: one WITH table or subqueries "
-                    "directly inside the main SELECT (side by side is fine), not a subquery inside a subquery.")
+            return (
+                f"Error: at most {_MAX_NESTING} level of nesting is allowed: one WITH table or subqueries "
+                "directly inside the main SELECT (side by side is fine), not a subquery inside a subquery."
+            )
         return check_query_shape(query, table.name) if shape else None
 
     def run(self, table: Any, query: Any, *, nesting: bool = True) -> str:
@@ -336,7 +382,7 @@ class SQLSandbox:
             return "Error: only a single SELECT statement is allowed (no ';' between statements)."
         except sqlite3.Error as exc:
             return self._explain(str(exc))
-        except MemoryError:   # sqlite's SQLITE_NOMEM: the worker's RLIMIT_AS reached (prepare or run)
+        except MemoryError:  # sqlite's SQLITE_NOMEM: the worker's RLIMIT_AS reached (prepare or run)
             return MEMORY_ERROR
         except (OverflowError, ValueError) as exc:
             return f"Error executing query: {type(exc).__name__}"
@@ -375,11 +421,13 @@ class SQLSandbox:
         if "interrupted" in low:
             return timeout_message(self.timeout_s)
         if "not authorized" in low or "prohibited" in low:
-            return ("Error: the query is not allowed: read-only access to the one table named in the call, "
-                    f"with these functions only: {', '.join(sorted(ALLOWED_FUNCTIONS))}.")
+            return (
+                "Error: the query is not allowed: read-only access to the one table named in the call, "
+                f"with these functions only: {', '.join(sorted(ALLOWED_FUNCTIONS))}."
+            )
         if "pattern too complex" in low:
             return f"Error: LIKE and GLOB patterns are limited to {_MAX_PATTERN_CHARS} characters."
-        if "user-defined function raised exception" in low:   # only our trim raises: its set was too long
+        if "user-defined function raised exception" in low:  # only our trim raises: its set was too long
             return f"Error: trim, ltrim and rtrim strip at most {_MAX_TRIM_SET} distinct characters."
         if "too big" in low:
             return f"Error: the query built a string or blob larger than allowed ({_MAX_STRING_BYTES} bytes)."

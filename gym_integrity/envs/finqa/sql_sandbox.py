@@ -35,9 +35,18 @@ from typing import Any, NamedTuple
 from gym_integrity.envs.finqa.sql_engine import MEMORY_ERROR, SQLSandbox, timeout_message
 from gym_integrity.workers import Fault, Pool, PoolConfig, Sandbox, TaskOutcome, fault_of
 
-__all__ = ["PooledSQLSandbox", "SQL_HANDLER", "SQL_MEMORY_LIMIT_MB", "SQL_POOL_CONFIG", "SQL_SANDBOX",
-           "SQL_UNAVAILABLE",
-           "acquire_sql_pool", "run_budget_s", "run_query", "warm"]
+__all__ = [
+    "PooledSQLSandbox",
+    "SQL_HANDLER",
+    "SQL_MEMORY_LIMIT_MB",
+    "SQL_POOL_CONFIG",
+    "SQL_SANDBOX",
+    "SQL_UNAVAILABLE",
+    "acquire_sql_pool",
+    "run_budget_s",
+    "run_query",
+    "warm",
+]
 
 #: The handler SQL workers run (:func:`warm` once, then :func:`run_query` per query).
 SQL_HANDLER = "gym_integrity.envs.finqa.sql_sandbox:run_query"
@@ -84,8 +93,9 @@ def run_query(payload: tuple[float, int, int, str, tuple[str, ...], tuple[tuple[
     timeout_s, row_cap, max_result_chars, name, columns, rows, query = payload
     try:
         # The nesting check was made by the sender, before a worker slot was used; the kill is the backstop.
-        return SQLSandbox(timeout_s, row_cap, max_result_chars).run(_Rows(name, tuple(columns), tuple(rows)), query,
-                                                                    nesting=False)
+        return SQLSandbox(timeout_s, row_cap, max_result_chars).run(
+            _Rows(name, tuple(columns), tuple(rows)), query, nesting=False
+        )
     except MemoryError:
         return MEMORY_ERROR
     except Exception as exc:  # noqa: BLE001  (an error text, never the pool's ERROR: that means the pool's own fault)
@@ -129,8 +139,15 @@ class PooledSQLSandbox:
         if refusal is not None:
             return refusal
         engine = self.engine
-        payload = (engine.timeout_s, engine.row_cap, engine.max_result_chars, table.name, tuple(table.columns),
-                   tuple(table.rows), query)
+        payload = (
+            engine.timeout_s,
+            engine.row_cap,
+            engine.max_result_chars,
+            table.name,
+            tuple(table.columns),
+            tuple(table.rows),
+            query,
+        )
         outcome = SQL_SANDBOX.run(payload, budget_s=self.run_budget_s)
         return self.outcome_text(outcome)
 
@@ -139,13 +156,17 @@ class PooledSQLSandbox:
         fault = fault_of(outcome)
         if fault is Fault.NONE and isinstance(outcome.value, str):
             return outcome.value
-        if fault is Fault.TIMEOUT:   # the prepare phase (or a sort) ran past the budget: the worker was killed
+        if fault is Fault.TIMEOUT:  # the prepare phase (or a sort) ran past the budget: the worker was killed
             return timeout_message(self.engine.timeout_s)
         if fault is Fault.OUT_OF_MEMORY:
             return MEMORY_ERROR
         if fault is Fault.CRASHED:
-            return ("Error: the query crashed the SQL engine on every try, each on a fresh process, and was "
-                    "stopped. Simplify it.")
+            return (
+                "Error: the query crashed the SQL engine on every try, each on a fresh process, and was "
+                "stopped. Simplify it."
+            )
         reason = "overloaded" if fault is Fault.OVERLOADED else "its worker processes failed"
-        return (f"{SQL_UNAVAILABLE} right now ({reason}); this is not caused by your query. "
-                "Send it again, or go on with the other tools.")
+        return (
+            f"{SQL_UNAVAILABLE} right now ({reason}); this is not caused by your query. "
+            "Send it again, or go on with the other tools."
+        )

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from gym_integrity.envs.finqa.records import FinQADataset, Table
 from gym_integrity.envs.finqa.sql_engine import SQLSandbox
@@ -38,43 +39,66 @@ def _function(name: str, description: str, properties: dict[str, Any], required:
         "function": {
             "name": name,
             "description": description,
-            "parameters": {"type": "object", "properties": properties, "required": required,
-                           "additionalProperties": False},
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": False,
+            },
         },
     }
 
 
-_COMPANY = {"type": "string",
-            "description": "The company's name exactly as given in the question (e.g. 'helios_energy')."}
+_COMPANY = {
+    "type": "string",
+    "description": "The company's name exactly as given in the question (e.g. 'helios_energy').",
+}
 _TABLE = {"type": "string", "description": "A table name returned by get_descriptions."}
 
 #: The four tools of every FinQA episode, as OpenAI function-calling schemas (for chat templates).
 TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
-    _function("get_descriptions", "List the names of the tables available for a company's 10-K filing.",
-              {"company_name": _COMPANY}, ["company_name"]),
-    _function("get_table_info",
-              "Describe one table: its description, column names, column types and the distinct values of its "
-              "non-numeric (label) columns. Numeric cells are not shown: query them with sql_query.",
-              {"company_name": _COMPANY, "table_name": _TABLE}, ["company_name", "table_name"]),
-    _function("sql_query",
-              "Run one read-only SQLite SELECT on one table and get the rows as JSON. Name the columns "
-              "(SELECT * is refused) and filter rows with WHERE (or HAVING); quote column names that are years, "
-              "e.g. SELECT \"2024\" FROM t WHERE item = 'revenue'. to_number(x) turns '$1,234', '(56)' and "
-              "'7.5%' into numbers.",
-              {"company_name": _COMPANY, "table_name": _TABLE,
-               "query": {"type": "string", "description": "One SELECT statement over the table named in table_name."}},
-              ["company_name", "table_name", "query"]),
-    _function("submit_answer",
-              "Submit the final answer and end the episode. Give the number (e.g. '12.5%', '-3,075', '0.125'), "
-              "several values separated by ',' or ';', or year-keyed values like '2023: 5.1%, 2024: 6.0%'.",
-              {"answer": {"type": "string", "description": "The final answer; \\boxed{...} is accepted."}},
-              ["answer"]),
+    _function(
+        "get_descriptions",
+        "List the names of the tables available for a company's 10-K filing.",
+        {"company_name": _COMPANY},
+        ["company_name"],
+    ),
+    _function(
+        "get_table_info",
+        "Describe one table: its description, column names, column types and the distinct values of its "
+        "non-numeric (label) columns. Numeric cells are not shown: query them with sql_query.",
+        {"company_name": _COMPANY, "table_name": _TABLE},
+        ["company_name", "table_name"],
+    ),
+    _function(
+        "sql_query",
+        "Run one read-only SQLite SELECT on one table and get the rows as JSON. Name the columns "
+        "(SELECT * is refused) and filter rows with WHERE (or HAVING); quote column names that are years, "
+        "e.g. SELECT \"2024\" FROM t WHERE item = 'revenue'. to_number(x) turns '$1,234', '(56)' and "
+        "'7.5%' into numbers.",
+        {
+            "company_name": _COMPANY,
+            "table_name": _TABLE,
+            "query": {"type": "string", "description": "One SELECT statement over the table named in table_name."},
+        },
+        ["company_name", "table_name", "query"],
+    ),
+    _function(
+        "submit_answer",
+        "Submit the final answer and end the episode. Give the number (e.g. '12.5%', '-3,075', '0.125'), "
+        "several values separated by ',' or ';', or year-keyed values like '2023: 5.1%, 2024: 6.0%'.",
+        {"answer": {"type": "string", "description": "The final answer; \\boxed{...} is accepted."}},
+        ["answer"],
+    ),
 )
 
 #: Original-FinQA records also carry the filing's text.
 DOCUMENT_TOOL_SCHEMA: dict[str, Any] = _function(
-    "read_document", "Read the text of the filing page (the paragraphs before and after its table).",
-    {"company_name": _COMPANY}, ["company_name"])
+    "read_document",
+    "Read the text of the filing page (the paragraphs before and after its table).",
+    {"company_name": _COMPANY},
+    ["company_name"],
+)
 
 TOOL_NAMES: tuple[str, ...] = tuple(s["function"]["name"] for s in TOOL_SCHEMAS) + ("read_document",)
 
@@ -99,8 +123,9 @@ class FinQATools:
     1-4 only (tests of those layers use it).
     """
 
-    def __init__(self, dataset: FinQADataset, sandbox: PooledSQLSandbox | SQLSandbox | None = None,
-                 max_result_chars: int = 8000) -> None:
+    def __init__(
+        self, dataset: FinQADataset, sandbox: PooledSQLSandbox | SQLSandbox | None = None, max_result_chars: int = 8000
+    ) -> None:
         self.dataset = dataset
         self.sandbox = sandbox or PooledSQLSandbox()
         self.max_result_chars = max_result_chars
@@ -111,7 +136,7 @@ class FinQATools:
         # Case-insensitive lookups, built once: names are only ever looked up here.
         self._companies = {c.lower(): c for c in dataset.company_tables}
         self._tables = {c: {t.lower(): t for t in ts} for c, ts in dataset.company_tables.items()}
-        self._info_cache: dict[tuple[str, str], str] = {}   # the data are immutable: describe each table once
+        self._info_cache: dict[tuple[str, str], str] = {}  # the data are immutable: describe each table once
 
     # -------------------------------------------------------------- lookups
 
@@ -129,8 +154,10 @@ class FinQATools:
                 key = key[: -len(suffix)]
         table_name = self._tables.get(company, {}).get(key.lower())
         if table_name is None:
-            return None, (f"Error: unknown table {_shown(name)} for company {company!r}; "
-                          "call get_descriptions(company_name) for the table names.")
+            return None, (
+                f"Error: unknown table {_shown(name)} for company {company!r}; "
+                "call get_descriptions(company_name) for the table names."
+            )
         return self.dataset.tables[(company, table_name)], ""
 
     def _company_table(self, company_name: Any, table_name: Any) -> tuple[str, Table | None, str]:

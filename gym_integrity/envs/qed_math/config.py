@@ -11,12 +11,12 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Sequence
+from typing import Any
 
-from gym_integrity.checks import (check_bool, check_choice, check_int, check_number, check_strs, check_type,
-                                  nested)
-from gym_integrity.envs.qed_math.problems import PROBLEM_TYPES
+from gym_integrity.checks import check_bool, check_choice, check_int, check_number, check_strs, check_type, nested
+from gym_integrity.envs.qed_math.rows import PROBLEM_TYPES
 from gym_integrity.envs.qed_math.shaping import REWARD_PRESETS
 from gym_integrity.services.verifier import VerifierConfig
 
@@ -80,8 +80,9 @@ class QEDMathConfig:
         ``dataset`` is checked where it is read (``problems.load_problems``, at ``gym.make``).
         """
         if self.problem_types is not None:
-            self.problem_types = check_strs("QEDMathConfig.problem_types", self.problem_types,
-                                            choices=PROBLEM_TYPES, min_items=1)
+            self.problem_types = check_strs(
+                "QEDMathConfig.problem_types", self.problem_types, choices=PROBLEM_TYPES, min_items=1
+            )
         check_bool("QEDMathConfig.show_guidelines", self.show_guidelines)
         check_bool("QEDMathConfig.collapse_partial", self.collapse_partial)
         check_choice("QEDMathConfig.reward_preset", self.reward_preset, tuple(REWARD_PRESETS))
@@ -92,17 +93,24 @@ class QEDMathConfig:
         check_int("QEDMathConfig.max_tokens", self.max_tokens, low=1, optional=True)
         check_int("QEDMathConfig.buffer_tokens", self.buffer_tokens, low=0)
         if self.max_tokens is not None and self.buffer_tokens > self.max_tokens:
-            raise ValueError(f"QEDMathConfig.buffer_tokens must be <= max_tokens ({self.max_tokens}), "
-                             f"got {self.buffer_tokens}")
+            raise ValueError(
+                f"QEDMathConfig.buffer_tokens must be <= max_tokens ({self.max_tokens}), got {self.buffer_tokens}"
+            )
         check_number("QEDMathConfig.overlong_penalty", self.overlong_penalty, low=0)
         check_int("QEDMathConfig.max_attempts", self.max_attempts, low=1, optional=True)
-        check_type("QEDMathConfig.verifier", self.verifier, (VerifierConfig, dict, type(None)),
-                   "a VerifierConfig, a dict of its fields or None")
+        check_type(
+            "QEDMathConfig.verifier",
+            self.verifier,
+            (VerifierConfig, dict, type(None)),
+            "a VerifierConfig, a dict of its fields or None",
+        )
         self._verifier_config = nested("QEDMathConfig.verifier", VerifierConfig.from_value, self.verifier)
         if self.judge is not None:
             if not isinstance(self.judge, dict) and type(self.judge).__name__ != "JudgeConfig":
-                raise TypeError("QEDMathConfig.judge must be a JudgeConfig, a dict of its fields or None, "
-                                f"got {type(self.judge).__name__}")
+                raise TypeError(
+                    "QEDMathConfig.judge must be a JudgeConfig, a dict of its fields or None, "
+                    f"got {type(self.judge).__name__}"
+                )
             self.judge_config()  # a bad judge option fails here, even with no proof problem loaded
 
     @property

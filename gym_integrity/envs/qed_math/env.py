@@ -13,7 +13,8 @@ from gym_integrity.envs.base import TextEnv
 from gym_integrity.envs.qed_math.config import QEDMathConfig
 from gym_integrity.envs.qed_math.final_answer import not_an_answer
 from gym_integrity.envs.qed_math.grading import GradedAttempt
-from gym_integrity.envs.qed_math.problems import Problem, load_problems
+from gym_integrity.envs.qed_math.problems import load_problems
+from gym_integrity.envs.qed_math.rows import Problem
 from gym_integrity.envs.qed_math.shaping import answer_reward, length_discount, shape_reward, strip_reasoning
 from gym_integrity.grading.reader import boxed_answer, without_percent
 from gym_integrity.grading.spelling import normal_text
@@ -169,10 +170,16 @@ class QEDMathEnv(TextEnv):
             problem_id = check_str("QEDMathEnv.reset options['problem_id']", options["problem_id"])
             if problem_id not in self._problems.by_id:
                 kind = self._problems.left_out.get(problem_id)
-                why = (f"{problem_id!r} is a {kind} problem, left out by problem_types="
-                       f"{list(self.config.problem_types or ())}" if kind else f"unknown problem id {problem_id!r}")
-                raise ValueError(f"QEDMathEnv.reset options['problem_id']: {why} "
-                                 f"({len(self._problems)} problems loaded; see env.unwrapped.problem_ids)")
+                why = (
+                    f"{problem_id!r} is a {kind} problem, left out by problem_types="
+                    f"{list(self.config.problem_types or ())}"
+                    if kind
+                    else f"unknown problem id {problem_id!r}"
+                )
+                raise ValueError(
+                    f"QEDMathEnv.reset options['problem_id']: {why} "
+                    f"({len(self._problems)} problems loaded; see env.unwrapped.problem_ids)"
+                )
             index = self._problems.by_id[problem_id]
         else:
             index = int(self.np_random.integers(len(self._problems)))
@@ -197,8 +204,12 @@ class QEDMathEnv(TextEnv):
 
     def _shows_guidelines(self) -> bool:
         problem = self._problem
-        return problem is not None and problem.grader == "judge" and self.config.show_guidelines \
+        return (
+            problem is not None
+            and problem.grader == "judge"
+            and self.config.show_guidelines
             and bool(problem.grading_guidelines)
+        )
 
     def _prompt(self) -> str:
         problem = self._problem
@@ -211,15 +222,20 @@ class QEDMathEnv(TextEnv):
         else:
             parts.append(_ANSWER_INSTRUCTION)
         if self._attempts > 1:
-            parts.append(f"You have {self._attempts} attempts; after each unsuccessful attempt you will get "
-                         "feedback and may try again.")
+            parts.append(
+                f"You have {self._attempts} attempts; after each unsuccessful attempt you will get "
+                "feedback and may try again."
+            )
         return "\n\n".join(parts)
 
     def _privileged(self, judge_output: str | None = None) -> dict[str, Any]:
         problem = self._problem
         assert problem is not None
-        out: dict[str, Any] = {"gold_answer": problem.gold_answer, "reference_solution": problem.reference_solution,
-                               "grading_guidelines": problem.grading_guidelines}
+        out: dict[str, Any] = {
+            "gold_answer": problem.gold_answer,
+            "reference_solution": problem.reference_solution,
+            "grading_guidelines": problem.grading_guidelines,
+        }
         if judge_output is not None:
             out["judge_output"] = judge_output
         return out
@@ -236,8 +252,12 @@ class QEDMathEnv(TextEnv):
         # pays X\% as X and as X/100). The rule and the verifier both get exactly this string.
         answer, failure = boxed_answer(without_percent(text), self._verifier.config.max_answer_chars)
         if failure is not None:
-            return GradedAttempt(failure, answer_reward(failure, self.config.reward_preset), success=False,
-                                 metrics=self._verifier.extraction_failed(self._verifier_tally))
+            return GradedAttempt(
+                failure,
+                answer_reward(failure, self.config.reward_preset),
+                success=False,
+                metrics=self._verifier.extraction_failed(self._verifier_tally),
+            )
         assert answer is not None
         gold = without_percent(problem.gold_answer)
         reason = not_an_answer(answer, gold, problem.problem)
@@ -250,14 +270,20 @@ class QEDMathEnv(TextEnv):
                 grade = Grade(Verdict.CORRECT, 1.0)
             else:
                 grade = Grade(Verdict.INCORRECT, 0.0, cause="the answer does not match the expected text")
-            return GradedAttempt(grade, answer_reward(grade, self.config.reward_preset),
-                                 success=grade.verdict is Verdict.CORRECT,
-                                 metrics=VerifierService.outcome_metrics(self._verifier_tally, 0.0, False))
-        outcome = self._verifier.verify_answer(answer, gold, problem_id=problem.problem_id,
-                                               tally=self._verifier_tally)
+            return GradedAttempt(
+                grade,
+                answer_reward(grade, self.config.reward_preset),
+                success=grade.verdict is Verdict.CORRECT,
+                metrics=VerifierService.outcome_metrics(self._verifier_tally, 0.0, False),
+            )
+        outcome = self._verifier.verify_answer(answer, gold, problem_id=problem.problem_id, tally=self._verifier_tally)
         grade = outcome.grade
-        return GradedAttempt(grade, answer_reward(grade, self.config.reward_preset),
-                             success=grade.verdict is Verdict.CORRECT, metrics=outcome.metrics)
+        return GradedAttempt(
+            grade,
+            answer_reward(grade, self.config.reward_preset),
+            success=grade.verdict is Verdict.CORRECT,
+            metrics=outcome.metrics,
+        )
 
     def _grade_proof(self, text: str) -> GradedAttempt:
         problem = self._problem
@@ -265,7 +291,9 @@ class QEDMathEnv(TextEnv):
         try:
             from gym_integrity.services.judge import get_judge
         except ImportError:
-            grade = Grade(Verdict.GRADER_ERROR, 0.0, cause="the proof judge (gym_integrity.services.judge) is not available")
+            grade = Grade(
+                Verdict.GRADER_ERROR, 0.0, cause="the proof judge (gym_integrity.services.judge) is not available"
+            )
             return GradedAttempt(grade, 0.0, feedback="The proof could not be graded.")
         config = self.config.judge_config()
         try:
@@ -283,8 +311,15 @@ class QEDMathEnv(TextEnv):
         success = result.points is not None and result.points >= config.success_threshold
         # Collapse follows the judge's success threshold, so a "correct" verdict never earns 0.
         base = (1.0 if success else 0.0) if self.config.collapse_partial else float(result.grade.score)
-        return GradedAttempt(result.grade, base, success=success, feedback=result.feedback, metrics=result.metrics,
-                             judge_output=result.judge_output, judge_fingerprint=result.fingerprint)
+        return GradedAttempt(
+            result.grade,
+            base,
+            success=success,
+            feedback=result.feedback,
+            metrics=result.metrics,
+            judge_output=result.judge_output,
+            judge_fingerprint=result.fingerprint,
+        )
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._problem is None:
@@ -299,9 +334,14 @@ class QEDMathEnv(TextEnv):
         if grade.no_verdict:  # never shaped: a length penalty on a no-verdict would be a fake negative
             reward, penalty, discount = 0.0, 0.0, 1.0
         else:
-            reward, penalty = shape_reward(base, num_tokens=num_tokens, discount_factor=self.config.discount_factor,
-                                           max_tokens=self.config.max_tokens, buffer_tokens=self.config.buffer_tokens,
-                                           penalty_factor=self.config.overlong_penalty)
+            reward, penalty = shape_reward(
+                base,
+                num_tokens=num_tokens,
+                discount_factor=self.config.discount_factor,
+                max_tokens=self.config.max_tokens,
+                buffer_tokens=self.config.buffer_tokens,
+                penalty_factor=self.config.overlong_penalty,
+            )
             discount = length_discount(base, num_tokens, self.config.discount_factor)
         remaining = max(0, self._attempts - self._attempt)
         terminated = success or remaining == 0
@@ -317,9 +357,17 @@ class QEDMathEnv(TextEnv):
             "episode/is_correct": 1.0 if success else 0.0,
             **graded.metrics,
         }
-        info = grade_info(problem.problem_id, grade, problem_type=problem.problem_type, attempt=self._attempt,
-                          attempts_remaining=remaining, success=bool(success), metrics=metrics, **extra,
-                          **{PRIVILEGED_KEY: self._privileged(graded.judge_output)})
+        info = grade_info(
+            problem.problem_id,
+            grade,
+            problem_type=problem.problem_type,
+            attempt=self._attempt,
+            attempts_remaining=remaining,
+            success=bool(success),
+            metrics=metrics,
+            **extra,
+            **{PRIVILEGED_KEY: self._privileged(graded.judge_output)},
+        )
         if self.render_mode == "human":
             self.render()
         return self._note, float(reward), bool(terminated), False, info
@@ -377,8 +425,10 @@ class JudgeNotConfiguredWarning(UserWarning):
 
 
 _WARNED_CAUSES: set[str] = set()
-_JUDGED = {("multi_step",): "multi_step problems with grading guidelines",
-           ("multi_step", "proof"): "proofs, and multi_step problems with grading guidelines"}
+_JUDGED = {
+    ("multi_step",): "multi_step problems with grading guidelines",
+    ("multi_step", "proof"): "proofs, and multi_step problems with grading guidelines",
+}
 
 
 def _warn_once_without_judge(judge: Any, kinds: list[str]) -> None:
@@ -396,6 +446,9 @@ def _warn_once_without_judge(judge: Any, kinds: list[str]) -> None:
         return
     _WARNED_CAUSES.add(cause)
     what = "proof problems" if kinds == ["proof"] else f"problems the judge grades ({_JUDGED[tuple(kinds)]})"
-    warnings.warn(f"QEDMath-v0 draws {what} but {cause}. Every one will be a no-verdict (reward 0.0). "
-                  "To draw only what math_verify grades: problem_types=['answer'].",
-                  JudgeNotConfiguredWarning, stacklevel=user_stacklevel())
+    warnings.warn(
+        f"QEDMath-v0 draws {what} but {cause}. Every one will be a no-verdict (reward 0.0). "
+        "To draw only what math_verify grades: problem_types=['answer'].",
+        JudgeNotConfiguredWarning,
+        stacklevel=user_stacklevel(),
+    )

@@ -21,9 +21,11 @@ __all__ = ["not_an_answer", "restates", "several_values"]
 #: math_verify takes a limit under any subscript with an arrow (``_{x \to 0} f``, ``\foo_{x -> 0} f``), whatever
 #: the operator's name; a derivative's numerator may hold braces (``\frac{d x^{3}}{dx}``) and its denominator
 #: spacing (``d\!x``).
-_POSING = re.compile(r"\\(?:i+nt|oint|lim(?:sup|inf)?|sum|prod|partial)(?![A-Za-z])"
-                     r"|\\(?:to|rightarrow|longrightarrow|mapsto|Rightarrow)(?![A-Za-z])|\u2192|->"
-                     r"|\\frac\{d(?![A-Za-z]{2})(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}\{d(?:\s|\\[!,;: ])*[A-Za-z]")
+_POSING = re.compile(
+    r"\\(?:i+nt|oint|lim(?:sup|inf)?|sum|prod|partial)(?![A-Za-z])"
+    r"|\\(?:to|rightarrow|longrightarrow|mapsto|Rightarrow)(?![A-Za-z])|\u2192|->"
+    r"|\\frac\{d(?![A-Za-z]{2})(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}\{d(?:\s|\\[!,;: ])*[A-Za-z]"
+)
 #: Two numbers side by side: math_verify reads ``3 7`` as 10 (as if a mixed number) and ``1 000`` as 0.
 _JUXTAPOSED = re.compile(r"\d\s+\d")
 #: Operations a statement poses on its numbers that math_verify evaluates when boxed: a remainder, a determinant
@@ -78,7 +80,6 @@ def restates(answer: str, statement: str, gold: str) -> str | None:
     """
     # An operation the gold does not hold is refused whatever numbers it is applied to: they are easily written in
     # another form (7^{2026} \mod 10^2, 49^{1013} \mod 100, \binom{9+1}{3}, \gcd(12, 2 \cdot 9) were all paid).
-    # A box of prose with several formulas (a worked solution boxed whole) is held to the statement's numbers.
     # A box of prose with several formulas (a worked solution boxed whole) is held to this formula by formula, on
     # its closed formulas only (no variable: \gcd(a, 2026 - a) is a step of a solution, 49^{1013} \mod 100 a value).
     formulas = answer.split("$")[1::2] if answer.count("$") >= 4 else [answer]

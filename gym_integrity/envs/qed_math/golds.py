@@ -37,14 +37,26 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from gym_integrity.grading.reader import all_boxed
 from gym_integrity.grading.spelling import normal_spelling, normal_text
 from gym_integrity.workers import ProcessCache
 
-__all__ = ["GOLD_READ_BUDGET_S", "MAX_GOLD_CHARS", "MAX_PLAIN_DEPTH", "MAX_TEXT_GOLD_CHARS", "check_golds",
-           "distinct_boxed", "is_option_gold", "is_plain_math", "is_text_gold", "plain_words", "read_gold", "warm"]
+__all__ = [
+    "GOLD_READ_BUDGET_S",
+    "MAX_GOLD_CHARS",
+    "MAX_PLAIN_DEPTH",
+    "MAX_TEXT_GOLD_CHARS",
+    "check_golds",
+    "distinct_boxed",
+    "is_option_gold",
+    "is_plain_math",
+    "is_text_gold",
+    "plain_words",
+    "read_gold",
+    "warm",
+]
 
 #: A gold longer than this is not read (the verifier caps answers at 1024 characters too).
 MAX_GOLD_CHARS = 1024
@@ -81,8 +93,19 @@ def distinct_boxed(text: str) -> list[str]:
 # ----------------------------------------------------------------------------- plain math (no math_verify needed)
 
 _TOKEN = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+|\\[A-Za-z]+|\\[{}%]|\\[,;:! ]|[A-Za-z]+|[-+*/^(){}\[\],])")
-_PLAIN_COMMANDS = {"\\frac", "\\dfrac", "\\tfrac", "\\sqrt", "\\pi", "\\infty", "\\cdot", "\\times", "\\left",
-                   "\\right", "\\circ"}
+_PLAIN_COMMANDS = {
+    "\\frac",
+    "\\dfrac",
+    "\\tfrac",
+    "\\sqrt",
+    "\\pi",
+    "\\infty",
+    "\\cdot",
+    "\\times",
+    "\\left",
+    "\\right",
+    "\\circ",
+}
 _OPENERS = {"(": (")", "]"), "[": (")", "]"), "\\{": ("\\}",), "{": ("}",)}
 
 
@@ -141,8 +164,19 @@ class _PlainParser:
 
     @staticmethod
     def starts_atom(token: str) -> bool:
-        return (token in ("(", "[", "\\{", "{", "\\frac", "\\dfrac", "\\tfrac", "\\sqrt", "\\pi", "\\infty", "\\left")
-                or (token.isalpha() and len(token) == 1))
+        return token in (
+            "(",
+            "[",
+            "\\{",
+            "{",
+            "\\frac",
+            "\\dfrac",
+            "\\tfrac",
+            "\\sqrt",
+            "\\pi",
+            "\\infty",
+            "\\left",
+        ) or (token.isalpha() and len(token) == 1)
 
     def power(self) -> None:
         self.atom()
@@ -294,8 +328,13 @@ def is_text_gold(gold: str, verdict: tuple[str, str] | None) -> bool:
     >>> [is_text_gold(g, ("unparsable_gold", "")) for g in (r"\text{Alice}", "New York", "e^pi is larger", "???")]
     [True, True, False, False]
     """
-    return (verdict is not None and verdict[0] == "unparsable_gold" and len(gold) <= MAX_TEXT_GOLD_CHARS
-            and bool(plain_words(gold)) and _WORDS.fullmatch(normal_text(gold)) is not None)
+    return (
+        verdict is not None
+        and verdict[0] == "unparsable_gold"
+        and len(gold) <= MAX_TEXT_GOLD_CHARS
+        and bool(plain_words(gold))
+        and _WORDS.fullmatch(normal_text(gold)) is not None
+    )
 
 
 # ----------------------------------------------------------------------------- reading a gold with math_verify
@@ -324,8 +363,10 @@ def read_gold(gold: str) -> tuple[str, str]:
     read_as = next((p for p in parsed if isinstance(p, str)), gold)
     words = plain_words(read_as)
     if words and not getattr(expressions[0], "is_number", False):
-        return "unparsable_gold", (f"math_verify reads the gold answer's {len(words)} plain word(s) as algebra "
-                                   "(letters as variables), which no answer equals")
+        return "unparsable_gold", (
+            f"math_verify reads the gold answer's {len(words)} plain word(s) as algebra "
+            "(letters as variables), which no answer equals"
+        )
     return "", ""
 
 
@@ -374,8 +415,14 @@ def _read_in_pool(golds: list[str]) -> dict[str, tuple[str, str] | None]:
 
     # One config for every call, so every process of the machine (an async vector env's sub-processes loading
     # the same set) reads golds on one pool (services/machine_pool.py) instead of each starting its own.
-    config = PoolConfig(num_workers=max(1, min(4, os.cpu_count() or 1)), spare_workers=0,
-                        run_timeout_s=GOLD_READ_BUDGET_S, queue_timeout_s=120.0, max_in_flight=1 << 20, max_retries=1)
+    config = PoolConfig(
+        num_workers=max(1, min(4, os.cpu_count() or 1)),
+        spare_workers=0,
+        run_timeout_s=GOLD_READ_BUDGET_S,
+        queue_timeout_s=120.0,
+        max_in_flight=1 << 20,
+        max_retries=1,
+    )
     pool = get_pool(_HANDLER, config)
     pool.acquire()
     try:
@@ -390,8 +437,11 @@ def _read_in_pool(golds: list[str]) -> dict[str, tuple[str, str] | None]:
             reason, detail = outcome.value
             result = (reason, detail) if reason else None
         elif status is PoolStatus.TIMEOUT:
-            result = ("unparsable_gold", f"math_verify ran past {GOLD_READ_BUDGET_S:g} s reading the gold answer "
-                                         "(at grading it would use up every answer's budget)")
+            result = (
+                "unparsable_gold",
+                f"math_verify ran past {GOLD_READ_BUDGET_S:g} s reading the gold answer "
+                "(at grading it would use up every answer's budget)",
+            )
         elif status is PoolStatus.CRASHED:
             result = ("unparsable_gold", "math_verify crashed reading the gold answer")
         elif status is PoolStatus.ERROR:

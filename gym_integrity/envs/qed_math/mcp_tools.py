@@ -33,23 +33,32 @@ def _started(session: Any) -> Any:
 
 def _problem_facts(first: Any) -> dict[str, Any]:
     details = first.details
-    return {"problem_type": str(details.get("problem_type") or "proof"),
-            "max_attempts": int(details.get("max_attempts") or 1)}
+    return {
+        "problem_type": str(details.get("problem_type") or "proof"),
+        "max_attempts": int(details.get("max_attempts") or 1),
+    }
 
 
 def get_problem(session: Any) -> dict:
     """The current problem: the prompt the agent is shown, its id, source, type and attempts (never a solution)."""
     first = _started(session)
-    return {"problem": first.text, "problem_id": first.problem_id or "",
-            "dataset_source": str(first.details.get("dataset_source") or ""),
-            "grading_guidelines": str(first.details.get("grading_guidelines") or ""), **_problem_facts(first)}
+    return {
+        "problem": first.text,
+        "problem_id": first.problem_id or "",
+        "dataset_source": str(first.details.get("dataset_source") or ""),
+        "grading_guidelines": str(first.details.get("grading_guidelines") or ""),
+        **_problem_facts(first),
+    }
 
 
 def get_grading_guidelines(session: Any) -> dict:
     """The grading guidelines of the current problem when the env shows them in the prompt, else empty."""
     first = _started(session)
-    return {"problem_id": first.problem_id or "", "grading_guidelines": str(first.details.get("grading_guidelines") or ""),
-            "scale": f"0-{PROOF_SCALE}"}
+    return {
+        "problem_id": first.problem_id or "",
+        "grading_guidelines": str(first.details.get("grading_guidelines") or ""),
+        "scale": f"0-{PROOF_SCALE}",
+    }
 
 
 def submit_proof(session: Any, proof: str) -> dict:
@@ -71,8 +80,13 @@ def submit_proof(session: Any, proof: str) -> dict:
         "attempts_remaining": int(remaining) if isinstance(remaining, int) and not isinstance(remaining, bool) else 0,
         # The env's own success rule (the score threshold), and never true for a frozen or ungraded step.
         "is_correct": bool(details.get("success")) and not obs.no_verdict and not obs.integrity.get("frozen"),
-        "metadata": {"problem_id": obs.problem_id, "verdict": obs.verdict, "no_verdict": obs.no_verdict,
-                     "frozen": bool(obs.integrity.get("frozen")), "attempts_remaining": remaining},
+        "metadata": {
+            "problem_id": obs.problem_id,
+            "verdict": obs.verdict,
+            "no_verdict": obs.no_verdict,
+            "frozen": bool(obs.integrity.get("frozen")),
+            "attempts_remaining": remaining,
+        },
     }
 
 

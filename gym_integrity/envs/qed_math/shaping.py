@@ -19,12 +19,11 @@ Example:
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from gym_integrity.protocol import Grade, Verdict
 
-__all__ = ["REWARD_PRESETS", "strip_reasoning", "answer_reward", "overlong_penalty", "length_discount",
-           "shape_reward"]
+__all__ = ["REWARD_PRESETS", "strip_reasoning", "answer_reward", "overlong_penalty", "length_discount", "shape_reward"]
 
 #: Reward of a graded answer-mode verdict per preset. A graded ``timeout``
 #: (the answer's own verification ran past its budget: ``no_verdict=False``)
@@ -130,6 +129,7 @@ def shape_reward(
     shaped = float(base) * length_discount(base, num_tokens, discount_factor)
     penalty = 0.0
     if max_tokens is not None:
-        penalty = overlong_penalty(num_tokens, max_tokens=max_tokens, buffer_tokens=buffer_tokens,
-                                   factor=penalty_factor)
+        penalty = overlong_penalty(
+            num_tokens, max_tokens=max_tokens, buffer_tokens=buffer_tokens, factor=penalty_factor
+        )
     return shaped + penalty, penalty

@@ -23,5 +23,6 @@ ENTRY = EnvEntry(
     max_episode_steps=1,  # one answer, whatever the dataset
 )
 
-__getattr__ = lazy_exports(__name__, {"ReasoningGymConfig": "config", "available_datasets": "config",
-                                      "ReasoningGymEnv": "env"})
+__getattr__ = lazy_exports(
+    __name__, {"ReasoningGymConfig": "config", "available_datasets": "config", "ReasoningGymEnv": "env"}
+)

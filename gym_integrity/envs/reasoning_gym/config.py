@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from gym_integrity.checks import check_choice, check_int, check_number, check_type, is_int, reject_unknown
 from gym_integrity.grading.reader import ANSWER_FORMATS
@@ -30,8 +31,10 @@ def _check_dataset_name(name: Any, field_name: str) -> None:
     if name not in names:
         close = difflib.get_close_matches(name, names, n=3)
         hint = f" Did you mean {close}?" if close else ""
-        raise ValueError(f"ReasoningGymConfig.{field_name}: unknown reasoning-gym dataset {name!r}.{hint} "
-                         f"Valid choices: {', '.join(names)}")
+        raise ValueError(
+            f"ReasoningGymConfig.{field_name}: unknown reasoning-gym dataset {name!r}.{hint} "
+            f"Valid choices: {', '.join(names)}"
+        )
 
 
 def _check_task_config(name: str, task_config: Mapping[str, Any], where: str) -> None:
@@ -106,21 +109,45 @@ class ReasoningGymConfig:
             return None
         if isinstance(self.dataset, Mapping):
             return [{"name": n, "weight": w, "config": {}} for n, w in self.dataset.items()]
-        return [{"name": s.get("name"), "weight": s.get("weight", 1.0), "config": dict(s.get("config", {}))}
-                for s in self.dataset]
+        return [
+            {"name": s.get("name"), "weight": s.get("weight", 1.0), "config": dict(s.get("config", {}))}
+            for s in self.dataset
+        ]
 
     def dataset_names(self) -> list[str]:
         """Every dataset this config draws from (one, or a composite's members)."""
         specs = self.composite_specs()
         return [self.dataset] if specs is None else [s["name"] for s in specs]  # type: ignore[list-item]  # a single dataset is a name
 
+    def option_defaults(self, names: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Per dataset, the options this config builds it with: the task config's defaults, under this config's own
+        (what ``gym-integrity serve`` bounds a client's options by)."""
+        from dataclasses import MISSING
+
+        from reasoning_gym.factory import DATASETS
+
+        own = {name: dict(options) for name, options in self._task_configs()}
+        result: dict[str, dict[str, Any]] = {}
+        for name in names:
+            if name not in DATASETS:
+                continue
+            defaults = {
+                f.name: f.default if f.default is not MISSING else f.default_factory()  # type: ignore[operator]
+                for f in fields(DATASETS[name][1])
+                if f.default is not MISSING or f.default_factory is not MISSING
+            }
+            result[name] = {**defaults, **own.get(name, {})}
+        return result
+
     def validate(self) -> None:
         """Check every field: a wrong type is a ``TypeError``, a wrong value a ``ValueError``, both naming it."""
         self._validate_scalars()
         check_type("ReasoningGymConfig.dataset_config", self.dataset_config, Mapping, "a dict of the dataset's options")
         if isinstance(self.dataset, (bytes, bytearray)) or not isinstance(self.dataset, (str, Sequence, Mapping)):
-            raise TypeError("ReasoningGymConfig.dataset must be a dataset name, a list of "
-                            f"{{'name', 'weight', 'config'}} dicts or a {{name: weight}} mapping; got {type(self.dataset).__name__}")
+            raise TypeError(
+                "ReasoningGymConfig.dataset must be a dataset name, a list of "
+                f"{{'name', 'weight', 'config'}} dicts or a {{name: weight}} mapping; got {type(self.dataset).__name__}"
+            )
         self._check_composite_entries()
         specs = self.composite_specs()
         if specs is None:
@@ -148,9 +175,11 @@ class ReasoningGymConfig:
         for name, task_config in self._task_configs():
             limit = size_limit(name, task_config, self.size)  # type: ignore[arg-type]  # an int: not auto
             if limit < self.size:  # type: ignore[operator]  # an int: not auto
-                raise ValueError(f"ReasoningGymConfig.size: {name} accepts at most {limit} items (its own config "
-                                 f"refuses more), got {self.size}; pass size<={limit}, or leave size unset "
-                                 f"(None/'auto') to get the largest default that works")
+                raise ValueError(
+                    f"ReasoningGymConfig.size: {name} accepts at most {limit} items (its own config "
+                    f"refuses more), got {self.size}; pass size<={limit}, or leave size unset "
+                    f"(None/'auto') to get the largest default that works"
+                )
 
     def resolved_size(self) -> int:
         """The size the env uses: an explicit int as given; for None/'auto', the smallest of the datasets' auto sizes."""
@@ -164,16 +193,18 @@ class ReasoningGymConfig:
         if not self._auto_size():
             expected = "an int >= 1, or None/'auto' for the dataset's default"
             if not is_int(self.size) and not isinstance(self.size, str):
-                raise TypeError(f"ReasoningGymConfig.size must be {expected}; "
-                                f"got {type(self.size).__name__} {self.size!r}")
+                raise TypeError(
+                    f"ReasoningGymConfig.size must be {expected}; got {type(self.size).__name__} {self.size!r}"
+                )
             if not is_int(self.size) or self.size < 1:  # type: ignore[operator]  # an int here: checked above
                 raise ValueError(f"ReasoningGymConfig.size must be {expected}; got {self.size!r}")
         check_int("ReasoningGymConfig.seed", self.seed)
         check_int("ReasoningGymConfig.max_answer_chars", self.max_answer_chars, low=1)
         check_choice("ReasoningGymConfig.answer_format", self.answer_format, ANSWER_FORMATS)
         check_choice("ReasoningGymConfig.scoring", self.scoring, SCORING_MODES)
-        check_number("ReasoningGymConfig.score_timeout_s", self.score_timeout_s, low=0, low_open=True, high=3600,
-                     unit="seconds")
+        check_number(
+            "ReasoningGymConfig.score_timeout_s", self.score_timeout_s, low=0, low_open=True, high=3600, unit="seconds"
+        )
 
     def _check_composite_entries(self) -> None:
         """A composite's entries have the right shape before composite_specs() reads them."""
@@ -197,8 +228,10 @@ class ReasoningGymConfig:
         if not specs:
             raise ValueError("ReasoningGymConfig.dataset: a composite needs at least one dataset")
         if self.dataset_config:
-            raise ValueError("ReasoningGymConfig.dataset_config applies to a single dataset; "
-                             "give a composite's options per entry as {'name', 'weight', 'config'}")
+            raise ValueError(
+                "ReasoningGymConfig.dataset_config applies to a single dataset; "
+                "give a composite's options per entry as {'name', 'weight', 'config'}"
+            )
         seen = set()
         for spec in specs:
             _check_dataset_name(spec["name"], "dataset[].name")

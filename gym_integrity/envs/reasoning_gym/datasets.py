@@ -9,8 +9,17 @@ from typing import Any
 from gym_integrity.infotree import copy_tree
 from gym_integrity.workers import ProcessCache
 
-__all__ = ["AUTO_SIZE", "EAGER_SIZE_CAPS", "auto_size", "dataset_key", "load_dataset", "member", "own_score",
-           "size_limit", "ItemCache"]
+__all__ = [
+    "AUTO_SIZE",
+    "EAGER_SIZE_CAPS",
+    "auto_size",
+    "dataset_key",
+    "load_dataset",
+    "member",
+    "own_score",
+    "size_limit",
+    "ItemCache",
+]
 
 _REFERENCE_KEYS = ("example_answer", "example_correct_answer")  # where items without one gold keep a valid answer
 
@@ -21,9 +30,7 @@ AUTO_SIZE = 100_000
 #: Datasets that generate every item when made, not by index: the auto size stops here, and why.
 #: (An explicit larger size is honoured; it only costs time at make.) Found by timing every dataset's
 #: construction at 500 and 100,000 items: only acre's grows with the size.
-EAGER_SIZE_CAPS = {
-    "acre": (2_000, "builds every item when made, ~0.4 ms each (100,000 items take about 40 s)"),
-}
+EAGER_SIZE_CAPS = {"acre": (2_000, "builds every item when made, ~0.4 ms each (100,000 items take about 40 s)")}
 
 
 #: Whether a task's config accepts a size: asked once per (task, config, size) per process.
@@ -31,8 +38,9 @@ _SIZE_CHECKS: ProcessCache[tuple[str, str, int], bool] = ProcessCache("reasoning
 
 
 def _size_validates(name: str, task_config_json: str, size: int) -> bool:
-    return _SIZE_CHECKS.get_or_create((name, task_config_json, size),
-                                      lambda: _validate_size(name, task_config_json, size))
+    return _SIZE_CHECKS.get_or_create(
+        (name, task_config_json, size), lambda: _validate_size(name, task_config_json, size)
+    )
 
 
 def _validate_size(name: str, task_config_json: str, size: int) -> bool:
@@ -77,9 +85,16 @@ def auto_size(name: str, task_config: Any) -> int:
 
 def dataset_key(dataset: Any, dataset_config: Any, composite: Any, size: int, seed: int) -> str:
     """The canonical text of a generator's configuration: the env's, and the sandbox worker's, cache key."""
-    return json.dumps({"dataset": dataset if isinstance(dataset, str) else None,
-                       "dataset_config": dict(dataset_config), "composite": composite,
-                       "size": size, "seed": seed}, sort_keys=True)
+    return json.dumps(
+        {
+            "dataset": dataset if isinstance(dataset, str) else None,
+            "dataset_config": dict(dataset_config),
+            "composite": composite,
+            "size": size,
+            "seed": seed,
+        },
+        sort_keys=True,
+    )
 
 
 #: The generators, by :func:`dataset_key`; a forked child builds its own (workers/_cache.py).
@@ -109,11 +124,13 @@ def _build_dataset(key: str) -> Any:
 
     spec = json.loads(key)
     if spec["composite"] is None:
-        dataset = reasoning_gym.create_dataset(spec["dataset"], **{**spec["dataset_config"], "size": spec["size"],
-                                                                   "seed": spec["seed"]})
+        dataset = reasoning_gym.create_dataset(
+            spec["dataset"], **{**spec["dataset_config"], "size": spec["size"], "seed": spec["seed"]}
+        )
     else:
-        datasets = [DatasetSpec(name=s["name"], weight=float(s["weight"]), config=s["config"])
-                    for s in spec["composite"]]
+        datasets = [
+            DatasetSpec(name=s["name"], weight=float(s["weight"]), config=s["config"]) for s in spec["composite"]
+        ]
         dataset = CompositeDataset(CompositeConfig(size=spec["size"], seed=spec["seed"], datasets=datasets))
     for name in _PRINTING_SCORERS:
         module = sys.modules.get(name)
@@ -172,8 +189,9 @@ class ItemCache:
 
     def __init__(self, slow_s: float = 0.002, max_items: int = 512) -> None:
         self.slow_s = slow_s
-        self._items: ProcessCache[tuple[str, int], dict[str, Any]] = ProcessCache("reasoning-gym slow items",
-                                                                                  max_items=max_items)
+        self._items: ProcessCache[tuple[str, int], dict[str, Any]] = ProcessCache(
+            "reasoning-gym slow items", max_items=max_items
+        )
         self._any_kept = False  # stays True once set (a forked child's empty cache only makes lookups miss)
 
     def get(self, key: str, dataset: Any, index: int) -> dict[str, Any]:

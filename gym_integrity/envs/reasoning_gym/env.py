@@ -8,6 +8,7 @@ import gymnasium as gym
 
 from gym_integrity.checks import check_int
 from gym_integrity.envs.base import TextEnv
+from gym_integrity.envs.reasoning_gym import draw
 from gym_integrity.envs.reasoning_gym.config import ReasoningGymConfig
 from gym_integrity.envs.reasoning_gym.datasets import ItemCache, dataset_key, load_dataset
 from gym_integrity.envs.reasoning_gym.scoring import Grader
@@ -86,7 +87,11 @@ class ReasoningGymEnv(TextEnv):
     ``reset(seed=s)`` draws an item index in ``[0, size)`` with
     ``self.np_random`` (gymnasium's seeding), and each unseeded reset after it
     the next index of the same stream: equal seeds give equal items (a GRPO
-    group) on every machine.
+    group) on every machine. Under strict scoring the draw is balanced
+    (``draw.py``): each reset's answer label comes from a low-discrepancy
+    sequence over the seed, so no fixed answer beats a uniform guess, and
+    items whose answer is in their question are not drawn; the first reset of
+    a process builds the plan from 300 items.
     ``options={"index": i}`` picks item ``i``. ``size`` (an attribute) is the
     configured size, or for the default ``size=None`` 100,000 within the
     dataset's own limit (word_ladder: 20,000) and eager cap (acre: 2,000).
@@ -130,11 +135,17 @@ class ReasoningGymEnv(TextEnv):
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
         super().__init__(render_mode, **kwargs)
         self.size = self.config.resolved_size()  # how many items reset() draws from (``size=None`` resolved)
-        self._key = dataset_key(self.config.dataset, self.config.dataset_config, self.config.composite_specs(),
-                                self.size, self.config.seed)
+        self._key = dataset_key(
+            self.config.dataset, self.config.dataset_config, self.config.composite_specs(), self.size, self.config.seed
+        )
         self._dataset = load_dataset(self._key)
-        self._grader = Grader(scoring=self.config.scoring, dataset=self._dataset, key=self._key,
-                              dataset_names=self.config.dataset_names(), score_timeout_s=self.config.score_timeout_s)
+        self._grader = Grader(
+            scoring=self.config.scoring,
+            dataset=self._dataset,
+            key=self._key,
+            dataset_names=self.config.dataset_names(),
+            score_timeout_s=self.config.score_timeout_s,
+        )
         self._instruction = _INSTRUCTIONS[self.config.answer_format]
         self._item: dict[str, Any] | None = None
         self._index = -1
@@ -142,9 +153,12 @@ class ReasoningGymEnv(TextEnv):
         self._last_note = ""
         self._metadata_out = False  # the item's metadata went out in an info (the next one gets a copy)
         self._undrawn: set[int] = set()  # indices its policy does not draw, under strict scoring
+        self._resets_since_seed = 0  # the balanced draw's position in the seed's sequence of strata
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
+        if seed is not None:
+            self._resets_since_seed = 0
         if options is not None:
             options = self.reset_options(options)
         if options and "index" in options:
@@ -158,11 +172,51 @@ class ReasoningGymEnv(TextEnv):
         self._last_note = ""
         self._metadata_out = False
         answer = item["answer"]
-        info = {"problem_id": f"{self._source}/{index}", "dataset": self._source, "index": index,
-                PRIVILEGED_KEY: {"answer": answer if type(answer) is str or answer is None else copy_tree(answer)}}
+        info = {
+            "problem_id": f"{self._source}/{index}",
+            "dataset": self._source,
+            "index": index,
+            PRIVILEGED_KEY: {"answer": answer if type(answer) is str or answer is None else copy_tree(answer)},
+        }
         return self._question(), info
 
+    # --- the balanced draw (draw.py): under strict scoring, labels equally likely and no answer in its question ---
+    #: Off only to measure what the draw changes (benchmarks/chance_table.py).
+    balanced_draw = True
+
     def _draw_item(self) -> tuple[int, dict[str, Any]]:
+        if self.config.scoring != "strict" or not self.balanced_draw:
+            return self._next_drawn_item()
+        plan = draw.plan_for(self._key, self.config.scoring, self._sample_item, self.size)
+        position = draw.stratum_position(self.np_random_seed, self._resets_since_seed)  # never seeded: OS entropy's
+        self._resets_since_seed += 1
+        return plan.draw(
+            position,
+            lambda: int(self.np_random.integers(self.size)),
+            self._sample_item,
+            draw.labels_for(self._key, self.config.scoring),
+            self._next_drawn_item,
+            self._pays_own_example,
+        )
+
+    def _sample_item(self, index: int) -> dict[str, Any] | None:
+        """The item at ``index`` if its policy draws it and strict scoring pays its own example answer, else None
+        (also when the generator fails on that index: maze's raises on some, and a walk visits many)."""
+        try:
+            item = _ITEMS.get(self._key, self._dataset, index)
+        except Exception:  # noqa: BLE001  (the task's generator: any failure means no item here)
+            return None
+        return item if self._drawn(index, item) and self._pays_own_example(item) else None
+
+    def _pays_own_example(self, item: dict[str, Any]) -> bool:
+        """Whether strict scoring pays the example answer reasoning-gym keeps for the item (if it keeps one): an
+        item whose example it refuses would hold an honest answer to a rule the question does not state."""
+        example = draw.own_example(item)
+        return example is None or self._grader.grade(example, item, self._source_of(item)).score >= 1.0
+
+    # --- end of the balanced draw ---
+
+    def _next_drawn_item(self) -> tuple[int, dict[str, Any]]:
         """The seed's next item, skipping (under strict scoring) items its dataset's policy does not draw."""
         index = -1
         for _ in range(_MAX_REDRAWS):
@@ -179,9 +233,11 @@ class ReasoningGymEnv(TextEnv):
                 item = _ITEMS.get(self._key, self._dataset, walked)
                 if self._drawn(walked, item):
                     return walked, item
-        raise ValueError(f"ReasoningGymEnv size={self.size} leaves no item strict scoring draws for dataset "
-                         f"{self.config.dataset!r}: each is one a content-free answer would be paid on (the draw "
-                         "filters, docs/reasoning_gym.md); raise size (the default, None, draws from 100,000)")
+        raise ValueError(
+            f"ReasoningGymEnv size={self.size} leaves no item strict scoring draws for dataset "
+            f"{self.config.dataset!r}: each is one a content-free answer would be paid on (the draw "
+            "filters, docs/reasoning_gym.md); raise size (the default, None, draws from 100,000)"
+        )
 
     def _drawn(self, index: int, item: dict[str, Any]) -> bool:
         """Whether reset may draw this item: always, unless strict scoring's draw filter refuses it (remembered)."""
@@ -202,6 +258,9 @@ class ReasoningGymEnv(TextEnv):
 
     def _question(self) -> str:
         assert self._item is not None
+        rule = draw.STATED_RULES.get(self._source) if self.config.scoring == "strict" else None
+        if rule is not None:  # a rule strict scoring holds answers to, stated (draw.STATED_RULES)
+            return f"{self._item['question'].rstrip()}\n\n{rule}\n\n{self._instruction}"
         return f"{self._item['question'].rstrip()}\n\n{self._instruction}"
 
     def _privileged(self) -> dict[str, Any]:
@@ -237,8 +296,14 @@ class ReasoningGymEnv(TextEnv):
         grade = self._grade(text)
         reward = float(grade.score)
         self._last_note = _note(grade)
-        info = grade_info(f"{self._source}/{self._index}", grade, dataset=self._source, index=self._index,
-                          attempt=1, metrics={"reward/score": reward})
+        info = grade_info(
+            f"{self._source}/{self._index}",
+            grade,
+            dataset=self._source,
+            index=self._index,
+            attempt=1,
+            metrics={"reward/score": reward},
+        )
         info[PRIVILEGED_KEY] = self._privileged()
         if self.render_mode == "human":
             self.render()

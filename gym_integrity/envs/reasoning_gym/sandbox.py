@@ -27,8 +27,7 @@ from gym_integrity.grading.faults import fault_grade, refused_unrun, scorer_rais
 from gym_integrity.protocol import Grade
 from gym_integrity.workers import Fault, Pool, PoolConfig, PoolStatus, Sandbox, TaskOutcome
 
-__all__ = ["HANDLER", "POOL_CONFIG", "SANDBOX", "warm", "score", "acquire_pool", "run_scorer",
-           "outcome_grade"]
+__all__ = ["HANDLER", "POOL_CONFIG", "SANDBOX", "warm", "score", "acquire_pool", "run_scorer", "outcome_grade"]
 
 HANDLER = "gym_integrity.envs.reasoning_gym.sandbox:score"
 #: One pool for every ReasoningGym-v0 env (per machine by default: ``PoolConfig.scope``); each request carries its
@@ -71,8 +70,9 @@ def acquire_pool() -> Pool:
     return SANDBOX.acquire()
 
 
-def run_scorer(pool: Pool, key: str, source: str, entry: Mapping[str, Any], answer: str, language: str,
-               budget_s: float) -> float | Grade:
+def run_scorer(
+    pool: Pool, key: str, source: str, entry: Mapping[str, Any], answer: str, language: str, budget_s: float
+) -> float | Grade:
     """The own scorer's score for ``answer`` (inside ``language`` already), run on a worker, or the Grade its
     failure maps to."""
     reason = cost.refusal(answer, syntax="sympy") if language in ("arithmetic", "algebra") else None

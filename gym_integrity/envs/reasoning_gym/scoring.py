@@ -71,8 +71,11 @@ class Grader:
         route = self._routes.get(source)
         if route is None:  # once per dataset: the rule, the generator that scores it, and whose scorer runs
             rule = rule_for(source)
-            route = self._routes[source] = (rule, self.dataset if self._single else member(self.dataset, source),
-                                            uses_own_scorer(rule, self.scoring))
+            route = self._routes[source] = (
+                rule,
+                self.dataset if self._single else member(self.dataset, source),
+                uses_own_scorer(rule, self.scoring),
+            )
         rule, scorer, own = route
         if not own:
             assert isinstance(rule, Comparison)
@@ -97,8 +100,7 @@ class Grader:
         try:
             return _graded(rule.score(answer, item, result))
         except Exception as exc:  # noqa: BLE001  (our requirement's bug is a no-verdict, never a crash or a payment)
-            return Grade(Verdict.GRADER_ERROR, 0.0, cause=f"{source}'s strict requirement raised "
-                                                          f"{type(exc).__name__}")
+            return Grade(Verdict.GRADER_ERROR, 0.0, cause=f"{source}'s strict requirement raised {type(exc).__name__}")
 
     def _own_in_process(self, scorer: Any, answer: str, item: Mapping[str, Any], source: str) -> float | Grade:
         try:

@@ -24,7 +24,8 @@ from gym_integrity.integrations.openenv.app import (
 )
 from gym_integrity.integrations.openenv.client import GymEnvClient, RemoteEnv, observation_info
 from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymOrToolCallAction, GymState
-from gym_integrity.integrations.openenv.served_envs import ServedEnv, ServedMCPEnv, mcp_toolset
+from gym_integrity.integrations.openenv.served_envs import ServedEnv
+from gym_integrity.integrations.openenv.served_mcp import ServedMCPEnv, mcp_toolset
 from gym_integrity.workers import machine_stats
 
 __all__ = [

@@ -9,16 +9,17 @@ runs on the wire unchanged and sees exactly what a remote user gets.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import gymnasium as gym
 from openenv.core import EnvClient
 from openenv.core.client_types import StepResult
 
 from gym_integrity.checks import check_str
+from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymState, gym_fields
 from gym_integrity.protocol import split_trainer_action
 from gym_integrity.spaces import UnicodeText
-from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymState, gym_fields
 
 __all__ = ["GymEnvClient", "RemoteEnv", "observation_info"]
 
@@ -116,8 +117,13 @@ class RemoteEnv(gym.Env[str, Any]):
         result = self._client.step(_to_wire(action))
         observation = result.observation
         terminated = bool(observation.done and not observation.truncated)
-        return observation.text, float(result.reward or 0.0), terminated, observation.truncated, \
-            observation_info(observation)
+        return (
+            observation.text,
+            float(result.reward or 0.0),
+            terminated,
+            observation.truncated,
+            observation_info(observation),
+        )
 
     def render(self) -> None:
         """Nothing: the protocol has no render (the observation text is what a person watching would see)."""

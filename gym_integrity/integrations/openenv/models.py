@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 from collections import abc
-from typing import Any, Dict, Mapping, Optional, Union
+from collections.abc import Mapping
+from typing import Any
 
 from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction
 from openenv.core.env_server.types import Action, Observation, State
@@ -22,10 +23,18 @@ from pydantic_core import PydanticCustomError
 
 from gym_integrity.protocol import DEFAULT_HIDDEN_KEYS, MAX_NUM_TOKENS, PRIVILEGED_KEY
 
-__all__ = ["GYM_FIELDS_KEY", "GymAction", "GymOrToolCallAction", "GymObservation", "GymState", "ToolResetObservation",
-           "gym_fields", "public_observation"]
+__all__ = [
+    "GYM_FIELDS_KEY",
+    "GymAction",
+    "GymOrToolCallAction",
+    "GymObservation",
+    "GymState",
+    "ToolResetObservation",
+    "gym_fields",
+    "public_observation",
+]
 
-Scalar = Union[str, int, float, bool, None]
+Scalar = str | int | float | bool | None
 
 
 class GymAction(Action):
@@ -37,20 +46,26 @@ class GymAction(Action):
     ``tool``. Types are strict: ``"5"`` is not a token count.
     """
 
-    text: Optional[str] = Field(default=None, strict=True, description="the model's text for this step")
-    num_tokens: Optional[int] = Field(default=None, strict=True, ge=0, le=MAX_NUM_TOKENS,
-                                      description="tokens the trainer counted in the generation (length shaping)")
+    text: str | None = Field(default=None, strict=True, description="the model's text for this step")
+    num_tokens: int | None = Field(
+        default=None,
+        strict=True,
+        ge=0,
+        le=MAX_NUM_TOKENS,
+        description="tokens the trainer counted in the generation (length shaping)",
+    )
     # The tool call is the model's: no length, shape or character rule here, so an empty or odd name, or
     # arguments that are not an object, reach the env and are graded there as the error step they are in process,
     # not refused on the wire (and a name with a lone surrogate cannot break the error frame's encoding).
-    tool: Optional[str] = Field(default=None, strict=True, description="the tool to call (envs with tools only)")
-    arguments: Optional[Any] = Field(default=None, description="the tool call's arguments (a JSON object)")
+    tool: str | None = Field(default=None, strict=True, description="the tool to call (envs with tools only)")
+    arguments: Any | None = Field(default=None, description="the tool call's arguments (a JSON object)")
     # OpenEnv's reasoning_gym_env sends the bare answer; it is graded as the env's answer format wraps it.
-    answer: Optional[str] = Field(default=None, strict=True,
-                                  description="a bare final answer (OpenEnv's ReasoningGymAction), graded as if tagged")
+    answer: str | None = Field(
+        default=None, strict=True, description="a bare final answer (OpenEnv's ReasoningGymAction), graded as if tagged"
+    )
 
     @model_validator(mode="after")
-    def _one_kind(self) -> "GymAction":
+    def _one_kind(self) -> GymAction:
         # PydanticCustomError, not ValueError: openenv sends ``e.errors()`` back to the client, and a
         # ValueError's context holds the exception object, which does not serialise (the session would die).
         if sum(v is not None for v in (self.text, self.tool, self.answer)) != 1:
@@ -112,20 +127,20 @@ class GymObservation(Observation):
     text: str = ""
     truncated: bool = False
     #: OpenEnv's reasoning_gym_env field: the prompt at reset, None after a step (as there).
-    question: Optional[str] = None
-    problem_id: Optional[str] = None
-    verdict: Optional[str] = None
-    no_verdict: Optional[bool] = None
-    score: Optional[float] = None
-    cause: Optional[str] = None
+    question: str | None = None
+    problem_id: str | None = None
+    verdict: str | None = None
+    no_verdict: bool | None = None
+    score: float | None = None
+    cause: str | None = None
     #: The verdict is ``correct`` (the env's own success rule where it has one); None when nothing was graded.
-    is_correct: Optional[bool] = None
-    problem_type: Optional[str] = None
-    max_attempts: Optional[int] = None
-    attempts_remaining: Optional[int] = None
-    integrity: Dict[str, Scalar] = Field(default_factory=dict)
-    metrics: Dict[str, float] = Field(default_factory=dict)
-    details: Dict[str, Scalar] = Field(default_factory=dict)
+    is_correct: bool | None = None
+    problem_type: str | None = None
+    max_attempts: int | None = None
+    attempts_remaining: int | None = None
+    integrity: dict[str, Scalar] = Field(default_factory=dict)
+    metrics: dict[str, float] = Field(default_factory=dict)
+    details: dict[str, Scalar] = Field(default_factory=dict)
 
 
 #: The ``metadata`` key under which a :class:`ToolResetObservation` carries the :class:`GymObservation` fields.
@@ -142,10 +157,14 @@ class ToolResetObservation(Observation):
     model_config = ConfigDict(extra="allow", validate_assignment=True)
 
     @classmethod
-    def of(cls, fields: Mapping[str, Any], observation: GymObservation) -> "ToolResetObservation":
+    def of(cls, fields: Mapping[str, Any], observation: GymObservation) -> ToolResetObservation:
         ours = observation.model_dump(exclude={"done", "reward", "metadata"})
-        return cls(**fields, done=observation.done, reward=observation.reward,
-                   metadata={**observation.metadata, GYM_FIELDS_KEY: ours})
+        return cls(
+            **fields,
+            done=observation.done,
+            reward=observation.reward,
+            metadata={**observation.metadata, GYM_FIELDS_KEY: ours},
+        )
 
 
 def gym_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -178,7 +197,7 @@ def _scalar(value: Any) -> tuple[bool, Scalar]:
     return False, None
 
 
-def _scalars(values: Any) -> Dict[str, Scalar]:
+def _scalars(values: Any) -> dict[str, Scalar]:
     # type() is dict first: the stack's infos are plain dicts, and isinstance against typing's Mapping costs
     # more than the rest of this loop.
     if type(values) is not dict and not isinstance(values, abc.Mapping):
@@ -191,8 +210,9 @@ def _scalars(values: Any) -> Dict[str, Scalar]:
     return out
 
 
-def public_observation(text: str, info: Mapping[str, Any], reward: float | None = None,
-                       terminated: bool = False, truncated: bool = False) -> GymObservation:
+def public_observation(
+    text: str, info: Mapping[str, Any], reward: float | None = None, terminated: bool = False, truncated: bool = False
+) -> GymObservation:
     """The observation a client gets, built from what the integrity stack returned.
 
     Only JSON scalars and the ``integrity``/``metrics`` dicts of scalars are
@@ -215,13 +235,24 @@ def public_observation(text: str, info: Mapping[str, Any], reward: float | None 
     if typed["verdict"] is not None and not typed["no_verdict"] and not frozen:
         success = info.get("success")
         is_correct = bool(success) if isinstance(success, bool) else typed["verdict"] == "correct"
-    metrics = {k: float(v) for k, v in _scalars(info.get("metrics")).items()
-               if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    metrics = {
+        k: float(v)
+        for k, v in _scalars(info.get("metrics")).items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool)
+    }
     details = {k: v for k, v in _scalars(info).items() if k not in _TYPED}
     return GymObservation(
-        text=text, done=bool(terminated or truncated), truncated=bool(truncated),
-        question=text if reward is None else None, is_correct=is_correct,
-        problem_type=problem_type if isinstance(problem_type, str) else None, metadata=metadata, **counts,
+        text=text,
+        done=bool(terminated or truncated),
+        truncated=bool(truncated),
+        question=text if reward is None else None,
+        is_correct=is_correct,
+        problem_type=problem_type if isinstance(problem_type, str) else None,
+        metadata=metadata,
+        **counts,
         reward=None if reward is None else float(reward),
-        integrity=_scalars(info.get("integrity")), metrics=metrics, details=details, **typed,
+        integrity=_scalars(info.get("integrity")),
+        metrics=metrics,
+        details=details,
+        **typed,
     )

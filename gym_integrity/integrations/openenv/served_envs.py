@@ -1,4 +1,4 @@
-"""The served envs: one integrity-stacked gym env per OpenEnv session, and the MCP tools an env's package declares.
+"""The served envs: one integrity-stacked gym env per OpenEnv session, on a thread of the session's own.
 
 openenv-core builds one of these per WebSocket session (``/ws``) from a
 factory and awaits its ``reset``/``step``, which run on the session's own
@@ -6,7 +6,9 @@ thread (:class:`SessionThread`). The gym env inside is ``gym_integrity.make(id, 
 the whole integrity stack sits below the OpenEnv layer, so everything a
 client gets has already been frozen after the end and stripped of privileged
 info, and :func:`~gym_integrity.integrations.openenv.models.public_observation`
-then keeps only plain public values.
+then keeps only plain public values. The MCP tools an env's package declares,
+and the served env that offers them, are in
+:mod:`~gym_integrity.integrations.openenv.served_mcp`.
 
 Three facts of the server shape this module (``docs/serve.md``):
 
@@ -29,34 +31,33 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import importlib
-import importlib.util
-import inspect
 import queue
 import threading
 import uuid
-from typing import Callable
-from typing import Any, Mapping, Optional
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import gymnasium as gym
 from openenv.core.env_server.interfaces import Environment
-from openenv.core.env_server.mcp_environment import MCPEnvironment
-from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation, ListToolsAction
 from openenv.core.env_server.types import EnvironmentMetadata
 
-from gym_integrity.registration import env_entry, make
 from gym_integrity.integrations.openenv.client_resets import CONFIG_KEYS, ClientResets
-from gym_integrity.integrations.openenv.models import (GymAction, GymObservation, GymState, ToolResetObservation,
-                                                       public_observation)
+from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymState, public_observation
+from gym_integrity.registration import env_entry, make
 
-__all__ = ["ServedEnv", "ServedMCPEnv", "ServedSession", "SessionThread", "mcp_reset", "mcp_toolset"]
+__all__ = ["ResetBudgetExceeded", "ServedEnv", "ServedSession", "SessionThread"]
 
 _CLOSED = "this session is closed (idle too long, or closed by its client): open a new session"
 
 
-def _settle(future: "asyncio.Future[Any]", ok: bool, value: Any) -> None:
+def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
     if not future.cancelled():  # its caller went away (a dropped socket): nobody reads the outcome
         future.set_result(value) if ok else future.set_exception(value)
+
+
+class ResetBudgetExceeded(BaseException):
+    """Raised inside a session's thread to stop a reset past its budget. A BaseException: item generators retry
+    on ``Exception`` (maze draws grids until one fits), which would swallow it."""
 
 
 class SessionThread:
@@ -69,34 +70,78 @@ class SessionThread:
     """
 
     def __init__(self, name: str) -> None:
-        self._jobs: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._running: Any = None  # the future of the call running now
+        self._running_lock = threading.Lock()
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
 
-    async def run(self, work: Callable[..., Any], *args: Any) -> Any:
-        """``work(*args)`` on this thread, after the calls queued before it; its result, or its exception."""
+    async def run(self, work: Callable[..., Any], *args: Any, budget_s: float | None = None) -> Any:
+        """``work(*args)`` on this thread, after the calls queued before it; its result, or its exception.
+
+        With ``budget_s``, a call not done that long after it was queued (a session sends one call at a time) is
+        stopped (an exception raised in
+        the thread: Python code stops at its next instruction) and a ``TimeoutError`` raised here.
+        """
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         self._jobs.put((loop, future, work, args))
-        return await future
+        if budget_s is None:
+            return await future
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), budget_s)
+        except TimeoutError:
+            self._interrupt(future)
+            raise TimeoutError(
+                f"reset: item generation ran past this server's budget of {budget_s:g} s per reset "
+                "and was stopped; ask for a smaller dataset config, or start the server with a "
+                "larger --reset-budget"
+            ) from None
+
+    def _interrupt(self, future: Any) -> None:
+        import ctypes
+
+        with self._running_lock:
+            if self._running is future and self._thread.ident is not None:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(self._thread.ident), ctypes.py_object(ResetBudgetExceeded)
+                )
 
     def stop(self) -> None:
         """End the thread once the calls queued so far have run."""
         self._jobs.put(None)
 
     def _serve(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            loop, future, work, args = job
-            ok, value = False, RuntimeError("the session's thread stopped under this call")
+        while True:
             try:
-                ok, value = True, work(*args)
-            except Exception as exc:  # the caller's to handle (openenv sends it as an error frame)
-                value = exc
-            finally:
-                try:
-                    loop.call_soon_threadsafe(_settle, future, ok, value)
-                except RuntimeError:  # the loop closed meanwhile: the server is gone
-                    pass
+                if self._serve_one():
+                    return
+            except ResetBudgetExceeded:  # delivered just after its call ended: nothing left to stop
+                continue
+
+    def _serve_one(self) -> bool:
+        job = self._jobs.get()
+        if job is None:
+            return True
+        loop, future, work, args = job
+        ok: bool = False
+        value: Any = RuntimeError("the session's thread stopped under this call")
+        try:
+            with self._running_lock:
+                self._running = future
+            ok, value = True, work(*args)
+        except ResetBudgetExceeded:
+            ok, value = False, TimeoutError("stopped at the reset budget")  # its caller has its error already
+        except Exception as exc:  # the caller's to handle (openenv sends it as an error frame)
+            value = exc
+        finally:
+            with self._running_lock:
+                self._running = None
+            try:
+                loop.call_soon_threadsafe(_settle, future, ok, value)
+            except RuntimeError:  # the loop closed meanwhile: the server is gone
+                pass
+        return False
 
 
 class ServedSession:
@@ -107,12 +152,18 @@ class ServedSession:
     call after ``close``.
     """
 
-    def __init__(self, env_id: str, make_kwargs: Mapping[str, Any],
-                 client_resets: Optional[ClientResets] = None) -> None:
+    def __init__(
+        self,
+        env_id: str,
+        make_kwargs: Mapping[str, Any],
+        client_resets: ClientResets | None = None,
+        reset_budget_s: float | None = None,
+    ) -> None:
         self.env_id = env_id
+        self.reset_budget_s = reset_budget_s
         self._make_kwargs = dict(make_kwargs)
         self._client_resets = client_resets
-        self._cursor: Optional[int] = None  # the next item, for a session that chose its dataset at reset
+        self._cursor: int | None = None  # the next item, for a session that chose its dataset at reset
         self._env: gym.Env | None = None
         self._lock = threading.Lock()
         self._closed = False
@@ -136,7 +187,7 @@ class ServedSession:
         self._takes_tools = bool(getattr(env.unwrapped, "tools", None))
         self._answer_format = str(getattr(getattr(env.unwrapped, "config", None), "answer_format", "tag"))
 
-    def reset(self, seed: Optional[int], episode_id: Optional[str], options: Mapping[str, Any]) -> GymObservation:
+    def reset(self, seed: int | None, episode_id: str | None, options: Mapping[str, Any]) -> GymObservation:
         # The new state is built (and so validated) before the env resets: a refused reset changes nothing.
         state = GymState(env_id=self.env_id, episode_id=episode_id or uuid.uuid4().hex, step_count=0)
         options = dict(options)
@@ -151,15 +202,21 @@ class ServedSession:
                 options["index"], self._cursor = self._cursor % env.unwrapped.size, self._cursor + 1
             elif not request:
                 self._cursor = None
-            obs, info = env.reset(seed=seed, options=options or None)
+            try:
+                obs, info = env.reset(seed=seed, options=options or None)
+            except ResetBudgetExceeded:
+                self.first = None  # stopped mid-reset: no step until a reset completes
+                raise
             self.state, self.first = state, public_observation(obs, info)
             return self.first
 
-    def _rebuild(self, request: Mapping[str, Any], seed: Optional[int]) -> None:
+    def _rebuild(self, request: Mapping[str, Any], seed: int | None) -> None:
         """The session's env rebuilt with the dataset a reset asks for (checked first: a refusal keeps the env)."""
         if self._client_resets is None:
-            raise TypeError(f"{self.env_id} takes no dataset arguments at reset ({sorted(request)}): its dataset "
-                            "is the server's (gym-integrity serve --env-kwargs)")
+            raise TypeError(
+                f"{self.env_id} takes no dataset arguments at reset ({sorted(request)}): its dataset "
+                "is the server's (gym-integrity serve --env-kwargs)"
+            )
         if self._closed:
             raise RuntimeError(_CLOSED)
         kwargs = {**self._make_kwargs, **self._client_resets.make_kwargs(request, seed)}
@@ -185,8 +242,9 @@ class ServedSession:
         """One text step (what a tool that submits an answer does): the stacked env's public observation."""
         return self.step(GymAction(text=text))
 
-    async def run(self, work: Callable[..., Any], *args: Any) -> Any:
-        """``work(*args)`` on this session's own thread (made at the first call), awaited."""
+    async def run(self, work: Callable[..., Any], *args: Any, budget_s: float | None = None) -> Any:
+        """``work(*args)`` on this session's own thread (made at the first call), awaited (within ``budget_s``:
+        :meth:`SessionThread.run`)."""
         # Not the session's lock: this runs on the event loop, which must never wait for a grading step.
         with self._thread_lock:
             if self._closed:  # refused here, before it would make a thread no one stops
@@ -194,7 +252,7 @@ class ServedSession:
             if self._thread is None:
                 self._thread = SessionThread(f"serve-{self.env_id}")
             thread = self._thread
-        return await thread.run(work, *args)
+        return await thread.run(work, *args, budget_s=budget_s)
 
     def close(self) -> None:
         with self._lock:  # after a step in flight: the env is never closed under a grading call
@@ -212,8 +270,13 @@ def _metadata(env_id: str) -> EnvironmentMetadata:
 
     entry = env_entry(env_id)
     description = entry.description if entry is not None else f"{env_id}, served with the gym-integrity stack"
-    return EnvironmentMetadata(name=env_id, description=description, version=__version__, author="gym-integrity",
-                               documentation_url="https://github.com/gym-integrity/gym-integrity/blob/main/docs/serve.md")
+    return EnvironmentMetadata(
+        name=env_id,
+        description=description,
+        version=__version__,
+        author="gym-integrity",
+        documentation_url="https://github.com/gym-integrity/gym-integrity/blob/main/docs/serve.md",
+    )
 
 
 def _reset_options(options: Any, extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -235,15 +298,29 @@ class _OneSession:
 
     session: ServedSession
 
-    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
-              options: Optional[Mapping[str, Any]] = None, **reset_options: Any) -> GymObservation:
+    def reset(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        **reset_options: Any,
+    ) -> GymObservation:
         return self.session.reset(seed, episode_id, _reset_options(options, reset_options))
 
-    async def reset_async(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
-                          options: Optional[Mapping[str, Any]] = None, **reset_options: Any) -> GymObservation:
+    async def reset_async(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        **reset_options: Any,
+    ) -> GymObservation:
         # openenv-core awaits this instead of running reset on its own executor: item generation (seconds for
         # some datasets) on the session's thread, as every other call of the session.
-        return await self.session.run(functools.partial(self.reset, seed, episode_id, options, **reset_options))
+        # Within the server's budget per reset: a reset past it fails that session's reset only.
+        return await self.session.run(
+            functools.partial(self.reset, seed, episode_id, options, **reset_options),
+            budget_s=self.session.reset_budget_s,
+        )
 
     @property
     def state(self) -> GymState:
@@ -268,174 +345,22 @@ class ServedEnv(_OneSession, Environment[GymAction, GymObservation, GymState]):
 
     SUPPORTS_CONCURRENT_SESSIONS = True  # each session has its own env; nothing is shared but the grading pools
 
-    def __init__(self, env_id: str, make_kwargs: Mapping[str, Any],
-                 client_resets: Optional[ClientResets] = None) -> None:
+    def __init__(
+        self,
+        env_id: str,
+        make_kwargs: Mapping[str, Any],
+        client_resets: ClientResets | None = None,
+        reset_budget_s: float | None = None,
+    ) -> None:
         super().__init__()
-        self.session = ServedSession(env_id, make_kwargs, client_resets)
+        self.session = ServedSession(env_id, make_kwargs, client_resets, reset_budget_s)
 
-    def step(self, action: GymAction, timeout_s: Optional[float] = None, **kwargs: Any) -> GymObservation:
+    def step(self, action: GymAction, timeout_s: float | None = None, **kwargs: Any) -> GymObservation:
         # timeout_s never arrives over the WebSocket; grading budgets are the env's own (docs/serve.md).
         return self.session.step(action)
 
-    async def step_async(self, action: GymAction, timeout_s: Optional[float] = None, **kwargs: Any) -> GymObservation:
+    async def step_async(self, action: GymAction, timeout_s: float | None = None, **kwargs: Any) -> GymObservation:
         return await self.session.run(self.session.step, action)
 
     def close(self) -> None:
         self.session.close()
-
-
-def _tools_module(raw_env: Any) -> tuple[str, Any]:
-    """The name of the module beside the env class that declares its MCP tools, and that module (None if absent)."""
-    package = type(raw_env).__module__.rpartition(".")[0]
-    name = f"{package}.mcp_tools"
-    try:
-        found = importlib.util.find_spec(name) if package else None
-    except ModuleNotFoundError:
-        found = None
-    return name, importlib.import_module(name) if found is not None else None
-
-
-def mcp_reset(raw_env: Any) -> Callable[..., Any] | None:
-    """The tool whose fields a reset observation holds (``<package>.mcp_tools.MCP_RESET``), or None: a tool set
-    whose client parses reset as a typed observation declares it (QEDMath-v0: ``get_problem``)."""
-    name, module = _tools_module(raw_env)
-    tool = getattr(module, "MCP_RESET", None)
-    if tool is not None and not callable(tool):
-        raise TypeError(f"{name}.MCP_RESET must be a function (session) -> dict of the reset observation's fields")
-    return tool
-
-
-def mcp_toolset(raw_env: Any) -> tuple[Any, ...] | None:
-    """The MCP tools of an env: the ones its package declares (``<package>.mcp_tools.MCP_TOOLS``), else one per
-    tool the env itself takes (``env.tools``, each call a step of the stacked env), else None.
-
-    Found through the env class's own module, so a new env with tools edits
-    no list here: ``gym_integrity.envs.qed_math.mcp_tools`` for QEDMath-v0,
-    or the same module name beside a user's env class; FinQA-v0's four
-    tools come from its own schemas.
-    """
-    name, module = _tools_module(raw_env)
-    tools = getattr(module, "MCP_TOOLS", None)
-    if tools is not None:
-        tools = tuple(tools)
-        if not tools or not all(callable(tool) for tool in tools):
-            raise TypeError(f"{name}.MCP_TOOLS must be a non-empty sequence of functions (session, **arguments)")
-        return tools
-    schemas = getattr(raw_env, "tools", None)
-    if schemas:
-        return tuple(schema["function"] for schema in schemas)
-    return None
-
-
-def _as_mcp_tool(session: ServedSession, tool: Callable[..., Any]) -> Callable[..., Any]:
-    """``tool`` with its session bound, as an async function FastMCP reads (name, doc, the other parameters).
-
-    Async, and its work on the session's own thread: FastMCP awaits it on the server's event loop, which a judge
-    call (seconds) must not hold."""
-    signature = inspect.signature(tool)
-    parameters = list(signature.parameters.values())[1:]
-
-    async def call(**arguments: Any) -> Any:
-        return await session.run(functools.partial(tool, session, **arguments))
-
-    call.__name__ = tool.__name__
-    call.__doc__ = tool.__doc__
-    call.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]  # inspect reads a function's __signature__
-    call.__annotations__ = {k: v for k, v in getattr(tool, "__annotations__", {}).items()
-                            if k in {p.name for p in parameters} or k == "return"}
-    return call
-
-
-def _env_tool(session: ServedSession, function: Mapping[str, Any]) -> Any:
-    """One of the env's own tools (an OpenAI function schema) as an MCP tool: a call is one step of the stacked
-    env, and its result is the env's observation (the tool's output, or the grading note for an answer)."""
-    from fastmcp.tools import Tool
-    from fastmcp.tools.base import ToolResult
-
-    name = str(function["name"])
-
-    class EnvTool(Tool):
-        async def run(self, arguments: dict[str, Any]) -> ToolResult:
-            obs = await session.run(session.step, GymAction(tool=name, arguments=dict(arguments or {})))
-            return ToolResult(content=obs.text, structured_content={"result": obs.text})
-
-    return EnvTool(name=name, description=str(function.get("description") or ""),
-                   parameters=dict(function.get("parameters") or {"type": "object", "properties": {}}),
-                   # FastMCP's own shape for a tool returning a str: clients unwrap ``result`` into ``.data``.
-                   output_schema={"type": "object", "properties": {"result": {"type": "string"}},
-                                  "required": ["result"], "x-fastmcp-wrap-result": True})
-
-
-class ServedMCPEnv(_OneSession, MCPEnvironment):
-    """A served env with the MCP tools its package declares (:func:`mcp_toolset`), and the text protocol.
-
-    QEDMath-v0 is served with the tool set of OpenEnv's ``qed_math_env``
-    (``gym_integrity.envs.qed_math.mcp_tools``): client code written for it
-    works unchanged (``list_tools()``, ``call_tool("get_problem")``,
-    ``call_tool("submit_proof", proof=...)``). Each tool sees the session's
-    public observations only, and a tool that steps the env steps the stacked
-    env, so a call after the end is frozen. A plain ``{"text": ...}`` step
-    works too.
-    """
-
-    SUPPORTS_CONCURRENT_SESSIONS = True
-
-    def __init__(self, env_id: str, make_kwargs: Mapping[str, Any], tools: tuple[Callable[..., Any], ...],
-                 reset_fields: Optional[Callable[..., Any]] = None) -> None:
-        from fastmcp import FastMCP
-
-        self._reset_fields = reset_fields
-
-        session = self.session = ServedSession(env_id, make_kwargs)
-        mcp = FastMCP(f"gym-integrity {env_id}")
-        for tool in tools:
-            if callable(tool):
-                mcp.tool(_as_mcp_tool(session, tool))
-            else:
-                mcp.add_tool(_env_tool(session, tool))
-        self._env_tools = {str(tool["name"]) for tool in tools if not callable(tool)}
-        super().__init__(mcp)
-
-    def _step_impl(self, action: Any, timeout_s: Optional[float] = None, **kwargs: Any) -> GymObservation:
-        if not isinstance(action, GymAction):
-            raise TypeError(f"expected a GymAction or an MCP tool call, got {type(action).__name__}")
-        return self.session.step(action)
-
-    async def step_async(self, action: Any, timeout_s: Optional[float] = None, **kwargs: Any) -> Any:
-        # MCPEnvironment runs a text step on the loop's default executor (a few threads shared by every session):
-        # the session's own thread instead, as for the tools, so proofs waiting on the judge do not queue there.
-        if isinstance(action, CallToolAction) and action.tool_name in self._env_tools:
-            # A step of the env's own tool over the socket: the observation carries the stack's reward and done
-            # (OpenEnv's FinQA client loops until done), the tool's output and the question, as upstream's metadata.
-            obs = await self.session.run(self.session.step, GymAction(tool=action.tool_name,
-                                                                      arguments=dict(action.arguments or {})))
-            return CallToolObservation(tool_name=action.tool_name, result={"data": obs.text}, done=obs.done,
-                                       reward=obs.reward, metadata=_tool_metadata(self.session, obs))
-        if isinstance(action, (CallToolAction, ListToolsAction)):
-            return await super().step_async(action, timeout_s=timeout_s, **kwargs)
-        return await self.session.run(self._step_impl, action)
-
-    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,  # type: ignore[override]
-              options: Optional[Mapping[str, Any]] = None,
-              **reset_options: Any) -> GymObservation | ToolResetObservation:
-        first = super().reset(seed, episode_id, options, **reset_options)
-        if self._env_tools:  # OpenEnv's FinQA client reads the question and company from the reset's metadata
-            first = first.model_copy(update={"metadata": _tool_metadata(self.session, first)})
-        if self._reset_fields is not None:  # OpenEnv's QED client parses reset as its get_problem observation
-            return ToolResetObservation.of(self._reset_fields(self.session), first)
-        return first
-
-    def close(self) -> None:
-        self.session.close()
-        super().close()
-
-
-def _tool_metadata(session: ServedSession, obs: GymObservation) -> dict[str, Any]:
-    """The public part of upstream FinQA's observation metadata: the question, the company, the tool's output."""
-    first = session.first
-    out: dict[str, Any] = {"question": first.text if first is not None else "",
-                           "company": str(first.details.get("company") or "") if first is not None else "",
-                           "tool_result": "" if obs is first else obs.text}
-    if obs.verdict is not None:
-        out.update(verdict=obs.verdict, no_verdict=obs.no_verdict)
-    return out

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
-from typing import Any, Optional
+from typing import Any
 
 from openenv.core.env_server.http_server import HTTPEnvServer
 
@@ -60,7 +60,7 @@ class SessionServer(HTTPEnvServer):
     reaper off); :meth:`start_reaper` runs at the app's start-up.
     """
 
-    def __init__(self, *args: Any, socket_timeout_s: Optional[float], detached_ttl_s: float, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, socket_timeout_s: float | None, detached_ttl_s: float, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.socket_timeout_s = socket_timeout_s
         self.detached_ttl_s = detached_ttl_s

@@ -19,5 +19,8 @@ __all__ = ["stats_payload"]
 def stats_payload(server: Any) -> dict[str, Any]:
     """What ``GET /stats`` returns: the server's session counts and
     :func:`~gym_integrity.workers.machine_stats` (every grading pool this process uses, with its server's counters)."""
-    return {"active_sessions": int(server.active_sessions), "max_sessions": int(server.max_concurrent_envs),
-            "grading_pools": machine_stats()}
+    return {
+        "active_sessions": int(server.active_sessions),
+        "max_sessions": int(server.max_concurrent_envs),
+        "grading_pools": machine_stats(),
+    }

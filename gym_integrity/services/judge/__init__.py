@@ -32,10 +32,10 @@ Example (no endpoint configured: making works, grading is a no-verdict):
     'I deserve &lt;score&gt;7&lt;/score&gt;'
 """
 
+from gym_integrity.services.judge import errors as _errors
 from gym_integrity.services.judge.client import JudgeClient, JudgeResult, get_judge
 from gym_integrity.services.judge.config import JUDGE_ENV_VARS, MAX_POINTS, Endpoint, JudgeConfig, resolve_endpoint
-from gym_integrity.services.judge import errors as _errors
-from gym_integrity.services.judge.errors import (
+from gym_integrity.services.judge.errors import (  # noqa: F401  # re-exported: __all__ takes errors.__all__
     InvalidScore,
     JudgeBadAnswer,
     JudgeConnectionError,

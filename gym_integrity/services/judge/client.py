@@ -7,11 +7,11 @@ import queue
 import random
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from gym_integrity.protocol import Grade, Verdict
-from gym_integrity.workers import ProcessCache
 from gym_integrity.services.judge.config import Endpoint, JudgeConfig, resolve_endpoint
 from gym_integrity.services.judge.errors import (
     JudgeConnectionError,
@@ -26,6 +26,7 @@ from gym_integrity.services.judge.parsing import Answer, parse_score, points_gra
 from gym_integrity.services.judge.prompts import load_prompt, neutralise_tags
 from gym_integrity.services.judge.transport import Transport
 from gym_integrity.services.openai_call import backoff_s
+from gym_integrity.workers import ProcessCache
 
 __all__ = ["JudgeClient", "JudgeResult", "get_judge"]
 
@@ -103,8 +104,10 @@ class JudgeClient:
         }
 
     def __repr__(self) -> str:
-        return (f"JudgeClient(endpoint={self.endpoint_host or None!r}, model={self._endpoint.model!r}, "
-                f"prompt={self._template.version!r})")
+        return (
+            f"JudgeClient(endpoint={self.endpoint_host or None!r}, model={self._endpoint.model!r}, "
+            f"prompt={self._template.version!r})"
+        )
 
     # ------------------------------------------------------------------ grading
 
@@ -124,8 +127,12 @@ class JudgeClient:
         Pieces that the problem statement also holds are not secret (the agent
         sees it), so the feedback may repeat them.
         """
-        for name, value in (("problem", problem), ("proof", proof), ("reference_solution", reference_solution),
-                            ("grading_guidelines", grading_guidelines)):
+        for name, value in (
+            ("problem", problem),
+            ("proof", proof),
+            ("reference_solution", reference_solution),
+            ("grading_guidelines", grading_guidelines),
+        ):
             if not isinstance(value, str):
                 raise TypeError(f"JudgeClient.grade({name}=...) must be a str, got {type(value).__name__}")
         metrics = GradingMetrics()
@@ -149,12 +156,14 @@ class JudgeClient:
             cause = f"could not build the judge client ({type(err).__name__}); check judge.base_url and judge.api_key"
             return self._no_verdict(Verdict.GRADER_ERROR, cause, None, metrics)
 
-        prompt = self._template.render({
-            "problem": problem,
-            "proof": neutralise_tags(proof),
-            "reference_solution": reference_solution,
-            "grading_guidelines": grading_guidelines,
-        })
+        prompt = self._template.render(
+            {
+                "problem": problem,
+                "proof": neutralise_tags(proof),
+                "reference_solution": reference_solution,
+                "grading_guidelines": grading_guidelines,
+            }
+        )
         # Lone surrogates cannot be sent as UTF-8 JSON; replace them rather than fail every attempt.
         prompt = prompt.encode("utf-8", "replace").decode("utf-8")
         last: JudgeError | None = None
@@ -193,8 +202,15 @@ class JudgeClient:
         cause = f"judge at {self.endpoint_host}: {n} request{'s' if n != 1 else ''} failed; last: {last}"
         return self._no_verdict(verdict, cause, last_body, metrics)
 
-    def _result(self, grade: Grade, points: int | None, feedback: str, output: str | None, metrics: GradingMetrics,
-                success: bool) -> JudgeResult:
+    def _result(
+        self,
+        grade: Grade,
+        points: int | None,
+        feedback: str,
+        output: str | None,
+        metrics: GradingMetrics,
+        success: bool,
+    ) -> JudgeResult:
         return JudgeResult(grade, points, feedback, output, metrics.done(success=success), self.fingerprint)
 
     def _no_verdict(self, verdict: Verdict, cause: str, output: str | None, metrics: GradingMetrics) -> JudgeResult:
@@ -220,8 +236,10 @@ class JudgeClient:
         timeout = self.config.timeout_s
         deadline = time.monotonic() + timeout
         if not self._slots.acquire(timeout=timeout):
-            raise JudgeTimeout(f"no free request slot within the {timeout:g} s deadline "
-                               f"({self.config.max_concurrency} requests in flight)")
+            raise JudgeTimeout(
+                f"no free request slot within the {timeout:g} s deadline "
+                f"({self.config.max_concurrency} requests in flight)"
+            )
         box: dict[str, Any] = {}
         done = threading.Event()
 
@@ -259,7 +277,7 @@ class _Senders:
 
     def __init__(self, send: Any) -> None:
         self._send = send
-        self._jobs: "queue.SimpleQueue[tuple[str, Any] | None]" = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[tuple[str, Any] | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0
         self._pid = os.getpid()

@@ -6,8 +6,9 @@ import dataclasses
 import difflib
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from gym_integrity.checks import check_choice, check_int, check_number, check_str, check_type, reject_unknown
@@ -96,8 +97,9 @@ class JudgeConfig:
         for name in ("base_url", "api_key", "model"):
             check_str(f"JudgeConfig.{name}", getattr(self, name), non_empty=False, optional=True)
         if self.base_url and not re.match(r"^https?://[^/\s]+", self.base_url):
-            raise ValueError(f"JudgeConfig.base_url must be an http(s) URL like 'http://127.0.0.1:8000/v1', "
-                             f"got {self.base_url!r}")
+            raise ValueError(
+                f"JudgeConfig.base_url must be an http(s) URL like 'http://127.0.0.1:8000/v1', got {self.base_url!r}"
+            )
         check_choice("JudgeConfig.api", self.api, _API_CHOICES)
         check_str("JudgeConfig.prompt", self.prompt, what="a prompt version ('v0', 'v1', 'v2') or template path")
         check_number("JudgeConfig.temperature", self.temperature, low=0.0, high=2.0, optional=True)
@@ -120,7 +122,7 @@ class JudgeConfig:
         load_prompt(self.prompt)
 
     @classmethod
-    def from_value(cls, value: "JudgeConfig | Mapping[str, Any] | None") -> "JudgeConfig":
+    def from_value(cls, value: JudgeConfig | Mapping[str, Any] | None) -> JudgeConfig:
         """A validated config from a JudgeConfig, a dict of its fields, or None (all defaults)."""
         if value is None:
             return cls()
@@ -130,8 +132,10 @@ class JudgeConfig:
             fields = [f.name for f in dataclasses.fields(cls)]
             reject_unknown("JudgeConfig", value, fields, hints=_near_misses(value, fields))
             return cls(**dict(value))
-        raise TypeError(f"JudgeConfig must be given as a JudgeConfig, a dict of its fields or None, "
-                        f"got {type(value).__name__} {value!r:.60}")
+        raise TypeError(
+            f"JudgeConfig must be given as a JudgeConfig, a dict of its fields or None, "
+            f"got {type(value).__name__} {value!r:.60}"
+        )
 
     def allowed(self) -> tuple[int, ...]:
         """The scores a judge answer may carry under this config."""
@@ -160,8 +164,10 @@ class Endpoint:
     def not_configured_cause(self) -> str:
         """What to set, for the no-verdict of a client that cannot grade."""
         if self.base_url:
-            return (f"no judge model configured for the endpoint at {self.host}: set judge={{'model': ...}} or "
-                    f"JUDGE_MODEL (the judge never takes a model from the endpoint's list: it may be the policy itself)")
+            return (
+                f"no judge model configured for the endpoint at {self.host}: set judge={{'model': ...}} or "
+                f"JUDGE_MODEL (the judge never takes a model from the endpoint's list: it may be the policy itself)"
+            )
         return f"no judge endpoint configured: {_HOW_TO_CONFIGURE}"
 
 
@@ -172,10 +178,14 @@ def resolve_endpoint(config: JudgeConfig) -> Endpoint:
     own server, and a policy graded by itself (or a key sent to the wrong server)
     is exactly what an explicit judge prevents.
     """
+
     def pick(value: str | None, name: str) -> str | None:
         if value is not None:
             return value or None  # "" means unset, without reading the variable
         return os.environ.get(name) or None
 
-    return Endpoint(base_url=pick(config.base_url, "JUDGE_BASE_URL"), api_key=pick(config.api_key, "JUDGE_API_KEY"),
-                    model=pick(config.model, "JUDGE_MODEL"))
+    return Endpoint(
+        base_url=pick(config.base_url, "JUDGE_BASE_URL"),
+        api_key=pick(config.api_key, "JUDGE_API_KEY"),
+        model=pick(config.model, "JUDGE_MODEL"),
+    )

@@ -6,13 +6,13 @@ import bisect
 import html
 import re
 import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
 
 from gym_integrity.grading.reader import last_tag_body
 from gym_integrity.protocol import Verdict
-from gym_integrity.workers import ProcessCache
 from gym_integrity.services.judge.config import MAX_POINTS
+from gym_integrity.workers import ProcessCache
 
 __all__ = ["FUNCTION_WORDS", "LEAK_RUN", "MIN_FORMULA_SYMBOLS", "agent_feedback", "no_verdict_feedback", "redact"]
 
@@ -37,9 +37,24 @@ _MATH_RE = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re
 _SYMBOL_RE = re.compile(r"\\[a-z]+|[^\s{}$\\\x00]")  # NUL is the separator of joined symbols
 #: Spellings of one symbol, so a judge writing ≤ for \leq still matches ("" drops a sizing command).
 _SYMBOL_ALIASES = {
-    "\\leq": "\\le", "≤": "\\le", "\\geq": "\\ge", "≥": "\\ge", "\\neq": "\\ne", "≠": "\\ne",
-    "·": "\\cdot", "⋅": "\\cdot", "×": "\\times", "√": "\\sqrt", "\\dfrac": "\\frac", "\\tfrac": "\\frac",
-    "−": "-", "∣": "\\mid", "\\ldots": "\\dots", "\\cdots": "\\dots", "\\left": "", "\\right": "",
+    "\\leq": "\\le",
+    "≤": "\\le",
+    "\\geq": "\\ge",
+    "≥": "\\ge",
+    "\\neq": "\\ne",
+    "≠": "\\ne",
+    "·": "\\cdot",
+    "⋅": "\\cdot",
+    "×": "\\times",
+    "√": "\\sqrt",
+    "\\dfrac": "\\frac",
+    "\\tfrac": "\\frac",
+    "−": "-",
+    "∣": "\\mid",
+    "\\ldots": "\\dots",
+    "\\cdots": "\\dots",
+    "\\left": "",
+    "\\right": "",
 }
 _ALIAS_RE = re.compile("(?:" + "|".join(map(re.escape, sorted(_SYMBOL_ALIASES, key=len, reverse=True))) + ")(?![a-z])")
 #: A unit of redaction: a line, or a sentence within it.
@@ -49,16 +64,51 @@ _REDACTED = "[redacted]"
 
 #: Latin look-alikes from other scripts (after casefolding): a judge steered by a proof's prompt injection
 #: could spell a quote with them, and NFKC keeps them apart from the letters they imitate.
-_CONFUSABLES = str.maketrans({
-    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c",
-    "т": "t", "у": "y", "х": "x", "і": "i", "ї": "i", "ј": "j", "ѕ": "s", "ԁ": "d", "ӏ": "l", "ԛ": "q",
-    "ԝ": "w", "α": "a", "β": "b", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t",
-    "υ": "u", "χ": "x", "ѵ": "v", "ɡ": "g", "ı": "i",
-})
+_CONFUSABLES = str.maketrans(
+    {
+        "а": "a",
+        "в": "b",
+        "е": "e",
+        "ё": "e",
+        "к": "k",
+        "м": "m",
+        "н": "h",
+        "о": "o",
+        "р": "p",
+        "с": "c",
+        "т": "t",
+        "у": "y",
+        "х": "x",
+        "і": "i",
+        "ї": "i",
+        "ј": "j",
+        "ѕ": "s",
+        "ԁ": "d",
+        "ӏ": "l",
+        "ԛ": "q",
+        "ԝ": "w",
+        "α": "a",
+        "β": "b",
+        "ε": "e",
+        "ι": "i",
+        "κ": "k",
+        "ν": "v",
+        "ο": "o",
+        "ρ": "p",
+        "τ": "t",
+        "υ": "u",
+        "χ": "x",
+        "ѵ": "v",
+        "ɡ": "g",
+        "ı": "i",
+    }
+)
 #: Detection only: emphasis markers inside words (``q**uu**x``) and text-mode wrappers (``\text{quux}``).
 _EMPHASIS_RE = re.compile(r"[*~`]+")
-_TEXT_WRAPPER_RE = re.compile(r"\\(?:text|textbf|textit|texttt|textrm|mathrm|mathbf|mathit|mathsf|emph|operatorname)"
-                              r"(?![a-z])")
+_TEXT_WRAPPER_RE = re.compile(
+    r"\\(?:text|textbf|textit|texttt|textrm|mathrm|mathbf|mathit|mathsf|emph|operatorname)"
+    r"(?![a-z])"
+)
 #: Letters spelled out one at a time (``q u u x``): joined into the word; a wider gap still separates words.
 _SPACED_LETTERS_RE = re.compile(r"(?<![^\W\d_])[^\W\d_](?: [^\W\d_])+(?![^\W\d_])")
 
@@ -70,7 +120,7 @@ def _normal(text: str, format_chars: str = "") -> str:
     combining marks dropped, NFKC applied (superscript digits, full-width letters, ligatures) and Latin
     look-alikes of other scripts folded, so none of them splits or disguises a quoted word.
     """
-    for _ in range(3):   # double-encoded entities (&amp;#113;) decode in a second pass
+    for _ in range(3):  # double-encoded entities (&amp;#113;) decode in a second pass
         decoded = html.unescape(text)
         if decoded == text:
             break
@@ -78,8 +128,11 @@ def _normal(text: str, format_chars: str = "") -> str:
     text = unicodedata.normalize("NFKD", text)
     # A format character may hide inside a word (``qu\u200bux``) or stand between two (``quux\u2060invariant``):
     # callers look both ways, with ``format_chars`` "" (dropped) and " " (a word break).
-    text = "".join(format_chars if unicodedata.category(ch) == "Cf" else ch for ch in text
-                   if unicodedata.category(ch) not in ("Mn", "Me"))
+    text = "".join(
+        format_chars if unicodedata.category(ch) == "Cf" else ch
+        for ch in text
+        if unicodedata.category(ch) not in ("Mn", "Me")
+    )
     return unicodedata.normalize("NFKC", text).casefold().translate(_CONFUSABLES)
 
 
@@ -266,7 +319,8 @@ _FEEDBACK_LIMIT = 2000
 def agent_feedback(points: int, judge_output: str, hidden: Sequence[str], shown: str) -> str:
     """Agent-safe feedback: the score and the judge's list of errors, never a piece of the hidden texts."""
     body = (last_tag_body(judge_output, "errors", ignore_case=True) or "").strip() or (
-        last_tag_body(judge_output, "assessment", ignore_case=True) or "").strip()
+        last_tag_body(judge_output, "assessment", ignore_case=True) or ""
+    ).strip()
     # Only what can be shown is checked: cut first, so a huge judge answer costs no more than a short one.
     body = body[: 4 * _FEEDBACK_LIMIT]
     body = re.sub(r"<[^<>]{0,40}>", " ", body)  # no tags (score tags included) reach the agent
@@ -282,4 +336,3 @@ def agent_feedback(points: int, judge_output: str, hidden: Sequence[str], shown:
 def no_verdict_feedback(verdict: Verdict) -> str:
     """The generic line a no-verdict shows the agent: nothing of what went wrong inside the judge."""
     return f"The judge could not grade this submission ({verdict.value}); it was not scored."
-

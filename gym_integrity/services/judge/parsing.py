@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from gym_integrity.protocol import Grade, Verdict
 from gym_integrity.services.judge.config import MAX_POINTS
@@ -41,7 +42,9 @@ def answer_from_responses(body: str) -> Answer:
                 if isinstance(part, dict) and part.get("type") == "output_text" and isinstance(part.get("text"), str):
                     texts.append(part["text"])
     usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
-    return Answer(_nonempty("".join(texts), body), _count(usage.get("input_tokens")), _count(usage.get("output_tokens")))
+    return Answer(
+        _nonempty("".join(texts), body), _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
+    )
 
 
 def answer_from_chat(body: str) -> Answer:

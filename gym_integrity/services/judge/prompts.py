@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Mapping
 
 from gym_integrity.workers import ProcessCache
 
-__all__ = ["PromptTemplate", "load_prompt", "neutralise_tags", "PLACEHOLDERS", "BUILTIN_PROMPTS", "PROTECTED_TAGS",
-           "DEFAULT_ALLOWED"]
+__all__ = [
+    "PromptTemplate",
+    "load_prompt",
+    "neutralise_tags",
+    "PLACEHOLDERS",
+    "BUILTIN_PROMPTS",
+    "PROTECTED_TAGS",
+    "DEFAULT_ALLOWED",
+]
 
 #: The placeholders a template may use; anything else in ``{{...}}`` fails at make.
 PLACEHOLDERS = ("problem", "proof", "reference_solution", "grading_guidelines")

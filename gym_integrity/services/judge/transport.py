@@ -108,8 +108,11 @@ class Transport:
     def _via_responses(self, client: Any, prompt: str) -> Answer:
         import openai
 
-        body: dict[str, Any] = {"model": self._endpoint.model, "input": prompt,
-                                "max_output_tokens": self._config.max_output_tokens}
+        body: dict[str, Any] = {
+            "model": self._endpoint.model,
+            "input": prompt,
+            "max_output_tokens": self._config.max_output_tokens,
+        }
         if self._config.temperature is not None:
             body["temperature"] = self._config.temperature
         try:
@@ -121,8 +124,11 @@ class Transport:
         return answer_from_responses(text)
 
     def _via_chat(self, client: Any, prompt: str) -> Answer:
-        body: dict[str, Any] = {"model": self._endpoint.model, "messages": [{"role": "user", "content": prompt}],
-                                "max_tokens": self._config.max_output_tokens}
+        body: dict[str, Any] = {
+            "model": self._endpoint.model,
+            "messages": [{"role": "user", "content": prompt}],
+            "max_tokens": self._config.max_output_tokens,
+        }
         if self._config.temperature is not None:
             body["temperature"] = self._config.temperature
         return answer_from_chat(client.post("/chat/completions", body=body, cast_to=str))
@@ -148,8 +154,9 @@ def _pooled_http_client(openai: Any, config: JudgeConfig) -> Any:
     base = next(c for c in openai.DefaultHttpxClient.__mro__ if c.__name__ == "Client" and c.__module__ != "openai")
     httpx = sys.modules[base.__module__.partition(".")[0]]
     width = config.max_concurrency
-    return openai.DefaultHttpxClient(limits=httpx.Limits(max_connections=width, max_keepalive_connections=width),
-                                     timeout=config.timeout_s)
+    return openai.DefaultHttpxClient(
+        limits=httpx.Limits(max_connections=width, max_keepalive_connections=width), timeout=config.timeout_s
+    )
 
 
 def _policy_headers_cancelled() -> dict[str, Any]:

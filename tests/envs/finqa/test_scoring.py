@@ -22,7 +22,8 @@ def score(pred: str, gold: str, **kw) -> float:
     (r"The answer is \boxed{\$12,480 \text{ million}}", r"\boxed{12,480}", 1.0),
     ("$12,480 million", "12480", 1.0),
     ("12,485", "12,480", 0.0),                 # 0.04% off but 5 apart: absolute bound fails
-    ("12,480.9", "12,480", 1.0),
+    ("12,480.4", "12,480", 1.0),               # rounds to the gold's last digit
+    ("12,480.9", "12,480", 0.0),               # rounds to 12,481
     # percentages: as /100, one reading only
     ("38.2%", r"\boxed{38.2\%}", 1.0),
     ("0.382", "38.2%", 1.0),
@@ -50,11 +51,17 @@ def score(pred: str, gold: str, **kw) -> float:
     ("1/0", "0", 0.0),
     # zero truth
     ("0.0004", "0", 1.0),
-    ("0.002", "0", 0.0),
+    ("0.4", "0", 1.0),                         # "0" is written to units: 0.4 rounds to it
+    ("0.6", "0", 0.0),
+    ("0", "0.00", 1.0),
+    ("0", "0.002", 0.0),                       # coarser than the gold: the rounding, and within the tolerance
     ("\u2014", "0", 0.0),
-    # relative bound at small magnitudes
+    # coarser than the gold: the gold rounded to the answer's decimals, within 1% and 1.0
     ("0.47", "0.47278", 1.0),
     ("0.46", "0.47278", 0.0),
+    ("0.5", "0.47278", 0.0),                   # a rounding, but 6% off
+    ("57%", "57.2%", 1.0),
+    ("58%", "57.2%", 0.0),
 ])
 def test_single_values(pred, gold, expected):
     assert score(pred, gold) == expected

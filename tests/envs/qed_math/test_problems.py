@@ -10,7 +10,8 @@ import pytest
 
 import gym_integrity  # noqa: F401  (registers QEDMath-v0)
 from gym_integrity.envs.qed_math import problems as problems_mod
-from gym_integrity.envs.qed_math.problems import PROBLEM_TYPES, load_problems, normalise_row
+from gym_integrity.envs.qed_math.problems import load_problems
+from gym_integrity.envs.qed_math.rows import PROBLEM_TYPES, normalise_row
 from gym_integrity.openai_stub.judge_server import JudgeServer
 
 ROWS = [

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.serve
 
 RG = "ReasoningGym-v0"
 RG_KWARGS = {"dataset": "leg_counting"}
-LEGS = {"dataset_name": "leg_counting", "dataset_config": {"min_animals": 5, "max_animals": 15}, "seed": 42,
+LEGS = {"dataset_name": "leg_counting", "dataset_config": {"min_animals": 5, "max_animals": 8}, "seed": 42,
         "size": 10}
 QED = "QEDMath-v0"
 QED_ANSWER_ID, QED_GOLD = "qed-ans-001", "1170"
@@ -91,6 +91,8 @@ def test_reasoning_gym_clients_reset_arguments_answer_and_fields():
                             ({**LEGS, "size": 101}, "reset size"),
                             ({"dataset_name": "leg_counting", "seed": 1}, "seed and size must be provided"),
                             ({**LEGS, "dataset_config": {"no_such_option": 1}}, "no_such_option"),
+                            ({**LEGS, "dataset_config": {"max_animals": 11}}, "max_animals (leg_counting) = 11 is "
+                                                                              "above this server's bound 10"),
                             ({**LEGS, "dataset_config": {"x": "y" * 5000}}, "at most 4096"),
                             ({**LEGS, "seed": -1}, "reset seed")):
             refused = send(ws, "reset", data)

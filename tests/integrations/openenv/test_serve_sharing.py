@@ -31,6 +31,7 @@ RG = "ReasoningGym-v0"
 #: A dataset whose item generation takes seconds (a 1500x1500 matrix to spiral through): a slow reset.
 SLOW_DATASET = {"dataset_name": "spiral_matrix", "dataset_config": {"min_n": 1500, "max_n": 1500}, "seed": 0,
                 "size": 10}
+CHEAP_DATASET = {"dataset_name": "leg_counting", "dataset_config": {}, "seed": 0, "size": 100}
 #: Round trips the other session must finish while the slow resets are still running.
 PROMPT_TRIPS = 20
 #: Answers that cost a grader its run budget, or that a static bound refuses (each in the env's answer format).
@@ -44,13 +45,15 @@ def test_a_session_resetting_a_slow_dataset_does_not_hold_another_sessions_calls
     Ordering, not wall time: the other session's trips must complete before the slow resets do. Were item
     generation on the server's event loop, no other session's frame would be answered until each reset ended.
     """
-    with serving(RG, {"dataset": "leg_counting"}, max_sessions=2,
-                 client_datasets=["leg_counting", "spiral_matrix"]) as served:
+    # The server is started with the slow config (a client may ask for no more than that); the other session
+    # picks the cheap dataset.
+    with serving(RG, {"dataset": "spiral_matrix", "dataset_config": SLOW_DATASET["dataset_config"]}, max_sessions=2,
+                 client_datasets=["leg_counting", "spiral_matrix"], reset_budget_s=None) as served:
         async def main() -> tuple[int, bool]:
             async with GenericEnvClient(base_url=served.url, message_timeout_s=600) as slow, \
                     GenericEnvClient(base_url=served.url, message_timeout_s=600) as other:
                 await slow.reset(**SLOW_DATASET)
-                await other.reset(seed=0)
+                await other.reset(**CHEAP_DATASET)
 
                 async def slow_resets() -> None:
                     for _ in range(2):
@@ -60,7 +63,7 @@ def test_a_session_resetting_a_slow_dataset_does_not_hold_another_sessions_calls
                 await asyncio.sleep(0.05)  # its first reset is on the server before the other session's calls
                 trips = 0
                 while trips < PROMPT_TRIPS and not pending.done():
-                    await other.reset(seed=trips)
+                    await other.reset()  # the cheap dataset's next item
                     result = await other.step({"text": "<answer>-1</answer>"})
                     assert result.done and result.observation["verdict"] == "incorrect"
                     trips += 1

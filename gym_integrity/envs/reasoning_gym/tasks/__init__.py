@@ -82,15 +82,22 @@ TASKS: dict[str, Task] = {
     "binary_matrix": _MATRIX,  # every 1 has a 0 beside it
     "boxnet": Task(solve=boxnet.solve, reference=boxnet.REFERENCE),
     "game_of_life": Task(drawn=game_of_life.board_keeps_a_live_cell),
-    "graph_color": Task(drawn=graph_color.colouring_resists_guessing, solve=graph_color.solve,
-                        is_right=graph_color.proper_colouring, reference=graph_color.REFERENCE),
+    "graph_color": Task(
+        drawn=graph_color.colouring_resists_guessing,
+        solve=graph_color.solve,
+        is_right=graph_color.proper_colouring,
+        reference=graph_color.REFERENCE,
+    ),
     "list_functions": Task(drawn=list_functions.list_function_changes_its_input),
     "manipulate_matrix": _MATRIX,  # operations undo each other
     "number_sequence": Task(drawn=number_sequence.sequence_has_not_settled),
     "pool_matrix": _MATRIX,  # the pool is 1x1
     "power_function": Task(drawn=power_function.power_is_computed),
-    "propositional_logic": Task(drawn=propositional_logic.has_conclusion, solve=propositional_logic.solve,
-                                is_right=propositional_logic.concludes),
+    "propositional_logic": Task(
+        drawn=propositional_logic.has_conclusion,
+        solve=propositional_logic.solve,
+        is_right=propositional_logic.concludes,
+    ),
     "quantum_lock": Task(is_right=quantum_lock.shortest_presses),
     "rearc": Task(drawn=AnswerIsNotItsInput("input", "output")),  # the rule leaves the grid as it is
     "rotate_matrix": _MATRIX,  # the angle is a multiple of 360 degrees

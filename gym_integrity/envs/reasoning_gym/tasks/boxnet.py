@@ -19,8 +19,10 @@ __all__ = ["REFERENCE", "boxnet_actions_all_act", "solve"]
 REFERENCE = "[]"
 
 _AGENT = re.compile(r"Agent\[\s*(\d+(?:\.\d+)?)\s*,\s*(\d+(?:\.\d+)?)\s*\]")
-_ACTION = re.compile(r"move\(\s*(box_\w+)\s*,\s*"
-                     r"(?:(target_\w+)|square\[\s*(\d+(?:\.\d+)?)\s*,\s*(\d+(?:\.\d+)?)\s*\])\s*\)")
+_ACTION = re.compile(
+    r"move\(\s*(box_\w+)\s*,\s*"
+    r"(?:(target_\w+)|square\[\s*(\d+(?:\.\d+)?)\s*,\s*(\d+(?:\.\d+)?)\s*\])\s*\)"
+)
 
 
 def _square(x: str, y: str) -> str:
@@ -48,7 +50,7 @@ def boxnet_actions_all_act(answer: str, item: Mapping[str, Any]) -> bool:
             if square not in state or box not in state[square]:
                 return False
             if target is not None:
-                if target[len("target_"):] != box[len("box_"):] or target not in state[square]:
+                if target[len("target_") :] != box[len("box_") :] or target not in state[square]:
                     return False
                 state[square].remove(box)
                 state[square].remove(target)
@@ -69,7 +71,7 @@ def solve(item: Mapping[str, Any]) -> str:
     plan = []
     for square, things in state.items():
         for box in (t for t in things if t.startswith("box_")):
-            target = "target_" + box[len("box_"):]
+            target = "target_" + box[len("box_") :]
             goal = next(s for s, here in targets.items() if target in here)
             targets[goal].remove(target)
             x, y = (float(v) for v in square.split("_"))

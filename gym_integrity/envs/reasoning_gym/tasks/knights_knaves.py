@@ -17,4 +17,5 @@ _ROLE_CLAUSE = r"[A-Za-z]+\s+is\s+an?\s+[A-Za-z]+"
 #: An answer as the task asks for it: ``<name> is a <role>`` clauses joined by commas, ``;``, ``.``, ``and`` or line
 #: breaks.
 ROLE_ASSIGNMENT = re.compile(
-    rf"\(?\s*{_ROLE_CLAUSE}(?:\s*(?:[,;.]|\band\b|\n)\s*(?:and\s+)?{_ROLE_CLAUSE})*\s*\.?\s*\)?", re.IGNORECASE)
+    rf"\(?\s*{_ROLE_CLAUSE}(?:\s*(?:[,;.]|\band\b|\n)\s*(?:and\s+)?{_ROLE_CLAUSE})*\s*\.?\s*\)?", re.IGNORECASE
+)

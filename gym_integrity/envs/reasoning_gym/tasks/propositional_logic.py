@@ -46,8 +46,9 @@ class Tables:
         self.variables = sorted(set(metadata["variables"]))
         self.rows = 1 << len(self.variables)
         self.full = (1 << self.rows) - 1
-        self.columns = {name: sum(1 << row for row in range(self.rows) if row >> i & 1)
-                        for i, name in enumerate(self.variables)}
+        self.columns = {
+            name: sum(1 << row for row in range(self.rows) if row >> i & 1) for i, name in enumerate(self.variables)
+        }
         premises = [self.of(premise) for premise in metadata["premises"]]
         if any(p is None for p in premises):
             raise ValueError(f"propositional_logic premises not over the item's variables: {metadata['premises']}")
@@ -87,8 +88,14 @@ class Tables:
         operator = node.operator.value if node.operator is not None else None
         if operator == "¬":
             return self._flat(node.left, not positive, joint)
-        splits: dict[tuple[str | None, bool], str] = {("∨", True): "∨", ("∧", False): "∨", ("→", True): "∨",
-                                                      ("∧", True): "∧", ("∨", False): "∧", ("→", False): "∧"}
+        splits: dict[tuple[str | None, bool], str] = {
+            ("∨", True): "∨",
+            ("∧", False): "∨",
+            ("→", True): "∨",
+            ("∧", True): "∧",
+            ("∨", False): "∧",
+            ("→", False): "∧",
+        }
         if splits.get((operator, positive)) == joint:
             left_positive = positive if operator != "→" else not positive
             return self._flat(node.left, left_positive, joint) + self._flat(node.right, positive, joint)
@@ -97,8 +104,10 @@ class Tables:
     def padded(self, node: Any, positive: bool = True) -> bool:
         """Whether some conjunct is a disjunction with a redundant part: the others already follow (rule 4)."""
         for conjunct, sign in self._flat(node, positive, "∧"):
-            parts = [self._mask(part)[0] if part_sign else ~self._mask(part)[0] & self.full
-                     for part, part_sign in self._flat(conjunct, sign, "∨")]
+            parts = [
+                self._mask(part)[0] if part_sign else ~self._mask(part)[0] & self.full
+                for part, part_sign in self._flat(conjunct, sign, "∨")
+            ]
             for i in range(len(parts) if len(parts) > 1 else 0):
                 rest = 0
                 for j, mask in enumerate(parts):

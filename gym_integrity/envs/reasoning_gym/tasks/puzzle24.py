@@ -16,8 +16,12 @@ from typing import Any
 
 __all__ = ["makes_24_from_the_items_numbers", "makes_target_from"]
 
-_ARITHMETIC_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-                   ast.Div: lambda a, b: a / b}
+_ARITHMETIC_OPS = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+}
 
 
 def _exact_value(node: ast.AST, used: list[int]) -> Fraction:

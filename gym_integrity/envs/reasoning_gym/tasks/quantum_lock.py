@@ -24,8 +24,11 @@ __all__ = ["SHAPE", "presses_all_act", "shortest_presses"]
 #: An answer of buttons only: ``A → B → C`` (or ``->``, commas, spaces).
 SHAPE = re.compile(r"[A-Ca-c](?:\s*(?:→|->|,)?\s*[A-Ca-c])*")
 
-_OPERATIONS = {"add": lambda value, by: value + by, "subtract": lambda value, by: value - by,
-               "multiply": lambda value, by: value * by}
+_OPERATIONS = {
+    "add": lambda value, by: value + by,
+    "subtract": lambda value, by: value - by,
+    "multiply": lambda value, by: value * by,
+}
 
 
 def _pressed(answer: str, metadata: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:

@@ -78,11 +78,14 @@ def solve(item: Mapping[str, Any]) -> str | None:
                 moved = head
                 while True:
                     ahead = moved + size * stride if sign > 0 else moved - stride  # the cell the car enters
-                    if not 0 <= ahead < _BOARD * _BOARD or (stride == 1 and ahead // _BOARD != head // _BOARD) \
-                            or mask >> ahead & 1:
+                    if (
+                        not 0 <= ahead < _BOARD * _BOARD
+                        or (stride == 1 and ahead // _BOARD != head // _BOARD)
+                        or mask >> ahead & 1
+                    ):
                         break
                     moved += sign * stride
-                    yield car, (moved - head) // stride, positions[:car] + (moved,) + positions[car + 1:]
+                    yield car, (moved - head) // stride, positions[:car] + (moved,) + positions[car + 1 :]
 
     start = tuple(spots[0] for _, spots in sorted(cells.items()))
     came_from: dict[tuple[int, ...], tuple[tuple[int, ...], str] | None] = {start: None}

@@ -1,0 +1,399 @@
+"""The balanced draw: which item ``reset()`` hands out, so that no fixed answer earns more than a uniform guess.
+
+One mechanism for every dataset (no per-dataset rule). At its first reset an env
+with strict scoring builds a :class:`DrawPlan` for its generator from
+``SAMPLE_ITEMS`` items at fixed indices (so every process builds the same plan):
+
+* **Answer in the question.** An item whose answer appears verbatim in its
+  question (as a token, or as a run of whole tokens) is not drawn, unless the
+  text is an option: a token most of the dataset's questions show that is
+  also a common answer (``Yes``/``No``, ``-1`` for impossible): copying the question's number
+  was paid on prime_factorization's primes. Where the answer is in the question
+  on more than half the items, the question lists candidates and choosing one is
+  the task (a selection): nothing is filtered.
+* **Every label equally likely.** The labels are the distinct answers
+  (stripped, case-folded, numbers as numbers). With at most ``FEW_LABELS``
+  labels in the sample (the task's options) every label is a stratum of its
+  own and the strata are equally likely: uniform over the k labels. With more
+  (open answers), nothing is balanced unless some label's share is above
+  1/k + ``TARGET_MARGIN`` (walks cost generator calls, and some generators
+  have slow items); then those labels are capped at that target if the rest
+  grows by at most ``MAX_INFLATION``, else labels seen three times (twice,
+  where three leaves a label above the target) are strata of equal share and
+  the rest keep their natural share in one stratum.
+  Each reset picks its stratum from a low-discrepancy sequence over the seed
+  and the resets since it, so consecutive seeds (or one seed and the resets
+  after it) see the labels in their target proportions, not just on average;
+  then it walks the seed's index stream to the first drawable item of that
+  stratum (at most ``MAX_VISITS`` indices, else one of the plan's items of that
+  label: the sample's, and for labels it shows once or twice up to
+  ``POOL_ITEMS`` found in ``EXTRA_ITEMS`` more).
+
+``reset(seed=s)`` gives the same item every time, in every process: the plan
+is a function of the generator's items, the stratum of the seed, and the walk of
+the seed's stream. Datasets whose items have no single answer (``answer`` None)
+are drawn as before, with the answer-in-question filter only. A composite's plan
+is its mixture's (labels pooled over its members).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gym_integrity.envs.reasoning_gym.datasets import _REFERENCE_KEYS
+from gym_integrity.workers import ProcessCache
+
+__all__ = [
+    "MAX_VISITS",
+    "SAMPLE_ITEMS",
+    "STATED_RULES",
+    "DrawPlan",
+    "answer_in_question",
+    "build_plan",
+    "label_of",
+    "labels_for",
+    "own_example",
+    "plan_for",
+    "stratum_position",
+]
+
+#: Items each plan reads to estimate the labels (generated once per process per generator configuration).
+SAMPLE_ITEMS = 300
+#: Where the sample shows more distinct answers than this, the answers are open: a label is a stratum of its own
+#: only if the sample shows it three times, or twice where that keeps no label within the target (a sighting of an
+#: open answer says little of its share). At most this many, every label seen is one of the task's options and a
+#: stratum.
+FEW_LABELS = 20
+#: The target: no label drawn with more than 1/k + this (the chance rule allows 1/k + 0.03; the rest is for the
+#: sample's error).
+TARGET_MARGIN = 0.015
+#: Open answers with a few common ones: those are capped at the target if the rest's share grows by at most this
+#: factor (the sample's estimate of each grows with it); else the strata are equal, as for options.
+MAX_INFLATION = 1.25
+#: Items per stratum the plan looks for, past its sample, for labels the sample shows rarely (bounded by
+#: EXTRA_ITEMS generator calls): the items a walk that fails falls back on.
+POOL_ITEMS = 8
+EXTRA_ITEMS = 900
+#: Indices one reset may visit looking for its stratum; past it, one of the sample's items of that label is used.
+MAX_VISITS = 128
+#: Labels of visited indices kept per generator and process (a walk regenerates no item it labelled before).
+MAX_LABELS_KEPT = 200_000
+#: A token in at least this share of the sampled questions, and the answer of at least OPTION_SHARE of the items,
+#: is one of the dataset's options (not an answer copied from the question).
+TEMPLATE_SHARE = 0.5
+OPTION_SHARE = 0.02
+#: Past this share of items with the answer in the question, the question lists candidates: nothing is filtered.
+SELECTION_SHARE = 0.5
+_SAMPLE_SEED = 0x5EED_D4A7
+_GOLDEN = 0x9E3779B97F4A7C15  # 2**64 / golden ratio: successive multiples are spread evenly over [0, 2**64)
+_MASK = (1 << 64) - 1
+_TOKEN = re.compile(r"[^\s,;:()\[\]{}\"'`]+")
+_TRAILING = ".?!"
+
+#: Rules strict scoring holds an answer to that the task's own question does not state: appended to the question,
+#: so that no rule the agent is graded by is hidden from it (issue 35, deliverable 2).
+STATED_RULES = {
+    "propositional_logic": (
+        "Your conclusion must be inferred, not assembled from the premises: it must follow from them and not be a "
+        "tautology; it must not be a truth function of the premises (such as a premise itself, their conjunction, "
+        "or premises joined by a connective); every variable in it must matter; and no disjunct may be redundant. "
+        "A single variable or its negation that follows is a valid conclusion."
+    )
+}
+
+_PLANS: ProcessCache[tuple[str, str], DrawPlan] = ProcessCache("reasoning-gym draw plans", max_items=256)
+_LABELS: ProcessCache[tuple[str, str], dict[int, str | None]] = ProcessCache("reasoning-gym draw labels", max_items=64)
+
+
+def own_example(item: Mapping[str, Any]) -> str | None:
+    """The example answer reasoning-gym keeps in an item's metadata (propositional_logic, rubiks_cube), if any."""
+    metadata = item.get("metadata") or {}
+    return next((metadata[key] for key in _REFERENCE_KEYS if isinstance(metadata.get(key), str)), None)
+
+
+def label_of(answer: Any) -> str | None:
+    """An answer as a label: stripped and case-folded text, a number as its value (``2.0`` is ``2``).
+
+    >>> [label_of(a) for a in (" Yes", "2.0", "-1", "right down", None)]
+    ['yes', '2', '-1', 'right down', None]
+    """
+    if answer is None:
+        return None
+    text = " ".join(str(answer).split()).casefold()
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    if not math.isfinite(value):
+        return text
+    return str(int(value)) if value == int(value) else repr(value)
+
+
+def _tokens(question: str) -> list[str]:
+    return [label for token in _TOKEN.findall(question) if (label := label_of(token.rstrip(_TRAILING)))]
+
+
+def answer_in_question(label: str | None, tokens: list[str], template: frozenset[str] = frozenset()) -> bool:
+    """Whether the answer (a label) is a token of the question, or a run of its whole tokens, not counting
+    the dataset's template tokens.
+
+    >>> answer_in_question("97", _tokens("Find the prime factorization of 97."))
+    True
+    >>> answer_in_question("2 × 53", _tokens("factor 106 into 2 × 53?")), answer_in_question("5", _tokens("15 apples"))
+    (True, False)
+    >>> answer_in_question("yes", _tokens("Answer yes or no."), frozenset({"yes", "no"}))
+    False
+    """
+    if not label or label in template:
+        return False
+    words = label.split()
+    if len(words) == 1:
+        return label in tokens
+    n = len(words)
+    return any(tokens[i : i + n] == words for i in range(len(tokens) - n + 1))
+
+
+def stratum_position(seed: int, resets: int) -> float:
+    """Where in [0, 1) the ``resets``-th reset after ``reset(seed=seed)`` falls: the golden-ratio sequence over
+    ``seed + resets``, so any run of consecutive seeds (or resets) covers [0, 1) evenly.
+
+    >>> sorted(round(stratum_position(s, 0) * 4) % 4 for s in range(8))  # 8 consecutive seeds, 4 equal strata
+    [0, 0, 1, 1, 2, 2, 3, 3]
+    """
+    return (((seed + resets) * _GOLDEN) & _MASK) / 2**64
+
+
+@dataclass(frozen=True)
+class DrawPlan:
+    """How one generator's items are drawn: see the module docstring.
+
+    ``strata`` are ``(label, probability)`` for the labels drawn at the cap, then ``(None, rest)`` for every other
+    label in its natural proportion; ``k`` is the number of distinct labels in the sample, ``cap`` the most any
+    one label is drawn with (``1/k`` when the draw is uniform).
+    """
+
+    k: int
+    cap: float
+    strata: tuple[tuple[str | None, float], ...]
+    template: frozenset[str]
+    filters_echo: bool
+    echo_share: float
+    sample_shares: tuple[tuple[str, float], ...]  # the most common labels' natural shares (for the docs table)
+    pools: Mapping[str, tuple[int, ...]]  # each stratum label's indices in the sample: where a walk that fails goes
+
+    @property
+    def balanced(self) -> bool:
+        return bool(self.strata)
+
+    def echoes(self, item: Mapping[str, Any]) -> bool:
+        """Whether the item's answer is in its question (and the dataset is not a selection)."""
+        if not self.filters_echo:
+            return False
+        return answer_in_question(label_of(item.get("answer")), _tokens(str(item.get("question", ""))), self.template)
+
+    def stratum(self, position: float) -> tuple[str | None, float]:
+        """The label (None: the rest) whose share of [0, 1) holds ``position``, and where in that share it falls."""
+        for label, share in self.strata:
+            if position < share:
+                return label, position / share
+            position -= share
+        return self.strata[-1][0], 0.0
+
+    def draw(
+        self,
+        position: float,
+        next_index: Callable[[], int],
+        item_at: Callable[[int], dict[str, Any] | None],
+        labels: dict[int, str | None],
+        fallback: Callable[[], tuple[int, dict[str, Any]]],
+        honest: Callable[[dict[str, Any]], bool],
+    ) -> tuple[int, dict[str, Any]]:
+        """The first index of the seed's stream (``next_index``) whose item its policy draws (``item_at`` gives it,
+        or None), is not an echo, and belongs to the stratum at ``position``. ``labels`` remembers each index's
+        label (None: not drawn) so a repeated walk generates nothing it generated before; the walk visits at most
+        ``MAX_VISITS`` indices, else takes one of the sample's items of its label (the rest: the first drawable
+        item it saw). Without strata: ``fallback`` (the
+        policy's own draw), skipping echoes and items ``honest`` refuses (strict scoring refuses their own example
+        answer)."""
+        if not self.strata:
+            found = fallback()
+            for _ in range(MAX_VISITS):
+                if not self.echoes(found[1]) and honest(found[1]):
+                    break
+                found = fallback()
+            return found
+        target, within = self.stratum(position)
+        capped = {label for label, _ in self.strata if label is not None}
+        first = -1
+        for _ in range(MAX_VISITS):
+            index = next_index()
+            if index in labels:
+                label = labels[index]
+            else:
+                item = item_at(index)
+                label = None if item is None or self.echoes(item) else label_of(item.get("answer"))
+                if len(labels) >= MAX_LABELS_KEPT:
+                    labels.clear()
+                labels[index] = label
+            if label is None:
+                continue
+            if first < 0:
+                first = index
+            if label == target if target is not None else label not in capped:
+                return index, _drawable(item_at, index)
+        if target is not None:  # a rare label: one of the sample's items that carry it, spread by the position
+            pool = self.pools[target]
+            index = pool[min(int(within * len(pool)), len(pool) - 1)]
+            return index, _drawable(item_at, index)
+        return (first, _drawable(item_at, first)) if first >= 0 else fallback()
+
+
+def _drawable(item_at: Callable[[int], dict[str, Any] | None], index: int) -> dict[str, Any]:
+    item = item_at(index)
+    assert item is not None  # the walk saw it drawable; items are a function of their index
+    return item
+
+
+def _strata(counts: list[tuple[str, int]], sampled: int, least: int) -> tuple[list[tuple[str | None, float]], float]:
+    """Every label seen ``least`` times or more as a stratum of its own, all of equal share; every other label (rarer
+    in the sample, or unseen) in one stratum of its natural share. Returns the strata and the most any one label is
+    drawn with by the sample's estimate."""
+    head = [label for label, n in counts if n >= least]
+    rest = sum(n for _, n in counts if n < least) / sampled
+    share = (1.0 - rest) / len(head) if head else 0.0
+    strata: list[tuple[str | None, float]] = [(label, share) for label in head]
+    if rest > 0:
+        strata.append((None, rest))
+    return strata, max(share, max((n for _, n in counts if n < least), default=0) / sampled)
+
+
+def _capped(
+    counts: list[tuple[str, int]], sampled: int, target: float
+) -> tuple[list[tuple[str | None, float]], float] | None:
+    """The labels above ``target`` as strata at the target, the rest at their natural proportions scaled up by at
+    most ``MAX_INFLATION`` (else None: the sample's error would be scaled too). Returns the strata and the cap."""
+    heads = 0
+    while True:
+        rest = sum(n for _, n in counts[heads:]) / sampled
+        left = 1.0 - heads * target
+        if rest <= 0 or left / rest > MAX_INFLATION:
+            return None
+        if heads == len(counts) or counts[heads][1] / sampled * left / rest <= target:
+            strata: list[tuple[str | None, float]] = [(label, target) for label, _ in counts[:heads]]
+            top_rest = counts[heads][1] / sampled * left / rest if heads < len(counts) else 0.0
+            return [*strata, (None, left)], max(target if heads else 0.0, top_rest)
+        heads += 1
+
+
+def _pools(kept: list[tuple[int, Mapping[str, Any]]], labels: set[str]) -> dict[str, tuple[int, ...]]:
+    """The sample's indices of each stratum label."""
+    pools: dict[str, tuple[int, ...]] = {}
+    for index, item in kept:
+        label = label_of(item.get("answer"))
+        if label in labels:
+            pools[label] = (*pools.get(label, ()), index)
+    return pools
+
+
+def build_plan(sample: list[tuple[int, Mapping[str, Any]]]) -> DrawPlan:
+    """The plan for a generator whose sample (the indices and items its policy draws) is ``sample``."""
+    questions = [_tokens(str(item.get("question", ""))) for _, item in sample]
+    counts: Counter[str] = Counter()
+    for tokens in questions:
+        counts.update(set(tokens))
+    answers = Counter(label_of(item.get("answer")) for _, item in sample)
+    # An option: a token most questions show that is also a common answer (Yes/No, -1 for impossible); a token the
+    # template shows that is rarely the answer (prime_factorization's worked example "2 × 2 × 3") still counts.
+    template = frozenset(
+        t
+        for t, c in counts.items()
+        if c >= TEMPLATE_SHARE * max(len(sample), 1) and answers[t] >= OPTION_SHARE * len(sample)
+    )
+    echoed = [
+        answer_in_question(label_of(item.get("answer")), tokens, template)
+        for (_, item), tokens in zip(sample, questions)
+    ]
+    echo_share = sum(echoed) / max(len(sample), 1)
+    filters = echo_share <= SELECTION_SHARE
+    kept = [(index, item) for (index, item), echo in zip(sample, echoed) if not (filters and echo)]
+    labels = Counter(label_of(item.get("answer")) for _, item in kept)
+    shares = sorted(
+        ((label, n / len(kept)) for label, n in labels.items() if label is not None),
+        key=lambda pair: (-pair[1], pair[0]),
+    )
+    top = tuple((label, round(share, 3)) for label, share in shares[:4])
+    if not kept or None in labels or len(labels) < 2:  # no single answer, or one: nothing to balance
+        return DrawPlan(len(labels), 1.0, (), template, filters, echo_share, top, {})
+    ranked = [(label, labels[label]) for label, _ in shares]
+    k, sampled = len(labels), len(kept)
+    target = 1 / k + TARGET_MARGIN
+    # Options: every one a stratum. Open answers: labels seen three times, or twice where that leaves a label above
+    # the target; the rest at their natural share.
+    least = 1 if k <= FEW_LABELS else 3
+    if k > FEW_LABELS and ranked[0][1] / sampled <= target:  # open answers none of which is common: drawn as made
+        return DrawPlan(k, ranked[0][1] / sampled, (), template, filters, echo_share, top, {})
+    capped = _capped(ranked, sampled, target) if k > FEW_LABELS else None
+    if capped is not None:  # a few common open answers: those capped, the rest barely changed
+        return DrawPlan(
+            k,
+            capped[1],
+            tuple(capped[0]),
+            template,
+            filters,
+            echo_share,
+            top,
+            _pools(kept, {label for label, _ in capped[0] if label is not None}),
+        )
+    strata, cap = _strata(ranked, sampled, least)
+    if cap > target and least == 3:
+        least = 2
+        strata, cap = _strata(ranked, sampled, least)
+    pools = _pools(kept, {label for label, _ in strata if label is not None})
+    return DrawPlan(k, cap, tuple(strata), template, filters, echo_share, top, pools)
+
+
+def plan_for(key: str, scoring: str, sample: Callable[[int], Mapping[str, Any] | None], size: int) -> DrawPlan:
+    """The generator's plan, built once per process: ``sample(index)`` is the item at that index if its policy
+    draws it, else None."""
+
+    def build() -> DrawPlan:
+        indices = _sample_indices(size)[:SAMPLE_ITEMS]
+        plan = build_plan([(index, item) for index in indices if (item := sample(index)) is not None])
+        return _fill_pools(plan, sample, size)
+
+    return _PLANS.get_or_create((key, scoring), build)
+
+
+def _sample_indices(size: int) -> list[int]:
+    """The indices the plan reads, in order: a fixed seed's draws (PCG64's stream is the same on every machine)."""
+    import numpy as np
+
+    return [int(i) for i in np.random.default_rng(_SAMPLE_SEED).integers(size, size=SAMPLE_ITEMS + EXTRA_ITEMS)]
+
+
+def _fill_pools(plan: DrawPlan, sample: Callable[[int], Mapping[str, Any] | None], size: int) -> DrawPlan:
+    """The plan with up to ``POOL_ITEMS`` items for each stratum label the sample shows once or twice, looked for in
+    the items after it."""
+    pools = {label: list(indices) for label, indices in plan.pools.items()}
+    short = {label for label, indices in pools.items() if len(indices) < 3}  # seen once or twice: rare
+    extra = _sample_indices(size)[SAMPLE_ITEMS:]
+    for index in extra:
+        if not short:
+            break
+        item = sample(index)
+        label = None if item is None or plan.echoes(item) else label_of(item.get("answer"))
+        if label in short:
+            pools[label].append(index)
+            if len(pools[label]) >= POOL_ITEMS:
+                short.discard(label)
+    return replace(plan, pools={label: tuple(indices) for label, indices in pools.items()})
+
+
+def labels_for(key: str, scoring: str) -> dict[int, str | None]:
+    """The labels of the indices walks visited, per generator and process (None: not drawn)."""
+    return _LABELS.get_or_create((key, scoring), dict)
