@@ -35,6 +35,8 @@ _STATEMENT_OPERATIONS = {
     "a matrix or determinant": re.compile(r"\\begin\{[A-Za-z]*(?:matrix|array)\*?\}|\\det(?![A-Za-z])"),
     "a binomial coefficient": re.compile(r"\\binom(?![A-Za-z])|\\choose(?![A-Za-z])"),
     "a gcd or lcm": re.compile(r"\\(?:gcd|lcm)(?![A-Za-z])"),
+    # a - b\lfloor a/b \rfloor is a remainder in other signs (paid 49 for the remainder of 7^{2026} by 10^2)
+    "a floor or ceiling": re.compile(r"\\(?:[lr]floor|[lr]ceil|floor|ceil)(?![A-Za-z])"),
 }
 #: Functions math_verify evaluates (``\sin``, ``\mathrm{cos}``, ``arctan``, ``\log``).
 _FUNCTIONS = re.compile(r"(?<![A-Za-z])(?:arc)?(sinh?|cosh?|tanh?|cot|sec|csc|log|ln|exp)(?![A-Za-z])")

@@ -131,6 +131,7 @@ HOSTILE = [
             r"7^{2025}\cdot 7 \mod 100",
             r"(7^{1013})^2 \mod (99+1)",
             r"7^{2026} \mod \sqrt{10000}",
+            r"7^{2026} - 10^2\lfloor \frac{7^{2026}}{10^2} \rfloor",
         ],
     ),
     (CHOOSE, "120", [r"\binom{10}{7}", r"\binom{9+1}{3}", r"\binom{5\cdot 2}{3}"]),
