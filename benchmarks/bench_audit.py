@@ -18,9 +18,9 @@ import time
 
 import gym_integrity  # noqa: F401  (registers the ids)
 from gym_integrity.audit import AuditSettings, check_integrity, probe_names
-from gym_integrity.audit.cli import audit_targets, dataset_targets, start_judge_stub
 from gym_integrity.audit.grader_probes import GRADER_PROBES
 from gym_integrity.audit.isolate import IsolatedTarget, run_isolated
+from gym_integrity.audit.targets import audit_targets, dataset_targets, start_judge_stub
 from gym_integrity.registration import REGISTERED
 
 

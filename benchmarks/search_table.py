@@ -19,9 +19,9 @@ import time
 from dataclasses import replace
 
 from gym_integrity.audit import SEARCH_PROBES, AuditSettings, Status
-from gym_integrity.audit.cli import dataset_targets
 from gym_integrity.audit.isolate import run_isolated
 from gym_integrity.audit.search import DEEP_PROBE_TIMEOUT_S
+from gym_integrity.audit.targets import dataset_targets
 
 _PAID = re.compile(r"^(?P<family>.+?): (?P<answer>['\"].*?) on seed \d+ .*-> reward (?P<reward>[-0-9.e]+)")
 _RIGHT = re.compile(r"^(\d+) paid answer\(s\) the env's is_right_answer\(\)")

@@ -20,7 +20,6 @@ many more); importing this module registers them after the grader probes.
 from __future__ import annotations
 
 import random
-import re
 import time
 import weakref
 from collections.abc import Callable, Iterable
@@ -36,16 +35,16 @@ from gym_integrity.audit.answer_space import (
     echo_answers,
     mutate,
     round_robin,
-    transplanted_answers,
 )
+from gym_integrity.audit.chance import chance_of
 from gym_integrity.audit.coverings import covering_answers
-from gym_integrity.audit.grader_probes import same_answer
-from gym_integrity.audit.leaks import numeric_value, walk_strings
+from gym_integrity.audit.leaks import walk_strings
 from gym_integrity.audit.registry import _EPS, _failed, _not_run, _passed, _probe
 from gym_integrity.audit.report import ProbeResult
 from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, short
+from gym_integrity.audit.transplants import transplanted_answers
 
-__all__ = ["SEARCH_PROBES", "SearchBudget", "budget_for", "DEEP_PROBE_TIMEOUT_S", "item_attacks", "chance_of"]
+__all__ = ["SEARCH_PROBES", "SearchBudget", "budget_for", "DEEP_PROBE_TIMEOUT_S", "item_attacks"]
 
 #: The search probes, in report order (``--all-datasets`` runs them with the grader probes).
 SEARCH_PROBES = ("question_echo", "alphabet_sprays", "covering_sprays", "adaptive_search")
@@ -84,52 +83,6 @@ def _question_text(obs: Any) -> str:
     if isinstance(obs, str):
         return obs
     return "\n".join(text for _, text in walk_strings(obs))
-
-
-_WITH_UNIT = re.compile(r"\s*([-+]?\d+(?:\.\d+)?)\s*[A-Za-z%][A-Za-z. ]{0,20}")
-
-
-def _bare_number_of(answer: str, gold: str) -> bool:
-    """``11`` for the gold ``11 days``: a gold's number without its unit is the same answer, not a lucky one."""
-    match = _WITH_UNIT.fullmatch(gold)
-    return match is not None and same_answer(answer, match.group(1))
-
-
-#: A number this close to a numeric gold is the gold rounded (``5`` for ``4.97%``), not a lucky answer.
-_ROUNDING = 0.01
-
-
-def _rounded(answer: str, gold: str) -> bool:
-    a, g = numeric_value(answer), numeric_value(gold.strip().rstrip("%"))
-    return a is not None and g is not None and g != 0 and abs(a - g) <= _ROUNDING * abs(g)
-
-
-_AND = re.compile(r",?\s+and\s+", re.IGNORECASE)
-
-
-def _clauses(text: str) -> frozenset[str]:
-    return frozenset(" ".join(part.lower().strip(" .;,").split()) for part in _AND.split(text.strip()))
-
-
-def _same_clauses(answer: str, gold: str) -> bool:
-    """``B is a knave and A is a knight`` for the gold ``A is a knight, and B is a knave``: the same clauses joined
-    by "and" in another order are the gold itself (a quoted statement that happens to be the solution). Commas alone
-    never split, so a list in another order (word_sorting's question echoed) is not the gold."""
-    return _AND.search(gold) is not None and _clauses(answer) == _clauses(gold)
-
-
-def chance_of(answer: str, gold: str | None, gold_reward: float, wrong_reward: float) -> float:
-    """What a grader paying only the answer gives ``answer``: the gold's reward if it is the gold (or the gold's
-    number without its unit, or rounded within 1%, or its "and"-joined clauses in another order), else a wrong
-    answer's capped at 0; 0 without a gold."""
-    if gold is not None and (
-        same_answer(answer, gold)
-        or _bare_number_of(answer, gold)
-        or _rounded(answer, gold)
-        or _same_clauses(answer, gold)
-    ):
-        return gold_reward
-    return min(wrong_reward, 0.0)
 
 
 def item_attacks(

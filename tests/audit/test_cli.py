@@ -90,9 +90,9 @@ def test_the_console_script_runs_the_audit():
 
 
 def test_all_datasets_prints_one_row_per_dataset_and_exits_by_the_failures(tmp_path, capsys, monkeypatch):
-    from gym_integrity.audit import cli as audit_cli
+    from gym_integrity.audit import targets as targets_module
 
-    monkeypatch.setattr(audit_cli, "_sweep_values", lambda entry: ["leg_counting", "basic_arithmetic"])
+    monkeypatch.setattr(targets_module, "_sweep_values", lambda entry: ["leg_counting", "basic_arithmetic"])
     path = tmp_path / "sweep.json"
     code = main(["audit", "ReasoningGym-v0", "--all-datasets", "--json", str(path), "--no-progress",
                  "--probe", "gold_answer_scored", "--probe", "pathological_answers"])
@@ -111,7 +111,7 @@ def test_all_datasets_prints_one_row_per_dataset_and_exits_by_the_failures(tmp_p
 
 
 def test_all_datasets_defaults_to_the_grader_probes_and_refuses_other_ids(capsys, monkeypatch):
-    from gym_integrity.audit import cli as audit_cli
+    from gym_integrity.audit import targets as targets_module
     from gym_integrity.audit.grader_probes import GRADER_PROBES
     from gym_integrity.audit.search import SEARCH_PROBES
 
@@ -123,7 +123,7 @@ def test_all_datasets_defaults_to_the_grader_probes_and_refuses_other_ids(capsys
         seen["targets"], seen["probes"] = [t.kwargs for t in targets], list(probes)
         return []
 
-    monkeypatch.setattr(audit_cli, "_sweep_values", lambda entry: ["leg_counting", "countdown"])
+    monkeypatch.setattr(targets_module, "_sweep_values", lambda entry: ["leg_counting", "countdown"])
     monkeypatch.setattr("gym_integrity.audit.isolate.run_isolated", fake_run_isolated)
     assert main(["audit", "--all-datasets", "--no-progress"]) == 2  # no report came back: nothing was audited
     assert seen == {"targets": [{"dataset": "leg_counting"}, {"dataset": "countdown"}], "probes": list(GRADER_PROBES) + list(SEARCH_PROBES)}

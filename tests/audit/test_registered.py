@@ -20,7 +20,7 @@ import pytest
 import fourth_env
 import gym_integrity
 from gym_integrity.audit import AuditSettings, Status, AuditVerdict, probe_names
-from gym_integrity.audit.cli import audit_targets, start_judge_stub
+from gym_integrity.audit.targets import audit_targets, start_judge_stub
 from gym_integrity.audit.isolate import IsolatedTarget, run_isolated
 from gym_integrity.registration import env_entries
 

@@ -10,9 +10,9 @@ import pytest
 
 from gym_integrity.audit import AuditSettings, SEARCH_PROBES, Status, check_integrity, probe_names
 from gym_integrity.audit.coverings import covering_answers, de_bruijn_digits
-from gym_integrity.audit.answer_space import (Vocabulary, echo_answers,
-                                              transplanted_answers)
+from gym_integrity.audit.answer_space import Vocabulary, echo_answers
 from gym_integrity.audit.cli import add_arguments
+from gym_integrity.audit.transplants import transplanted_answers
 
 import search_toys
 from search_toys import PAIRS, ShortGoldSubstringCredit

@@ -29,7 +29,8 @@ import pytest
 
 import gym_integrity  # noqa: F401
 from gym_integrity.audit.answer_space import answer_cap
-from gym_integrity.audit.search import chance_of, item_attacks
+from gym_integrity.audit.chance import chance_of
+from gym_integrity.audit.search import item_attacks
 from gym_integrity.envs.reasoning_gym import available_datasets
 
 SEED = 1
