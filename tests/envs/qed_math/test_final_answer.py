@@ -30,10 +30,8 @@ def _refused(answer: str, gold: str, statement: str) -> str | None:
 
 
 REMAINDER = "Find the remainder when $7^{2026}$ is divided by $100$."
-DETERMINANT = (
-    r"Compute the determinant of the matrix $\begin{pmatrix} 2 & 1 & 0 \\ 1 & 2 & 1 \\ 0 & 1 & 2 "
-    r"\end{pmatrix}$."
-)
+DETERMINANT = (r"Compute the determinant of the matrix $\begin{pmatrix} 2 & 1 & 0 \\ 1 & 2 & 1 \\ 0 & 1 & 2 "
+               r"\end{pmatrix}$.")
 MATRIX_BODY = r"2 & 1 & 0 \\ 1 & 2 & 1 \\ 0 & 1 & 2"
 CHOOSE = "In how many ways can a committee of $3$ be chosen from $10$ people?"
 GCD = r"Compute $\gcd(12, 18)$."
@@ -44,22 +42,12 @@ POWER = "Compute $2^{10}$."
 
 #: The statement's own operation on the statement's own numbers, in the spellings the search draws from.
 OPERATIONS = {
-    (REMAINDER, "49"): [
-        r"7^{2026} \mod 100",
-        r"7^{2026} \bmod 100",
-        r"7^{2026} \pmod{100}",
-        r"7^{2026} \mod{100}",
-        r"7^{2026} \operatorname{mod} 100",
-        r"7^{2026} \text{ mod } 100",
-        "7^{2026} mod 100",
-    ],
+    (REMAINDER, "49"): [r"7^{2026} \mod 100", r"7^{2026} \bmod 100", r"7^{2026} \pmod{100}", r"7^{2026} \mod{100}",
+                        r"7^{2026} \operatorname{mod} 100", r"7^{2026} \text{ mod } 100", "7^{2026} mod 100"],
     (DETERMINANT, "4"): [rf"\begin{{{env}}} {MATRIX_BODY} \end{{{env}}}" for env in ("vmatrix", "Vmatrix")]
-    + [
-        rf"\det{sep}\begin{{{env}}} {MATRIX_BODY} \end{{{env}}}"
-        for env in ("pmatrix", "bmatrix", "matrix")
-        for sep in ("", " ", r"\left(")
-    ]
-    + [rf"\operatorname{{det}}\begin{{pmatrix}} {MATRIX_BODY} \end{{pmatrix}}"],
+                        + [rf"\det{sep}\begin{{{env}}} {MATRIX_BODY} \end{{{env}}}"
+                           for env in ("pmatrix", "bmatrix", "matrix") for sep in ("", " ", r"\left(")]
+                        + [rf"\operatorname{{det}}\begin{{pmatrix}} {MATRIX_BODY} \end{{pmatrix}}"],
     (CHOOSE, "120"): [r"\binom{10}{3}", r"\dbinom{10}{3}", r"\tbinom{10}{3}", r"{10 \choose 3}", r"\binom{10}3"],
     (GCD, "6"): [r"\gcd(18, 12)", r"\gcd(12,18)", r"\operatorname{gcd}(12, 18)", r"\mathrm{gcd}(18,12)"],
     (POWER, "1024"): ["2^{10}", "2^{ 10 }", r"\left(2\right)^{10}"],
@@ -94,11 +82,8 @@ HONEST = [
     ("4", "4", DETERMINANT),
     (r"2^{11}", "2048", POWER),  # a power the statement does not write
     (r"7^{2}", "49", REMAINDER),  # 7 and 2 are statement numbers, but the statement writes no 7^2
-    (
-        r"\begin{pmatrix} 1 & 0 \\ 0 & 1 \end{pmatrix}",
-        r"\begin{pmatrix} 1 & 0 \\ 0 & 1 \end{pmatrix}",
-        r"Find the inverse of $\begin{pmatrix} 1 & 0 \\ 0 & 1 \end{pmatrix}$.",
-    ),  # the gold is a matrix itself
+    (r"\begin{pmatrix} 1 & 0 \\ 0 & 1 \end{pmatrix}", r"\begin{pmatrix} 1 & 0 \\ 0 & 1 \end{pmatrix}",
+     r"Find the inverse of $\begin{pmatrix} 1 & 0 \\ 0 & 1 \end{pmatrix}$."),  # the gold is a matrix itself
     (r"x \equiv 3 \pmod{7}", r"x \equiv 3 \pmod{7}", "Solve $5x \\equiv 1 \\pmod 7$ ... 3"),  # the gold is a congruence
     (r"\binom{10}{3}", r"\binom{10}{3}", CHOOSE),  # the gold is written as a binomial
     ("120", "120", CHOOSE),
@@ -118,50 +103,25 @@ def test_an_operation_the_gold_lacks_is_refused_on_any_numbers():
     assert restates("7^{2027}", REMAINDER, "49") is None  # a power the statement does not write: a wrong answer
 
 
-#: What a hostile search over seeds found paid (math_verify evaluates each to the gold): the statement's own
+#: What a hostile search over answers found paid (math_verify evaluates each to the gold): the statement's own
 #: operation with a number in another form, a limit under an operator of any name, derivatives the rule's pattern
 #: missed, and the statement's trigonometric expression in radians.
 HOSTILE = [
-    (
-        REMAINDER,
-        "49",
-        [
-            r"7^{2026} \mod 10^2",
-            r"49^{1013} \mod 100",
-            r"7^{2025}\cdot 7 \mod 100",
-            r"(7^{1013})^2 \mod (99+1)",
-            r"7^{2026} \mod \sqrt{10000}",
-            r"7^{2026} - 10^2\lfloor \frac{7^{2026}}{10^2} \rfloor",
-        ],
-    ),
+    (REMAINDER, "49", [r"7^{2026} \mod 10^2", r"49^{1013} \mod 100", r"7^{2025}\cdot 7 \mod 100",
+                       r"(7^{1013})^2 \mod (99+1)", r"7^{2026} \mod \sqrt{10000}",
+                       r"7^{2026} - 10^2\lfloor \frac{7^{2026}}{10^2} \rfloor"]),
+    (REMAINDER, "49", [r"$49^{1013} \mod 100$ and $49^{1013} \mod 100$", r"$7^{2026} \bmod 10^2$, so $49$"]),
     (CHOOSE, "120", [r"\binom{10}{7}", r"\binom{9+1}{3}", r"\binom{5\cdot 2}{3}"]),
     (GCD, "6", [r"\gcd(12, 2\cdot 9)", r"\gcd(6\cdot 2, 18)"]),
-    (
-        r"Compute $\lim_{x \to 0} \frac{\sin 2x}{x}$.",
-        "2",
-        [
-            r"_{x \to 0} \frac{\sin 2x}{x}",
-            r"\foo_{x \to 0} \frac{\sin 2x}{x}",
-            r"lim_{x \rightarrow 0} \frac{\sin 2x}{x}",
-            r"\varlimsup_{x \to 0} \frac{\sin 2x}{x}",
-            r"\injlim_{x \longrightarrow 0^+} \frac{\sin 2x}{x}",
-            r"a_{x \mapsto 0} \frac{\sin 2x}{x}",
-            "_{x \u2192 0} \\frac{\\sin 2x}{x}",
-            r"_{x -> 0} \frac{\sin 2x}{x}",
-            r"_{x \Rightarrow 0} \frac{\sin 2x}{x}",
-        ],
-    ),
-    (
-        "Differentiate $x^3$ with respect to $x$.",
-        "3x^2",
-        [r"\frac{d}{d\!x}(x^3)", r"\frac{d x^{3}}{dx}", r"\frac{d(x^{3})}{d x}", r"\frac{dx^{3}}{d\!x}"],
-    ),
-    (REMAINDER, "49", [r"$49^{1013} \mod 100$ and $49^{1013} \mod 100$", r"$7^{2026} \bmod 10^2$, so $49$"]),
-    (
-        r"Compute the exact value of $\sin 15^\circ \cos 15^\circ$.",
-        r"\frac{1}{4}",
-        [r"\sin\frac{\pi}{12}\cos\frac{\pi}{12}", r"\sin(\pi/12)\cos(\pi/12)", r"\frac{\sin 30^\circ}{2}"],
-    ),
+    (r"Compute $\lim_{x \to 0} \frac{\sin 2x}{x}$.", "2",
+     [r"_{x \to 0} \frac{\sin 2x}{x}", r"\foo_{x \to 0} \frac{\sin 2x}{x}", r"lim_{x \rightarrow 0} \frac{\sin 2x}{x}",
+      r"\varlimsup_{x \to 0} \frac{\sin 2x}{x}", r"\injlim_{x \longrightarrow 0^+} \frac{\sin 2x}{x}",
+      r"a_{x \mapsto 0} \frac{\sin 2x}{x}", "_{x \u2192 0} \\frac{\\sin 2x}{x}", r"_{x -> 0} \frac{\sin 2x}{x}",
+      r"_{x \Rightarrow 0} \frac{\sin 2x}{x}"]),
+    ("Differentiate $x^3$ with respect to $x$.", "3x^2",
+     [r"\frac{d}{d\!x}(x^3)", r"\frac{d x^{3}}{dx}", r"\frac{d(x^{3})}{d x}", r"\frac{dx^{3}}{d\!x}"]),
+    (r"Compute the exact value of $\sin 15^\circ \cos 15^\circ$.", r"\frac{1}{4}",
+     [r"\sin\frac{\pi}{12}\cos\frac{\pi}{12}", r"\sin(\pi/12)\cos(\pi/12)", r"\frac{\sin 30^\circ}{2}"]),
 ]
 
 
@@ -183,22 +143,8 @@ def test_every_shipped_answer_gold_passes_the_rule_with_its_statement():
 
 # ----------------------------------------------------------------------------- several values for one gold
 
-SEVERAL = [
-    r"3 \text{ or } 4",
-    r"4 \text{ or } 3",
-    "3 or 4",
-    "3, 4",
-    "4, 3",
-    r"\{3, 4\}",
-    r"\left\{3, 4\right\}",
-    r"3 \pm 1",
-    r"4 \mp 1",
-    r"x = 3 \text{ and } x = 4",
-    "3; 4",
-    r"3 \lor 4",
-    r"3 \vee 4",
-    r"3 \text{or} 4",
-]
+SEVERAL = [r"3 \text{ or } 4", r"4 \text{ or } 3", "3 or 4", "3, 4", "4, 3", r"\{3, 4\}", r"\left\{3, 4\right\}",
+           r"3 \pm 1", r"4 \mp 1", r"x = 3 \text{ and } x = 4", "3; 4", r"3 \lor 4", r"3 \vee 4", r"3 \text{or} 4"]
 
 
 @pytest.mark.parametrize("answer", SEVERAL)
@@ -208,28 +154,17 @@ def test_a_box_of_several_values_is_never_paid_for_a_single_valued_gold(answer):
     assert reason is not None, answer
 
 
-@pytest.mark.parametrize(
-    "answer, gold",
-    [
-        ("1,000", "1000"),
-        ("(2, 3)", "(2,3)"),
-        (r"\{-1, 0, 1\}", r"\{-1, 0, 1\}"),
-        ("3, 4", "3, 4"),
-        (r"1 \pm \sqrt{2}", r"1 \pm \sqrt{2}"),
-        (r"[2, \infty)", r"[2, \infty)"),
-        (r"3 \frac{1}{2}", "3.5"),
-    ],
-)
+@pytest.mark.parametrize("answer, gold", [("1,000", "1000"), ("(2, 3)", "(2,3)"), (r"\{-1, 0, 1\}", r"\{-1, 0, 1\}"),
+                                          ("3, 4", "3, 4"), (r"1 \pm \sqrt{2}", r"1 \pm \sqrt{2}"),
+                                          (r"[2, \infty)", r"[2, \infty)"), (r"3 \frac{1}{2}", "3.5")])
 def test_one_value_and_multi_valued_golds_are_left_to_the_grader(answer, gold):
     assert _refused(answer, gold, "Find it.") is None
 
 
 def test_a_worked_solution_boxed_whole_is_left_to_the_grader():
     # The audit's honest_pay answers each gold form, the reference solution too; its prose commas are not values.
-    reference = (
-        r"$\gcd(a, 2026 - a) = \gcd(a, 2026)$, so we count $a \in [1, 2025]$ coprime to "
-        r"$2026 = 2 \cdot 1013$ with $1013$ prime: $\varphi(2026) = 1012$."
-    )
+    reference = (r"$\gcd(a, 2026 - a) = \gcd(a, 2026)$, so we count $a \in [1, 2025]$ coprime to "
+                 r"$2026 = 2 \cdot 1013$ with $1013$ prime: $\varphi(2026) = 1012$.")
     assert _refused(reference, "1012", "Find the number of ... $2026$ ...") is None
 
 
@@ -251,15 +186,11 @@ def _verdict(env, problem_id: str, text: str) -> tuple[str, str]:
     return info["verdict"], info.get("cause") or ""
 
 
-@pytest.mark.parametrize(
-    "problem_id, answer",
-    [
-        ("qed-ans-007", r"7^{2026} \mod 100"),
-        ("qed-ms-007", r"3^{2026} \mod 100"),
-        ("qed-ms-005", rf"\begin{{vmatrix}} {MATRIX_BODY} \end{{vmatrix}}"),
-        ("qed-ms-005", rf"\det\begin{{pmatrix}} {MATRIX_BODY} \end{{pmatrix}}"),
-    ],
-)
+@pytest.mark.parametrize("problem_id, answer", [
+    ("qed-ans-007", r"7^{2026} \mod 100"), ("qed-ms-007", r"3^{2026} \mod 100"),
+    ("qed-ms-005", rf"\begin{{vmatrix}} {MATRIX_BODY} \end{{vmatrix}}"),
+    ("qed-ms-005", rf"\det\begin{{pmatrix}} {MATRIX_BODY} \end{{pmatrix}}"),
+])
 def test_the_issues_restatements_are_incorrect_in_the_env(env, problem_id, answer):
     verdict, cause = _verdict(env, problem_id, rf"\boxed{{{answer}}}")
     assert (verdict, cause.startswith("not a final answer: it restates")) == ("incorrect", True), cause
@@ -269,21 +200,16 @@ def test_the_issues_restatements_are_incorrect_in_the_env(env, problem_id, answe
 def test_the_issues_spellings_are_incorrect_in_the_env(tmp_path):
     from gym_integrity.envs.qed_math import QEDMathEnv
 
-    rows = [
-        {"id": "deriv", "task": r"Differentiate $x^3$.", "answer": "3x^2"},
-        {"id": "lim", "task": r"Find $\lim_{x \to 0} \frac{\sin 2x}{x}$.", "answer": "2"},
-    ]
+    rows = [{"id": "deriv", "task": r"Differentiate $x^3$.", "answer": "3x^2"},
+            {"id": "lim", "task": r"Find $\lim_{x \to 0} \frac{\sin 2x}{x}$.", "answer": "2"}]
     path = tmp_path / "spellings.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     e = QEDMathEnv(dataset=str(path), verifier={"deadline_s": 10.0})
     try:
-        for problem_id, answer in [
-            ("deriv", r"\dfrac{d}{dx}(x^3)"),
-            ("deriv", r"\frac {d}{dx}(x^3)"),
-            ("deriv", r"\frac{d}{dx}(x^3)"),
-            ("lim", r"\operatorname{lim}_{x\to 0}\frac{\sin 2x}{x}"),
-            ("lim", r"\lim_{x\to 0}\frac{\sin 2x}{x}"),
-        ]:
+        for problem_id, answer in [("deriv", r"\dfrac{d}{dx}(x^3)"), ("deriv", r"\frac {d}{dx}(x^3)"),
+                                   ("deriv", r"\frac{d}{dx}(x^3)"),
+                                   ("lim", r"\operatorname{lim}_{x\to 0}\frac{\sin 2x}{x}"),
+                                   ("lim", r"\lim_{x\to 0}\frac{\sin 2x}{x}")]:
             verdict, cause = _verdict(e, problem_id, rf"\boxed{{{answer}}}")
             assert (verdict, "poses a computation" in cause) == ("incorrect", True), (answer, cause)
         assert _verdict(e, "deriv", r"\boxed{3x^2}")[0] == "correct"
@@ -317,52 +243,23 @@ def test_text_golds_load_instead_of_being_skipped(tmp_path):
     report = check_problems(str(path))
     assert (report.loaded, report.skipped) == (len(TEXT_ROWS), [])
     kinds = {p.problem_id: p.answer_kind for p in load_problems(str(path)).problems}
-    assert kinds == {
-        "name": "text",
-        "text-name": "text",
-        "words": "text",
-        "yes": "text",
-        "option": "text",
-        "option-lines": "text",
-        "number": "math",
-    }
+    assert kinds == {"name": "text", "text-name": "text", "words": "text", "yes": "text", "option": "text",
+                     "option-lines": "text", "number": "math"}
 
 
-@pytest.mark.parametrize(
-    "problem_id, answer, verdict",
-    [
-        ("name", "Alice", "correct"),
-        ("name", r"\text{ alice. }", "correct"),
-        ("name", r"\textbf{ALICE}", "correct"),
-        ("name", "Bob", "incorrect"),
-        ("name", r"\text{Alice or Bob}", "incorrect"),
-        ("name", "Alice, Bob", "incorrect"),
-        ("name", r"\{Alice, Bob\}", "incorrect"),
-        ("name", "Alicia", "incorrect"),
-        ("text-name", "bob", "correct"),
-        ("text-name", r"\text{Bob}", "correct"),
-        ("text-name", "Alice", "incorrect"),
-        ("words", r"\text{new   york}", "correct"),
-        ("words", "newyork", "incorrect"),
-        ("words", "York", "incorrect"),
-        ("yes", "No", "correct"),
-        ("yes", r"\text{No.}", "correct"),
-        ("yes", "yes", "incorrect"),
-        ("yes", r"\text{yes or no}", "incorrect"),
-        ("option", "B", "correct"),
-        ("option", "(B)", "correct"),
-        ("option", r"\text{(b)}", "correct"),
-        ("option", "A", "incorrect"),
-        ("option", "5", "incorrect"),
-        ("option", "B, C", "incorrect"),
-        ("option-lines", "C", "correct"),
-        ("option-lines", "(C)", "correct"),
-        ("option-lines", "8", "incorrect"),
-        ("number", "4", "correct"),
-        ("number", r"4 \pm 0", "incorrect"),
-        ("number", r"4 \text{ or } 5", "incorrect"),
-    ],
-)
+@pytest.mark.parametrize("problem_id, answer, verdict", [
+    ("name", "Alice", "correct"), ("name", r"\text{ alice. }", "correct"), ("name", r"\textbf{ALICE}", "correct"),
+    ("name", "Bob", "incorrect"), ("name", r"\text{Alice or Bob}", "incorrect"), ("name", "Alice, Bob", "incorrect"),
+    ("name", r"\{Alice, Bob\}", "incorrect"), ("name", "Alicia", "incorrect"),
+    ("text-name", "bob", "correct"), ("text-name", r"\text{Bob}", "correct"), ("text-name", "Alice", "incorrect"),
+    ("words", r"\text{new   york}", "correct"), ("words", "newyork", "incorrect"), ("words", "York", "incorrect"),
+    ("yes", "No", "correct"), ("yes", r"\text{No.}", "correct"), ("yes", "yes", "incorrect"),
+    ("yes", r"\text{yes or no}", "incorrect"),
+    ("option", "B", "correct"), ("option", "(B)", "correct"), ("option", r"\text{(b)}", "correct"),
+    ("option", "A", "incorrect"), ("option", "5", "incorrect"), ("option", "B, C", "incorrect"),
+    ("option-lines", "C", "correct"), ("option-lines", "(C)", "correct"), ("option-lines", "8", "incorrect"),
+    ("number", "4", "correct"), ("number", r"4 \pm 0", "incorrect"), ("number", r"4 \text{ or } 5", "incorrect"),
+])
 def test_text_golds_are_graded_by_normalised_exact_match(tmp_path, problem_id, answer, verdict):
     from gym_integrity.envs.qed_math import QEDMathEnv
 
