@@ -18,9 +18,13 @@ __all__ = ["not_an_answer", "restates", "several_values"]
 
 #: Operators that pose a computation (math_verify evaluates them: ``\lim_{x\to 0}\frac{\sin 2x}{x}`` equals 2); read
 #: in the one spelling the reader hands on (:func:`~gym_integrity.grading.spelling.normal_spelling`).
+#: math_verify takes a limit under any subscript with an arrow (``_{x \to 0} f``, ``\foo_{x -> 0} f``), whatever
+#: the operator's name; a derivative's numerator may hold braces (``\frac{d x^{3}}{dx}``) and its denominator
+#: spacing (``d\!x``).
 _POSING = re.compile(
     r"\\(?:i+nt|oint|lim(?:sup|inf)?|sum|prod|partial)(?![A-Za-z])"
-    r"|\\frac\{d(?![A-Za-z]{2})[^{}]*\}\{d\s*[A-Za-z]"
+    r"|\\(?:to|rightarrow|longrightarrow|mapsto|Rightarrow)(?![A-Za-z])|\u2192|->"
+    r"|\\frac\{d(?![A-Za-z]{2})(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}\{d(?:\s|\\[!,;: ])*[A-Za-z]"
 )
 #: Two numbers side by side: math_verify reads ``3 7`` as 10 (as if a mixed number) and ``1 000`` as 0.
 _JUXTAPOSED = re.compile(r"\d\s+\d")
@@ -31,7 +35,11 @@ _STATEMENT_OPERATIONS = {
     "a matrix or determinant": re.compile(r"\\begin\{[A-Za-z]*(?:matrix|array)\*?\}|\\det(?![A-Za-z])"),
     "a binomial coefficient": re.compile(r"\\binom(?![A-Za-z])|\\choose(?![A-Za-z])"),
     "a gcd or lcm": re.compile(r"\\(?:gcd|lcm)(?![A-Za-z])"),
+    # a - b\lfloor a/b \rfloor is a remainder in other signs (paid 49 for the remainder of 7^{2026} by 10^2)
+    "a floor or ceiling": re.compile(r"\\(?:[lr]floor|[lr]ceil|floor|ceil)(?![A-Za-z])"),
 }
+#: Functions math_verify evaluates (``\sin``, ``\mathrm{cos}``, ``arctan``, ``\log``).
+_FUNCTIONS = re.compile(r"(?<![A-Za-z])(?:arc)?(sinh?|cosh?|tanh?|cot|sec|csc|log|ln|exp)(?![A-Za-z])")
 _NUMBER = re.compile(UNSIGNED)
 #: A power of two numbers: ``7^{2026}``, ``2^10``, ``(2)^{10}``.
 _POWER = re.compile(rf"({UNSIGNED})\s*[)}}]?\^(?:\{{\s*({UNSIGNED})\s*\}}|(\d))")
@@ -55,19 +63,39 @@ def _powers(text: str) -> set[tuple[str, str]]:
 
 
 def restates(answer: str, statement: str, gold: str) -> str | None:
-    r"""The statement's own operation on the statement's own numbers, if ``answer`` is that, else None.
+    r"""The statement's own operation, if ``answer`` is that, else None.
 
-    The class: every number of the answer is a number of the statement, and the answer holds an operation
-    math_verify evaluates that the gold does not hold (a remainder, a determinant or matrix, a binomial
-    coefficient, a gcd or lcm), or a power of two numbers that the statement writes itself. A number of the
-    statement alone is not enough: ``a+b+c=12`` for "Find $a+b+c$" and ``3\sqrt{2}`` reuse one and are answers.
+    The class: the answer holds an operation math_verify evaluates that the gold does not hold (a remainder, a
+    determinant or matrix, a binomial coefficient, a gcd or lcm) on any numbers, since a number is easily written
+    in another form (``10^2`` for 100); a function the statement applies (``\sin``, ``\log``) that the gold does
+    not hold; or a power of two numbers that the statement writes itself, every number of the answer being one of
+    the statement's. A number of the statement alone is not enough: ``a+b+c=12`` for "Find $a+b+c$" and
+    ``3\sqrt{2}`` reuse one and are answers.
 
     >>> statement = "Find the remainder when $7^{2026}$ is divided by $100$."
     >>> restates(r"7^{2026} \mod 100", statement, "49"), restates("7^{2026}", statement, "49")
     ('a remainder (mod)', 'a power the statement writes (7^2026)')
-    >>> restates("49", statement, "49"), restates(r"7^2 \mod 100", statement, "49"), restates("a+b+c=12", "12", "12")
+    >>> restates("49", statement, "49"), restates("7^2", statement, "49"), restates("a+b+c=12", "12", "12")
     (None, None, None)
+    >>> restates(r"49^{1013} \mod 10^2", statement, "49"), restates(r"\sin\frac{\pi}{12}", r"$\sin 15^\circ$", "x")
+    ('a remainder (mod)', 'a function the statement applies (sin)')
     """
+    # An operation the gold does not hold is refused whatever numbers it is applied to: they are easily written in
+    # another form (7^{2026} \mod 10^2, 49^{1013} \mod 100, \binom{9+1}{3}, \gcd(12, 2 \cdot 9) were all paid).
+    # A box of prose with several formulas (a worked solution boxed whole) is held to this formula by formula, on
+    # its closed formulas only (no variable: \gcd(a, 2026 - a) is a step of a solution, 49^{1013} \mod 100 a value).
+    formulas = answer.split("$")[1::2] if answer.count("$") >= 4 else [answer]
+    for formula in formulas:
+        if len(formulas) > 1 and re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", formula)):
+            continue
+        for name, operation in _STATEMENT_OPERATIONS.items():
+            if operation.search(formula) and not operation.search(gold):
+                return name
+    # A function the statement applies, applied again, is the question in another form (\sin 15^\circ \cos 15^\circ
+    # asked, \sin\frac{\pi}{12}\cos\frac{\pi}{12} paid for 1/4).
+    applied = (set(_FUNCTIONS.findall(answer)) & set(_FUNCTIONS.findall(statement))) - set(_FUNCTIONS.findall(gold))
+    if applied:
+        return f"a function the statement applies ({sorted(applied)[0]})"
     numbers = _numbers(answer)
     if not numbers or not numbers <= _numbers(statement):
         return None

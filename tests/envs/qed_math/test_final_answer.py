@@ -96,10 +96,40 @@ def test_an_answer_reusing_a_statement_number_is_paid(answer, gold, statement):
     assert _refused(answer, gold, statement) is None
 
 
-def test_restates_needs_every_number_from_the_statement():
+def test_an_operation_the_gold_lacks_is_refused_on_any_numbers():
+    # The numbers are easily written in another form, so an operation is refused whatever it is applied to.
     assert restates(r"7^{2026} \mod 100", REMAINDER, "49") == "a remainder (mod)"
-    assert restates(r"7^{2026} \mod 101", REMAINDER, "49") is None  # not the statement's numbers: a wrong answer
-    assert restates(r"\mod", REMAINDER, "49") is None  # no number at all
+    assert restates(r"7^{2026} \mod 101", REMAINDER, "49") == "a remainder (mod)"
+    assert restates("7^{2027}", REMAINDER, "49") is None  # a power the statement does not write: a wrong answer
+
+
+#: What a hostile search over answers found paid (math_verify evaluates each to the gold): the statement's own
+#: operation with a number in another form, a limit under an operator of any name, derivatives the rule's pattern
+#: missed, and the statement's trigonometric expression in radians.
+HOSTILE = [
+    (REMAINDER, "49", [r"7^{2026} \mod 10^2", r"49^{1013} \mod 100", r"7^{2025}\cdot 7 \mod 100",
+                       r"(7^{1013})^2 \mod (99+1)", r"7^{2026} \mod \sqrt{10000}",
+                       r"7^{2026} - 10^2\lfloor \frac{7^{2026}}{10^2} \rfloor"]),
+    (REMAINDER, "49", [r"$49^{1013} \mod 100$ and $49^{1013} \mod 100$", r"$7^{2026} \bmod 10^2$, so $49$"]),
+    (CHOOSE, "120", [r"\binom{10}{7}", r"\binom{9+1}{3}", r"\binom{5\cdot 2}{3}"]),
+    (GCD, "6", [r"\gcd(12, 2\cdot 9)", r"\gcd(6\cdot 2, 18)"]),
+    (r"Compute $\lim_{x \to 0} \frac{\sin 2x}{x}$.", "2",
+     [r"_{x \to 0} \frac{\sin 2x}{x}", r"\foo_{x \to 0} \frac{\sin 2x}{x}", r"lim_{x \rightarrow 0} \frac{\sin 2x}{x}",
+      r"\varlimsup_{x \to 0} \frac{\sin 2x}{x}", r"\injlim_{x \longrightarrow 0^+} \frac{\sin 2x}{x}",
+      r"a_{x \mapsto 0} \frac{\sin 2x}{x}", "_{x \u2192 0} \\frac{\\sin 2x}{x}", r"_{x -> 0} \frac{\sin 2x}{x}",
+      r"_{x \Rightarrow 0} \frac{\sin 2x}{x}"]),
+    ("Differentiate $x^3$ with respect to $x$.", "3x^2",
+     [r"\frac{d}{d\!x}(x^3)", r"\frac{d x^{3}}{dx}", r"\frac{d(x^{3})}{d x}", r"\frac{dx^{3}}{d\!x}"]),
+    (r"Compute the exact value of $\sin 15^\circ \cos 15^\circ$.", r"\frac{1}{4}",
+     [r"\sin\frac{\pi}{12}\cos\frac{\pi}{12}", r"\sin(\pi/12)\cos(\pi/12)", r"\frac{\sin 30^\circ}{2}"]),
+]
+
+
+@pytest.mark.parametrize("statement, gold, answers", HOSTILE)
+def test_the_question_in_another_form_is_not_a_final_answer(statement, gold, answers):
+    for answer in answers:
+        assert _refused(answer, gold, statement) is not None, (answer, _read(answer))
+    assert _refused(gold, gold, statement) is None
 
 
 def test_every_shipped_answer_gold_passes_the_rule_with_its_statement():
