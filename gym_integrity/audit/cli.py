@@ -19,6 +19,7 @@ from gym_integrity.audit.targets import (
     swept_entries,
 )
 from gym_integrity.checks import json_object_arg
+from gym_integrity.openai_stub import STUB_JUDGE_MODEL
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -293,6 +294,10 @@ def _run_served(args: argparse.Namespace, console: Any, env_id: str, probes: lis
     from gym_integrity.audit.served_audit import WIRE_NOT_APPLICABLE, check_served_integrity
 
     start = time.perf_counter()
+    judge = (args.env_kwargs or {}).get("judge")
+    if isinstance(judge, dict) and judge.get("model") == STUB_JUDGE_MODEL:
+        # the package's stub judge grades the proofs: whether it pays an honest one says nothing of the env
+        probes = [p for p in probes if p != "honest_pay"]
     try:
         with Progress(
             SpinnerColumn(),
