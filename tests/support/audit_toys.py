@@ -161,10 +161,12 @@ class PaysScoreTags(CorrectToy):
 
 
 class UnseededDraw(CorrectToy):
-    """Draws problems from the global ``random`` module: equal seeds give different problems."""
+    """Draws problems from the global ``random`` module: equal seeds give different problems.
+
+    Seven-digit terms: a spray the search probes send cannot hit another draw's sum by luck."""
 
     def _draw(self) -> tuple[int, int]:
-        return random.randint(100, 999), random.randint(100, 999)
+        return random.randint(10**6, 10**7), random.randint(10**6, 10**7)
 
 
 class ResetKeepsEnd(CorrectToy):

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from gym_integrity.checks import check_choice, check_int, check_number, check_type, is_int, reject_unknown
+from gym_integrity.checks import check_bool, check_choice, check_int, check_number, check_type, is_int, reject_unknown
 from gym_integrity.grading.reader import ANSWER_FORMATS
 
 __all__ = ["ReasoningGymConfig", "available_datasets", "SCORING_MODES"]
@@ -92,6 +92,10 @@ class ReasoningGymConfig:
         score_timeout_s: The run budget of one sandboxed scorer call; an answer
             whose scoring runs past it is graded ``timeout`` (its own fault, not
             a no-verdict).
+        balanced_draw: Under strict scoring, draw every answer option equally
+            often and never an item whose answer is in its question
+            (docs/chance.md). Off by default: its plan reads 300 items at the
+            first reset of a process, a minute for a slow generator.
     """
 
     dataset: str | Sequence[Mapping[str, Any]] | Mapping[str, float] = "leg_counting"
@@ -102,6 +106,7 @@ class ReasoningGymConfig:
     max_answer_chars: int = 4096
     scoring: str = "strict"
     score_timeout_s: float = 5.0
+    balanced_draw: bool = False
 
     def composite_specs(self) -> list[dict[str, Any]] | None:
         """The composite as a list of ``{"name", "weight", "config"}``, or None for a single dataset."""
@@ -202,6 +207,7 @@ class ReasoningGymConfig:
         check_int("ReasoningGymConfig.max_answer_chars", self.max_answer_chars, low=1)
         check_choice("ReasoningGymConfig.answer_format", self.answer_format, ANSWER_FORMATS)
         check_choice("ReasoningGymConfig.scoring", self.scoring, SCORING_MODES)
+        check_bool("ReasoningGymConfig.balanced_draw", self.balanced_draw)
         check_number(
             "ReasoningGymConfig.score_timeout_s", self.score_timeout_s, low=0, low_open=True, high=3600, unit="seconds"
         )

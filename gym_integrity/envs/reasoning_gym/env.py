@@ -181,8 +181,15 @@ class ReasoningGymEnv(TextEnv):
         return self._question(), info
 
     # --- the balanced draw (draw.py): under strict scoring, labels equally likely and no answer in its question ---
-    #: Off only to measure what the draw changes (benchmarks/chance_table.py).
-    balanced_draw = True
+    @property
+    def balanced_draw(self) -> bool:
+        return bool(self.config.balanced_draw) if self._balanced_draw is None else self._balanced_draw
+
+    @balanced_draw.setter
+    def balanced_draw(self, on: bool) -> None:  # benchmarks/chance_table.py measures the draw with it off and on
+        self._balanced_draw = on
+
+    _balanced_draw: bool | None = None
 
     def _draw_item(self) -> tuple[int, dict[str, Any]]:
         if self.config.scoring != "strict" or not self.balanced_draw:

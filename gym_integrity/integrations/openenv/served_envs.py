@@ -45,7 +45,7 @@ from gym_integrity.integrations.openenv.client_resets import CONFIG_KEYS, Client
 from gym_integrity.integrations.openenv.models import GymAction, GymObservation, GymState, public_observation
 from gym_integrity.registration import env_entry, make
 
-__all__ = ["ResetBudgetExceeded", "ServedEnv", "ServedSession", "SessionThread"]
+__all__ = ["ServedEnv", "ServedSession", "SessionThread"]
 
 _CLOSED = "this session is closed (idle too long, or closed by its client): open a new session"
 
@@ -55,7 +55,7 @@ def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
         future.set_result(value) if ok else future.set_exception(value)
 
 
-class ResetBudgetExceeded(BaseException):
+class _ResetBudgetExceeded(BaseException):
     """Raised inside a session's thread to stop a reset past its budget. A BaseException: item generators retry
     on ``Exception`` (maze draws grids until one fits), which would swallow it."""
 
@@ -104,7 +104,7 @@ class SessionThread:
         with self._running_lock:
             if self._running is future and self._thread.ident is not None:
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                    ctypes.c_ulong(self._thread.ident), ctypes.py_object(ResetBudgetExceeded)
+                    ctypes.c_ulong(self._thread.ident), ctypes.py_object(_ResetBudgetExceeded)
                 )
 
     def stop(self) -> None:
@@ -116,7 +116,7 @@ class SessionThread:
             try:
                 if self._serve_one():
                     return
-            except ResetBudgetExceeded:  # delivered just after its call ended: nothing left to stop
+            except _ResetBudgetExceeded:  # delivered just after its call ended: nothing left to stop
                 continue
 
     def _serve_one(self) -> bool:
@@ -130,7 +130,7 @@ class SessionThread:
             with self._running_lock:
                 self._running = future
             ok, value = True, work(*args)
-        except ResetBudgetExceeded:
+        except _ResetBudgetExceeded:
             ok, value = False, TimeoutError("stopped at the reset budget")  # its caller has its error already
         except Exception as exc:  # the caller's to handle (openenv sends it as an error frame)
             value = exc
@@ -204,7 +204,7 @@ class ServedSession:
                 self._cursor = None
             try:
                 obs, info = env.reset(seed=seed, options=options or None)
-            except ResetBudgetExceeded:
+            except _ResetBudgetExceeded:
                 self.first = None  # stopped mid-reset: no step until a reset completes
                 raise
             self.state, self.first = state, public_observation(obs, info)
