@@ -13,5 +13,6 @@ BAD = {
         "max_answer_chars": ("10", 0),
         "scoring": (None, "lenient"),
         "score_timeout_s": (True, 0),
+        "balanced_draw": (1, "ANY"),
     },
 }
