@@ -323,22 +323,19 @@ def test_the_run_budget_still_stops_what_the_check_misses(verifier, monkeypatch)
 
 
 def test_a_sandboxed_sympy_scorer_refuses_an_expansion_unrun():
-    from gym_integrity.envs.reasoning_gym import sandbox
-    from gym_integrity.workers import get_pool
 
     env = gym.make("ReasoningGym-v0", dataset="polynomial_multiplication", size=4, seed=1)
     try:
         env.reset(options={"index": 0})
         gold = env.unwrapped.gold_answers()[0]
         assert env.step(f"<answer>{gold}</answer>")[1] == 1.0  # the sandbox pool is up and warm
-        pool = get_pool(sandbox.HANDLER, sandbox.POOL_CONFIG)
-        before = pool.stats()["pool/requests"]
         env.reset(options={"index": 0})
         start = time.perf_counter()
         _, reward, terminated, _, info = env.step("<answer>(x+1)**999*(x-1)**999</answer>")
         assert time.perf_counter() - start < 0.05
         assert (reward, terminated, info["verdict"], info["no_verdict"]) == (0.0, True, "timeout", False)
+        # "refused unrun" is the grade of the static check alone: the sandbox is never asked. (The pool's request
+        # counter cannot show it: the machine pool serves every process here, another xdist worker's included.)
         assert "refused unrun" in info["cause"]
-        assert pool.stats()["pool/requests"] == before
     finally:
         env.close()
