@@ -323,7 +323,6 @@ def test_the_run_budget_still_stops_what_the_check_misses(verifier, monkeypatch)
 
 
 def test_a_sandboxed_sympy_scorer_refuses_an_expansion_unrun():
-
     env = gym.make("ReasoningGym-v0", dataset="polynomial_multiplication", size=4, seed=1)
     try:
         env.reset(options={"index": 0})
