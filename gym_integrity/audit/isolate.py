@@ -21,6 +21,7 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.connection
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -179,6 +180,19 @@ class _Running:
     results: list[ProbeResult] = field(default_factory=list)
     closed: bool = False
     stacked: bool | None = None  # whether the env it built had the integrity stack (None: not built yet)
+
+
+def _start_up_hint(run: _Running) -> str:
+    """Why a child that died before its first word most often did: it re-imports the caller's script (forkserver
+    and spawn do), and a script that audits at import time audits again in the child, which multiprocessing
+    refuses during start-up."""
+    heard = run.stacked is not None or run.current is not None or run.results
+    if heard or not getattr(sys.modules.get("__main__"), "__file__", None):
+        return ""
+    return (
+        " before its first probe: a script that calls check_integrity(isolated=True) must call it under "
+        "`if __name__ == '__main__':` (the child imports the script again; its error is above on stderr)"
+    )
 
 
 def _context() -> Any:
@@ -350,7 +364,7 @@ def run_isolated(
                     drain(run, 0.2)  # its last words may still be in the pipe
                     run.process.join(timeout=5)
                     if index not in reports:
-                        cause = f"the audit process died (exit code {run.process.exitcode})"
+                        cause = f"the audit process died (exit code {run.process.exitcode}){_start_up_hint(run)}"
                         partial = _partial_report(run, run.target.probes or probes, cause, hang=False)
                         if not resume(index, partial):
                             finish(index, partial)

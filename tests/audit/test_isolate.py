@@ -157,3 +157,19 @@ def test_check_integrity_isolated_audits_a_module_id(tmp_path, monkeypatch):
     assert stacked.passed, [(r.probe, r.summary, r.evidence) for r in stacked.results]
     assert stacked.env_id == "user_envs_isolated:UserStacked-v0" and stacked.stacked is True
     assert bare.passed and bare.stacked is False
+
+
+def test_a_script_that_audits_at_import_time_is_told_to_guard_it(tmp_path):
+    """The child imports the caller's script again; auditing at its top level fails in the child's start-up, and
+    the report says what to write instead of only that the process died."""
+    import subprocess
+
+    script = tmp_path / "audit_at_import.py"
+    script.write_text(
+        "from gym_integrity.audit import check_integrity\n"
+        "report = check_integrity('ReasoningGym-v0', isolated=True, probes=['seeded_reset'])\n"
+        "print('ERROR:', report.error)\n"
+    )
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert "ERROR: the audit process died" in out.stdout, (out.stdout, out.stderr[-2000:])
+    assert "if __name__ == '__main__':" in out.stdout
