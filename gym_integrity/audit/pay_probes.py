@@ -150,7 +150,7 @@ class _Rule:
 
 
 def _constant(text: str) -> _Rule:
-    return _Rule(repr(text), lambda item: text)
+    return _Rule(short(text, 40), lambda item: text)
 
 
 def _ordinal(n: int) -> str:
@@ -194,7 +194,13 @@ def _fit(plays: _Plays, rules: list[_Rule], fit: list[_Item]) -> tuple[_Rule, fl
 
 
 def _judge(
-    plays: _Plays, rules: list[_Rule], fit: list[_Item], scored: list[_Item], chance: float, why: str
+    plays: _Plays,
+    rules: list[_Rule],
+    fit: list[_Item],
+    scored: list[_Item],
+    chance: float,
+    why: str,
+    reads_question: bool = False,
 ) -> tuple[bool, str, list[str]]:
     """Fit the best rule on ``fit``, score it on ``scored`` against ``chance`` + MARGIN (a one-sided binomial test):
     (failed, summary, evidence)."""
@@ -211,8 +217,8 @@ def _judge(
         f"{threshold:.3f}); P(>= {len(hits)} at {threshold:.3f}) = {p_value:.2g}"
     )
     examples = [
-        f"{rule.answer(it)!r} on seed {it.seed} (gold {short(it.golds[0], 30)}"
-        + (f"; the question's numbers {short(', '.join(it.numbers), 60)})" if it.numbers else ")")
+        f"{short(rule.answer(it), 30)} on seed {it.seed} (gold {short(it.golds[0], 30)}"
+        + (f"; the question's numbers {short(', '.join(it.numbers), 60)})" if reads_question else ")")
         for it in hits[:3]
     ]
     evidence = [line] + ([f"paid: {'; '.join(examples)}"] if examples else [])
@@ -246,7 +252,7 @@ def label_skew(s: Session) -> ProbeResult:
     pick = sum(it.uniform_pick() for it in scored) / len(scored)
     verdicts = [
         _judge(plays, constants, fit, scored, 1.0 / k, "constant"),
-        _judge(plays, positions, fit, scored, max(pick, 1.0 / k), "number read off the question"),
+        _judge(plays, positions, fit, scored, max(pick, 1.0 / k), "number read off the question", True),
     ]
     evidence = [line for _, _, lines in verdicts for line in lines] + [
         f"chance: a constant 1/k, k={k} distinct answers drawn; a number of the question picked at random is the "
