@@ -55,13 +55,10 @@ SEARCH_PROBES = ("question_echo", "alphabet_sprays", "covering_sprays", "adaptiv
 _SCOUTS = 3
 #: A search step may wait this long: these probes measure pay, not time (pathological_answers bounds grading).
 _PLAY_BOUND_S = 30.0
-#: The most telling echoes (an expression the question restates, the whole question) are tried on this many
-#: items, this many per item, before the time budget applies: a slow grader (1 s an answer) is where an
-#: evaluating verifier lives, and a budget of seconds met it after two or three answers.
-_TELLING_ITEMS = 3
-_TELLING_PER_ITEM = 3
-#: ... within this share of the probe's wall-clock bound: past that bound the probe would fail as a hang.
-_TELLING_SHARE = 0.5
+#: The most telling echoes (an expression the question restates, the whole question) are tried on this many items,
+#: this many per item, before the time budget applies: evaluating verifiers are slow (1 s an answer), and a budget
+#: of seconds met them after two or three answers. Within this share of the probe's bound (past it: a hang).
+_TELLING_ITEMS, _TELLING_PER_ITEM, _TELLING_SHARE = 3, 3, 0.5
 
 
 @dataclass(frozen=True)
@@ -342,8 +339,9 @@ def _run(
     "I7 paid for the answer",
     "Answers built only from the question's own text (each listed premise or fact, their conjunction joined "
     "the way the task writes 'and', those items composed with the connectives the question spells (an item "
-    "or-ed with a name inside it or its negation, two items joined by iff, implies or or), each number, each "
-    "quoted span, each line and sentence, the whole question; each item led by another family) earn no more "
+    "or-ed with a name inside it or its negation, two items joined by iff, implies or or), each expression it "
+    "restates, each number, each quoted span, each line and sentence, the whole question; the expressions and the "
+    "whole question first on 3 items whatever the time budget, then each item led by another family) earn no more "
     "than chance on any item: the gold's reward where the echo is the gold, else a "
     "wrong answer's capped at 0 (0 for items without a gold).",
 )
