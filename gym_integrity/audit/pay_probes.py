@@ -50,7 +50,9 @@ _POSITIONS = 4
 #: A number of the question as a whole: digits never cut out of a longer number (``18`` is not in ``180``, ``1`` not
 #: in ``1.5``), letters around it allowed (``11`` in ``11x``); a minus is a sign only written against the digits
 #: and not after an operand (``f(-3)``; not ``x^2 - 11x``).
-_QUESTION_NUMBER = re.compile(r"(?<![\d.])(?:(?<![\w)}\]])-)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\d])")
+_QUESTION_NUMBER = re.compile(
+    r"(?<![\d.])(?:(?<![\w)}\]])-)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\d)"
+)
 
 
 @dataclass(frozen=True)
@@ -89,10 +91,15 @@ def question_numbers(question: str) -> list[str]:
 
     >>> question_numbers("What is the sum of the roots of $x^2 - 11x + 28 = 0$? Answer within \\boxed{}.")
     ['2', '11', '28', '0']
-    >>> question_numbers("How many divisors does 180 have? f(-3) = 1,234.5")
-    ['180', '-3', '1,234.5']
+    >>> question_numbers("How many divisors does 180 have? f(-3) = 1,234.5 or 5.9e+08")
+    ['180', '-3', '1,234.5', '5.9e+08']
     """
     return [m.group(0) for m in _QUESTION_NUMBER.finditer("\n".join(task_lines(question)))]
+
+
+def _same_value(a: float | None, b: float) -> bool:
+    """Equal numbers, however written (``5.926413263049999e+08`` is ``592641326.305``)."""
+    return a is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 
 @dataclass
@@ -107,7 +114,7 @@ class _Item:
         gold = numeric_value(self.golds[0])
         if not self.numbers or gold is None:
             return 0.0
-        return sum(numeric_value(n) == gold for n in self.numbers) / len(self.numbers)
+        return sum(_same_value(numeric_value(n), gold) for n in self.numbers) / len(self.numbers)
 
 
 def _play(s: Session, seed: int, text: str, label: str) -> Transition | None:
