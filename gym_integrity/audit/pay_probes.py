@@ -5,15 +5,16 @@
     unseen seeds ──► golds (privileged hook, else what an ended episode reveals)
          │                │
          │                ├─► k = distinct answers drawn ──► chance = 1/k
-         │                └─► fit seeds: the best constant by reward ──► scored on unseen seeds
-         │                                                              vs chance + margin (binomial test)
+         │                └─► fit seeds: the best constant, and the best "n-th number of the question",
+         │                    by reward ──► scored on unseen seeds vs chance + margin (binomial test)
          ├─► random text, one item each ──► paid above a wrong answer? (needs no gold at all)
          └─► every gold form and declared variant ──► paid on >= 99% of items?
 
-``label_skew`` fails a draw that makes a constant pay: a majority label is
-reached by sampling items, and is not paid as if it were an answer. Chance is a
-uniform guess over the answers the env draws, never how often that constant is
-the gold. ``random_answers`` needs no gold, so a gold-free grader that pays
+``label_skew`` fails a draw that makes a task-free rule pay: a majority label,
+or a gold standing at a fixed place among the question's numbers, is reached by
+sampling items, and is not paid as if it were an answer. Chance is a uniform
+guess (over the answers the env draws; over the question's numbers), never how
+often the rule's answer is the gold. ``random_answers`` needs no gold, so a gold-free grader that pays
 content-free text fails instead of coming back inconclusive. ``honest_pay`` is
 the other side: an answer that does what the question asks is paid.
 """
