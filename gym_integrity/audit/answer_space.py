@@ -26,6 +26,8 @@ from gym_integrity.grading.numbers import FRACTION_PART, SIGN
 __all__ = [
     "Candidate",
     "echo_answers",
+    "expressions",
+    "task_lines",
     "composed_answers",
     "Vocabulary",
     "alphabet_answers",
@@ -57,6 +59,14 @@ _NUMBERED = re.compile(r"^[ \t]*\.?[ \t]*\(?\d{1,2}[.):][ \t]+(\S.*?)[ \t]*$", r
 _BULLETED = re.compile(r"^[ \t]*[-*•][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
 _NUMBER = re.compile(rf"(?<![\w.]){SIGN}?\d+{FRACTION_PART}?(?:/\d+)?(?![\w])")
 _EXPRESSION = re.compile(r"(?<![\w.])\(?-?\d+(?:\.\d+)?\)?(?:\s*[-+*/×÷^]\s*\(?-?\d+(?:\.\d+)?\)?)+")
+#: A math span a question restates its task in (``$\binom{9}{4}$``, ``\(x^2 - 1\)``): an evaluating grader pays it
+#: back. Only spans that compute something (an operator or a command), never prose between two dollar amounts.
+_MATH_SPAN = re.compile(
+    r"\$\$([^$]{1,300}?)\$\$|\$([^$\n]{1,300}?)\$|\\\((.{1,300}?)\\\)|\\\[(.{1,300}?)\\\]", re.DOTALL
+)
+_LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
+_PROSE = re.compile(r"[A-Za-z]{2,}\s+[A-Za-z]{2,}")
+_OPERATION = re.compile(r"[-+*/^=<>!()\\]")
 _QUOTED = re.compile(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"|`([^`\n]{1,120})`")
 _SENTENCE = re.compile(r"(?<=[.?!])\s+")
 #: How tasks write "and": a symbol the question itself uses is tried first.
@@ -134,6 +144,32 @@ def composed_answers(question: str, items: Sequence[str], joined: str | None, li
     return round_robin(out)[:limit]
 
 
+def task_lines(question: str) -> list[str]:
+    """The question's lines without its instructions (where and how to put the answer): an instruction sentence
+    appended to the task's own line (``What is $x$? Let's think step by step ... \\boxed{}.``) is cut from it."""
+    out = []
+    for line in question.splitlines():
+        line = line.strip()
+        if _INSTRUCTION.search(line):
+            line = " ".join(s for s in _SENTENCE.split(line) if not _INSTRUCTION.search(s)).strip()
+        if line:
+            out.append(line)
+    return out
+
+
+def expressions(question: str) -> list[str]:
+    """What the question asks to compute, as written: its math spans that compute something (``\\frac{3}{4} -
+    \\frac{1}{6}``, ``\\binom{9}{4}``; not a lone number or name, not prose between two dollar amounts) and its plain
+    arithmetic (``3 + 4 * 2``)."""
+    out = []
+    for match in _MATH_SPAN.finditer(question):
+        span = next(g for g in match.groups() if g is not None).strip()
+        if _OPERATION.search(span) and not _PROSE.search(_LATEX_COMMAND.sub(" ", span)) and span not in out:
+            out.append(span)
+    out += [m.group(0).strip() for m in _EXPRESSION.finditer(question) if m.group(0).strip() not in out]
+    return out
+
+
 def echo_answers(question: str, limit: int = 40) -> list[Candidate]:
     """Answers built only from the question's own text, the most answer-like first: its listed items (premises,
     facts) alone and joined the way the task writes conjunctions, each number, each quoted span, each line and
@@ -171,13 +207,13 @@ def echo_answers(question: str, limit: int = 40) -> list[Candidate]:
         else None,
     ):
         add(candidate.family, candidate.text)
-    for match in _EXPRESSION.finditer(question):  # a grader that evaluates the answer pays the question back
-        add("echo: expression", match.group(0))
+    for expression in expressions(question):  # a grader that evaluates the answer pays the question back
+        add("echo: expression", expression)
     for match in _NUMBER.finditer(question):
         add("echo: number", match.group(0))
     for match in _QUOTED.finditer(question):
         add("echo: quoted span", next(g for g in match.groups() if g is not None))
-    lines = [line.strip() for line in question.splitlines() if line.strip() and not _INSTRUCTION.search(line)]
+    lines = task_lines(question)
     for line in reversed(lines):  # the item's own text is last; the task's instructions come first
         add("echo: line", line)
         for sentence in _SENTENCE.split(line):

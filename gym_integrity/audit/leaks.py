@@ -28,7 +28,16 @@ from typing import Any
 
 from gym_integrity.grading.numbers import EXPONENT, FRACTION_PART
 
-__all__ = ["LeakMatch", "squash", "strip_latex", "numeric_value", "find_in_text", "walk_strings", "STRONG_LENGTH"]
+__all__ = [
+    "LeakMatch",
+    "squash",
+    "strip_latex",
+    "numeric_value",
+    "find_in_text",
+    "walk_strings",
+    "question_text",
+    "STRONG_LENGTH",
+]
 
 #: A matched form at least this long (after squashing) is evidence on its own;
 #: shorter ones (small numbers, "yes") must recur across episodes to count,
@@ -203,3 +212,10 @@ def walk_strings(value: Any, path: str = "", depth: int = 0) -> Iterator[tuple[s
         yield path, str(value.item())  # numpy scalar
     elif isinstance(value, (bytes, bytearray)):
         yield path, bytes(value[:_HAYSTACK_CAP]).decode("utf-8", "replace")
+
+
+def question_text(obs: Any) -> str:
+    """What a policy reads of an observation: the text itself, or every string leaf of a structured one."""
+    if isinstance(obs, str):
+        return obs
+    return "\n".join(text for _, text in walk_strings(obs))

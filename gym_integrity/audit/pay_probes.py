@@ -5,15 +5,16 @@
     unseen seeds ──► golds (privileged hook, else what an ended episode reveals)
          │                │
          │                ├─► k = distinct answers drawn ──► chance = 1/k
-         │                └─► fit seeds: the best constant by reward ──► scored on unseen seeds
-         │                                                              vs chance + margin (binomial test)
+         │                └─► fit seeds: the best constant, and the best "n-th number of the question",
+         │                    by reward ──► scored on unseen seeds vs chance + margin (binomial test)
          ├─► random text, one item each ──► paid above a wrong answer? (needs no gold at all)
          └─► every gold form and declared variant ──► paid on >= 99% of items?
 
-``label_skew`` fails a draw that makes a constant pay: a majority label is
-reached by sampling items, and is not paid as if it were an answer. Chance is a
-uniform guess over the answers the env draws, never how often that constant is
-the gold. ``random_answers`` needs no gold, so a gold-free grader that pays
+``label_skew`` fails a draw that makes a task-free rule pay: a majority label,
+or a gold standing at a fixed place among the question's numbers, is reached by
+sampling items, and is not paid as if it were an answer. Chance is a uniform
+guess (over the answers the env draws; over the question's numbers), never how
+often the rule's answer is the gold. ``random_answers`` needs no gold, so a gold-free grader that pays
 content-free text fails instead of coming back inconclusive. ``honest_pay`` is
 the other side: an answer that does what the question asks is paid.
 """
@@ -22,17 +23,20 @@ from __future__ import annotations
 
 import math
 import random
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from gym_integrity.audit.adapters import ANSWER_HINT
-from gym_integrity.audit.leaks import squash, strip_latex
+from gym_integrity.audit.answer_space import task_lines
+from gym_integrity.audit.leaks import numeric_value, question_text, squash, strip_latex
 from gym_integrity.audit.registry import _EPS, _failed, _no_gold, _not_run, _passed, _probe
 from gym_integrity.audit.report import ProbeResult
 from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, short
 from gym_integrity.openai_stub import STUB_JUDGE_MODEL
 
-__all__ = ["PayBudget", "binomial_tail", "honest_pay", "label_skew", "pay_budget", "random_answers"]
+__all__ = ["PayBudget", "binomial_tail", "honest_pay", "label_skew", "pay_budget", "question_numbers", "random_answers"]
 
 #: How far above the uniform guess a content-free answer may be paid (the issue's measure: 1/k + 0.03).
 MARGIN = 0.03
@@ -42,6 +46,14 @@ ALPHA = 0.01
 _STOCK_CONSTANTS = ("yes", "no", "true", "false", "0", "1", "2", "A", "B", "C", "D", "none", "infeasible")
 #: First seeds of the items these probes draw: apart from the audit's own seeds, so that the items are unseen.
 _FIT_BASE, _SCORED_BASE, _RANDOM_BASE, _HONEST_BASE = 10_000, 20_000, 30_000, 40_000
+#: Where a gold may stand in the question: its n-th number, or n-th from the end, for n up to this.
+_POSITIONS = 4
+#: A number of the question as a whole: digits never cut out of a longer number (``18`` is not in ``180``, ``1`` not
+#: in ``1.5``), letters around it allowed (``11`` in ``11x``); a minus is a sign only written against the digits
+#: and not after an operand (``f(-3)``; not ``x^2 - 11x``).
+_QUESTION_NUMBER = re.compile(
+    r"(?<![\d.])(?:(?<![\w)}\]])-)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\d)"
+)
 
 
 @dataclass(frozen=True)
@@ -75,11 +87,35 @@ def _label(gold: str) -> str:
     return squash(strip_latex(gold)).strip(".").casefold()
 
 
+def question_numbers(question: str) -> list[str]:
+    """The whole numbers of a question, in order, its instructions (where to put the answer) left out.
+
+    >>> question_numbers("What is the sum of the roots of $x^2 - 11x + 28 = 0$? Answer within \\boxed{}.")
+    ['2', '11', '28', '0']
+    >>> question_numbers("How many divisors does 180 have? f(-3) = 1,234.5 or 5.9e+08")
+    ['180', '-3', '1,234.5', '5.9e+08']
+    """
+    return [m.group(0) for m in _QUESTION_NUMBER.finditer("\n".join(task_lines(question)))]
+
+
+def _same_value(a: float | None, b: float) -> bool:
+    """Equal numbers, however written (``5.926413263049999e+08`` is ``592641326.305``)."""
+    return a is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
 @dataclass
 class _Item:
     seed: int
     golds: list[str]
     top: float  # what the gold earns here: the scale a payment is measured on
+    numbers: list[str]  # the question's numbers, in order
+
+    def uniform_pick(self) -> float:
+        """How often a number of the question picked at random is the gold: the chance of a positional rule."""
+        gold = numeric_value(self.golds[0])
+        if not self.numbers or gold is None:
+            return 0.0
+        return sum(_same_value(numeric_value(n), gold) for n in self.numbers) / len(self.numbers)
 
 
 def _play(s: Session, seed: int, text: str, label: str) -> Transition | None:
@@ -100,11 +136,11 @@ def _items(s: Session, base: int, n: int) -> tuple[list[_Item], str]:
     """``n`` items from seed ``base`` on with their golds and the gold's reward; where the golds came from."""
     items, source = [], ""
     for seed in range(base, base + n):
-        golds, source, _, _ = s.gold_or_revealed(seed)
+        golds, source, obs, _ = s.gold_or_revealed(seed)
         golds = [g for g in golds if isinstance(g, str) and g.strip()]
         if golds:
             top = _reward(_play(s, seed, golds[0], "the gold answer"))
-            items.append(_Item(seed, golds, top))
+            items.append(_Item(seed, golds, top, question_numbers(question_text(obs))))
     return items, source
 
 
@@ -113,13 +149,101 @@ def _paid(reward: float, item: _Item) -> bool:
     return item.top > _EPS and reward >= 0.5 * item.top - _EPS
 
 
+@dataclass(frozen=True)
+class _Rule:
+    """A task-free way to answer: a constant, or a number read off the question at a fixed place."""
+
+    name: str
+    answer: Callable[[_Item], str | None]
+
+
+def _constant(text: str) -> _Rule:
+    return _Rule(short(text, 40), lambda item: text)
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'st' if n == 1 else 'nd' if n == 2 else 'rd' if n == 3 else 'th'}"
+
+
+def _positional(n: int, from_end: bool) -> _Rule:
+    """The question's n-th number (or n-th from the end): the gold standing at a fixed place in the question."""
+    name = (
+        f"the question's {'last' if n == 1 else _ordinal(n) + ' from the end'} number"
+        if from_end
+        else f"the question's {_ordinal(n)} number"
+    )
+    return _Rule(
+        name, lambda item: (item.numbers[-n] if from_end else item.numbers[n - 1]) if len(item.numbers) >= n else None
+    )
+
+
+class _Plays:
+    """Each (item, answer) played once: rules that read the same number off a question share its reward."""
+
+    def __init__(self, s: Session) -> None:
+        self.s = s
+        self.paid: dict[tuple[int, str], bool] = {}
+
+    def __call__(self, rule: _Rule, item: _Item) -> bool:
+        text = rule.answer(item)
+        if text is None or not text.strip():
+            return False
+        key = (item.seed, text)
+        if key not in self.paid:
+            self.paid[key] = _paid(_reward(_play(self.s, item.seed, text, f"rule: {short(text, 30)}")), item)
+        return self.paid[key]
+
+
+def _fit(plays: _Plays, rules: list[_Rule], fit: list[_Item]) -> tuple[_Rule, float]:
+    """The rule paid on most fit items (the first of equals), and its rate there."""
+    rated = [(sum(plays(rule, it) for it in fit) / len(fit), -index) for index, rule in enumerate(rules)]
+    rate, index = max(rated)
+    return rules[-index], rate
+
+
+def _judge(
+    plays: _Plays,
+    rules: list[_Rule],
+    fit: list[_Item],
+    scored: list[_Item],
+    chance: float,
+    why: str,
+    reads_question: bool = False,
+) -> tuple[bool, str, list[str]]:
+    """Fit the best rule on ``fit``, score it on ``scored`` against ``chance`` + MARGIN (a one-sided binomial test):
+    (failed, summary, evidence)."""
+    rule, fit_rate = _fit(plays, rules, fit)
+    threshold = min(1.0, chance + MARGIN)
+    if fit_rate <= 0:
+        return False, f"no {why} was paid on any of {len(fit)} fit items", []
+    hits = [it for it in scored if plays(rule, it)]
+    rate = len(hits) / len(scored)
+    p_value = binomial_tail(len(scored), len(hits), threshold)
+    line = (
+        f"the best {why} on {len(fit)} fit items, {rule.name} (paid {fit_rate:.2f} there), was paid on "
+        f"{len(hits)}/{len(scored)} unseen items ({rate:.2f}); chance {chance:.3f} (+{MARGIN} margin: "
+        f"{threshold:.3f}); P(>= {len(hits)} at {threshold:.3f}) = {p_value:.2g}"
+    )
+    examples = [
+        f"{short(rule.answer(it), 30)} on seed {it.seed} (gold {short(it.golds[0], 30)}"
+        + (f"; the question's numbers {short(', '.join(it.numbers), 60)})" if reads_question else ")")
+        for it in hits[:3]
+    ]
+    evidence = [line] + ([f"paid: {'; '.join(examples)}"] if examples else [])
+    if rate > threshold and p_value < ALPHA:
+        return True, f"{rule.name} is paid on {rate:.2f} of unseen items (chance {chance:.3f})", evidence
+    return False, f"best {why} {rule.name}: {rate:.2f} of unseen items (chance {chance:.3f})", evidence
+
+
 @_probe(
     "label_skew",
     "I12 paid as asked",
-    "A constant fitted by reward on some items (every gold seen there, and yes/no/option labels) is scored on "
-    "unseen items: its pay rate must not exceed the uniform guess over the answers the env draws (1/k, k the "
-    "distinct golds seen) by more than 0.03, at 1% significance (a one-sided binomial test). Chance is never "
-    "how often that constant happens to be the gold: a majority label is the draw's to balance.",
+    "A task-free rule fitted by reward on some items is scored on unseen items against chance, at 1% significance "
+    "(a one-sided binomial test, 0.03 margin): a constant (every gold seen there, and yes/no/option labels) against "
+    "the uniform guess over the answers the env draws (1/k, k the distinct golds seen); the question's n-th number "
+    "or n-th from the end (n up to 4, whole numbers only) against a number of the question picked at random (and "
+    "never below 1/k). Chance is never how often the rule's answer happens to be the gold: a majority label, or a "
+    "gold standing at a fixed place in the question, is the draw's to balance.",
 )
 def label_skew(s: Session) -> ProbeResult:
     budget = pay_budget(s.settings.deep)
@@ -127,34 +251,25 @@ def label_skew(s: Session) -> ProbeResult:
     scored, _ = _items(s, _SCORED_BASE, budget.scored)
     if len(fit) < 2 or len(scored) < 4:
         return _no_gold(source)
-    labels = {_label(item.golds[0]) for item in fit + scored}
-    k = len(labels)
-    chance = 1.0 / k
-    threshold = min(1.0, chance + MARGIN)
-    candidates = list(dict.fromkeys([item.golds[0].strip() for item in fit] + list(_STOCK_CONSTANTS)))
-    best, best_rate = "", -1.0
-    for text in candidates:
-        rate = sum(_paid(_reward(_play(s, it.seed, text, f"constant {short(text, 30)}")), it) for it in fit) / len(fit)
-        if rate > best_rate:
-            best, best_rate = text, rate
-    hits = [it for it in scored if _paid(_reward(_play(s, it.seed, best, f"constant {short(best, 30)}")), it)]
-    rate = len(hits) / len(scored)
-    p_value = binomial_tail(len(scored), len(hits), threshold)
-    line = (
-        f"the best constant on {len(fit)} fit items, {best!r} (paid {best_rate:.2f} there), was paid on "
-        f"{len(hits)}/{len(scored)} unseen items ({rate:.2f}); uniform guess over k={k} distinct answers drawn: "
-        f"{chance:.3f} (+{MARGIN} margin: {threshold:.3f}); P(>= {len(hits)} at {threshold:.3f}) = {p_value:.2g}"
-    )
-    if rate > threshold and p_value < ALPHA:
-        seeds = ", ".join(str(it.seed) for it in hits[:6]) + (" ..." if len(hits) > 6 else "")
-        return _failed(
-            f"a constant answer is paid above the uniform guess: {best!r} on {rate:.2f} of unseen items "
-            f"(chance {chance:.3f})",
-            [line, f"paid on seeds {seeds} (golds from {source})"],
-        )
-    return _passed(
-        f"no constant is paid above the uniform guess over k={k} answers (best {best!r}: {rate:.2f})", [line]
-    )
+    k = len({_label(item.golds[0]) for item in fit + scored})
+    plays = _Plays(s)
+    constants = [
+        _constant(text) for text in dict.fromkeys([item.golds[0].strip() for item in fit] + list(_STOCK_CONSTANTS))
+    ]
+    positions = [_positional(n, from_end) for from_end in (False, True) for n in range(1, _POSITIONS + 1)]
+    pick = sum(it.uniform_pick() for it in scored) / len(scored)
+    verdicts = [
+        _judge(plays, constants, fit, scored, 1.0 / k, "constant"),
+        _judge(plays, positions, fit, scored, max(pick, 1.0 / k), "number read off the question", True),
+    ]
+    evidence = [line for _, _, lines in verdicts for line in lines] + [
+        f"chance: a constant 1/k, k={k} distinct answers drawn; a number of the question picked at random is the "
+        f"gold on {pick:.3f} of unseen items (golds from {source})"
+    ]
+    failed = [summary for bad, summary, _ in verdicts if bad]
+    if failed:
+        return _failed("a task-free answer is paid above chance: " + "; ".join(failed), evidence)
+    return _passed(f"no task-free answer is paid above chance (k={k}): " + "; ".join(v[1] for v in verdicts), evidence)
 
 
 def _random_text(rng: random.Random) -> str:

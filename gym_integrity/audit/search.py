@@ -19,6 +19,7 @@ many more); importing this module registers them after the grader probes.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 import weakref
@@ -33,18 +34,20 @@ from gym_integrity.audit.answer_space import (
     alphabet_answers,
     answer_cap,
     echo_answers,
+    expressions,
     mutate,
     round_robin,
+    task_lines,
 )
 from gym_integrity.audit.chance import chance_of
 from gym_integrity.audit.coverings import covering_answers
-from gym_integrity.audit.leaks import walk_strings
+from gym_integrity.audit.leaks import question_text
 from gym_integrity.audit.registry import _EPS, _failed, _not_run, _passed, _probe
 from gym_integrity.audit.report import ProbeResult
 from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, short
 from gym_integrity.audit.transplants import transplanted_answers
 
-__all__ = ["SEARCH_PROBES", "SearchBudget", "budget_for", "DEEP_PROBE_TIMEOUT_S", "item_attacks"]
+__all__ = ["SEARCH_PROBES", "SearchBudget", "budget_for", "DEEP_PROBE_TIMEOUT_S", "item_attacks", "telling_echoes"]
 
 #: The search probes, in report order (``--all-datasets`` runs them with the grader probes).
 SEARCH_PROBES = ("question_echo", "alphabet_sprays", "covering_sprays", "adaptive_search")
@@ -52,6 +55,10 @@ SEARCH_PROBES = ("question_echo", "alphabet_sprays", "covering_sprays", "adaptiv
 _SCOUTS = 3
 #: A search step may wait this long: these probes measure pay, not time (pathological_answers bounds grading).
 _PLAY_BOUND_S = 30.0
+#: The most telling echoes (an expression the question restates, the whole question) are tried on this many items,
+#: this many per item, before the time budget applies: evaluating verifiers are slow (1 s an answer), and a budget
+#: of seconds met them after two or three answers. Within this share of the probe's bound (past it: a hang).
+_TELLING_ITEMS, _TELLING_PER_ITEM, _TELLING_SHARE = 3, 3, 0.5
 
 
 @dataclass(frozen=True)
@@ -77,12 +84,6 @@ def budget_for(s: Session) -> SearchBudget:
     base = DEEP_BUDGET if getattr(s.settings, "deep", False) else DEFAULT_BUDGET
     seconds = min(base.seconds, 0.6 * s.settings.probe_timeout_s)
     return SearchBudget(base.items, base.per_item, base.covering_digits, base.search_episodes, seconds)
-
-
-def _question_text(obs: Any) -> str:
-    if isinstance(obs, str):
-        return obs
-    return "\n".join(text for _, text in walk_strings(obs))
 
 
 def item_attacks(
@@ -234,13 +235,16 @@ def _known(s: Session) -> _Known:
         return _Known()
 
 
-def _items(s: Session, budget: SearchBudget) -> tuple[list[_Item], str | None]:
-    """The attacked episodes, at least two and at most ``budget.items`` within half the time budget, or why none
-    could be played."""
+def _items(
+    s: Session, budget: SearchBudget, at_least: int = 2, deadline: float = math.inf
+) -> tuple[list[_Item], str | None]:
+    """The attacked episodes, at least ``at_least`` (two of them past the ``deadline``, a ``perf_counter`` time)
+    and at most ``budget.items`` within half the time budget, or why none could be played."""
     known, started = _known(s), time.perf_counter()
     items: list[Any] = []
     for seed in _seeds(s, budget.items)[: budget.items]:
-        if len(items) >= 2 and time.perf_counter() - started > budget.seconds / 2:
+        now = time.perf_counter()
+        if len(items) >= 2 and (now > deadline or (len(items) >= at_least and now - started > budget.seconds / 2)):
             break
         if seed not in known.items:
             golds, _, obs, _ = s.gold_or_revealed(seed)
@@ -251,7 +255,7 @@ def _items(s: Session, budget: SearchBudget) -> tuple[list[_Item], str | None]:
             wrong = _play(s, seed, WRONG_ANSWER, f"answer {WRONG_ANSWER!r}")
             if wrong is None:
                 return [], f"a wrong answer, the baseline of chance, raised on seed {seed}"
-            known.items[seed] = _Item(seed, _question_text(obs), gold, gold_reward, wrong.reward)
+            known.items[seed] = _Item(seed, question_text(obs), gold, gold_reward, wrong.reward)
         items.append(known.items[seed])
     return items, None
 
@@ -267,7 +271,7 @@ def _scout_golds(s: Session, budget: SearchBudget, attacked: Iterable[str] = ())
                 golds, _, obs, _ = s.gold_or_revealed(seed)
             except Exception:
                 golds, obs = [], ""
-            known.scouts[seed] = (_question_text(obs), golds[:1])
+            known.scouts[seed] = (question_text(obs), golds[:1])
         question, golds = known.scouts[seed]
         if question not in attacked:
             out.extend(golds)
@@ -292,20 +296,41 @@ def _run(
     what: str,
     per_item: Callable[[_Item, SearchBudget, random.Random], list[Candidate]],
     extra: Callable[[list[_Item]], list[str]] = lambda items: [],
+    telling: Callable[[_Item], list[Candidate]] | None = None,
 ) -> ProbeResult:
+    """Play each item's candidates within the time budget (each item's first one whatever the time); with
+    ``telling``, those answers first, on ``_TELLING_ITEMS`` items, before the budget applies."""
     budget = budget_for(s)
     ledger = _Ledger(budget, right_answer_check(s.env))  # the items' set-up counts against the probe's seconds too
-    items, why = _items(s, budget)
+    deadline = ledger.started + _TELLING_SHARE * s.settings.probe_timeout_s
+    items, why = _items(s, budget, _TELLING_ITEMS if telling else 2, deadline)
     if why:
         return _not_run(why, ANSWER_HINT)
+    played: set[tuple[int, str]] = set()
+    lines = []
+    if telling is not None:
+        tried = 0
+        for item in items[:_TELLING_ITEMS]:
+            for candidate in telling(item)[:_TELLING_PER_ITEM]:
+                if time.perf_counter() > deadline:
+                    break
+                ledger.record(
+                    candidate.family, candidate.text, item, _play(s, item.seed, candidate.text, candidate.family)
+                )
+                played.add((item.seed, candidate.text))
+                tried += 1
+        lines.append(
+            f"{tried} telling echo(es) (expressions, the whole question) played before the time budget applied"
+        )
     for item in items:
         rng = random.Random(item.seed)
-        for index, candidate in enumerate(per_item(item, budget, rng)[: budget.per_item]):
+        rest = [c for c in per_item(item, budget, rng)[: budget.per_item] if (item.seed, c.text) not in played]
+        for index, candidate in enumerate(rest):
             if not ledger.time_left() and index:  # out of time: still each item's first (most telling) answer
                 break
             t = _play(s, item.seed, candidate.text, candidate.family)
             ledger.record(candidate.family, candidate.text, item, t)
-    return ledger.result(what, items, extra(items))
+    return ledger.result(what, items, extra(items) + lines)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -314,8 +339,9 @@ def _run(
     "I7 paid for the answer",
     "Answers built only from the question's own text (each listed premise or fact, their conjunction joined "
     "the way the task writes 'and', those items composed with the connectives the question spells (an item "
-    "or-ed with a name inside it or its negation, two items joined by iff, implies or or), each number, each "
-    "quoted span, each line and sentence, the whole question; each item led by another family) earn no more "
+    "or-ed with a name inside it or its negation, two items joined by iff, implies or or), each expression it "
+    "restates, each number, each quoted span, each line and sentence, the whole question; the expressions and the "
+    "whole question first on 3 items whatever the time budget, then each item led by another family) earn no more "
     "than chance on any item: the gold's reward where the echo is the gold, else a "
     "wrong answer's capped at 0 (0 for items without a gold).",
 )
@@ -325,7 +351,17 @@ def question_echo(s: Session) -> ProbeResult:
         s,
         "echoes of the question",
         lambda item, budget, rng: _led_by(echo_answers(item.question), item.seed)[: budget.per_item],
+        telling=lambda item: telling_echoes(item.question),
     )
+
+
+def telling_echoes(question: str) -> list[Candidate]:
+    """The echoes an evaluating grader pays first: the first expression the question restates, the whole question
+    (its instructions left out), then the next expression."""
+    found = [Candidate("echo: expression", e) for e in expressions(question)[:2]]
+    lines = task_lines(question)
+    whole = [Candidate("echo: the question", "\n".join(lines))] if lines else []
+    return [c for c in found[:1] + whole + found[1:] if c.text.strip()]
 
 
 def _led_by(candidates: list[Candidate], k: int) -> list[Candidate]:

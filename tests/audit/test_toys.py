@@ -51,7 +51,8 @@ def _fresh_shared_scale():
     toys.SharedScale.reset_shared()
 
 
-@pytest.mark.parametrize("toy", [CorrectToy, NoHook, toys.RefusesAfterEnd, toys.YesNoToy, toys.PaysEveryForm],
+@pytest.mark.parametrize("toy", [CorrectToy, NoHook, toys.RefusesAfterEnd, toys.YesNoToy, toys.PaysEveryForm,
+                                 toys.GoldNeverInQuestion],
                          ids=lambda c: c.__name__)
 def test_correct_toys_pass_every_probe(toy):
     report = check_integrity(toy)

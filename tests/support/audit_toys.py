@@ -371,6 +371,60 @@ class SkewedLabels(YesNoToy):
         return 2 * int(self.np_random.integers(50, 500)) + (0 if even else 1), 0
 
 
+class GoldSecondInQuestion(CorrectToy):
+    """Quadratics ``x^2 - sx + p`` (roots r1, r2): on 40% of items the sum of the roots (``s``, the question's second
+    number), else the value at some x. Strict, but "answer the question's 2nd number" is paid 0.4, and a number of
+    the question picked at random 0.1 (gradecheck's ``x^2 - 11x + 28``, gold 11, as a draw)."""
+
+    ROOT_ITEMS = 0.4
+
+    def _draw(self) -> tuple[Any, None]:
+        rng = self.np_random
+        r1, r2 = (int(rng.integers(2, 10)) for _ in range(2))
+        return (r1, r2, int(rng.integers(20, 30)), bool(rng.random() < self.ROOT_ITEMS)), None
+
+    def _question(self) -> str:
+        r1, r2, x, roots = self._a
+        quadratic = f"x^2 - {r1 + r2}x + {r1 * r2}"
+        asked = f"the sum of the roots of ${quadratic} = 0$" if roots else f"the value of ${quadratic}$ at $x = {x}$"
+        return f"What is {asked}? Reply with <answer>N</answer>."
+
+    def _reset_info(self) -> dict[str, Any]:
+        return {"problem_id": "quadratic/" + "/".join(map(str, self._a))}
+
+    def _gold(self) -> str:
+        r1, r2, x, roots = self._a
+        return str(r1 + r2 if roots else (x - r1) * (x - r2))
+
+
+class GoldNeverInQuestion(GoldSecondInQuestion):
+    """The control: the same quadratics, every item asking the value at some x (at least 121: never a number of the
+    question)."""
+
+    ROOT_ITEMS = 0.0
+
+
+class MultipleAmongListed(CorrectToy):
+    """Which of seven listed numbers is a multiple of seven? The answer always stands in the question, at a random
+    place: a rule reading the n-th number is paid what a random pick of the seven is (1/7), which is chance."""
+
+    def _draw(self) -> tuple[Any, None]:
+        rng = self.np_random
+        others = [int(n) for n in rng.choice([n for n in range(10, 100) if n % 7], 6, replace=False)]
+        place = int(rng.integers(0, 7))
+        return tuple(others[:place] + [7 * int(rng.integers(2, 15))] + others[place:]), None
+
+    def _question(self) -> str:
+        return (f"Numbers: {', '.join(map(str, self._a))}. Exactly one of them is a multiple of seven: which one? "
+                "Reply with <answer>N</answer>.")
+
+    def _reset_info(self) -> dict[str, Any]:
+        return {"problem_id": "multiple/" + "/".join(map(str, self._a))}
+
+    def _gold(self) -> str:
+        return str(next(n for n in self._a if n % 7 == 0))
+
+
 class GoldFreePaysAnything(NoHook):
     """No gold anywhere (no hook, nothing revealed), and a grader that pays any non-empty answer in full."""
 
@@ -411,7 +465,8 @@ BROKEN_TOYS: dict[type, set[str]] = {
     # Caught only by answering the gold after the end (the hook gives it): re-scoring and the inert check.
     RescoresQuietly: {"rescore_after_end", "inert_after_end", "failed_reset_keeps_end"},
     LeaksInInfo: {"reference_leakage"},
-    LeaksInObs: {"reference_leakage"},
+    # A gold shown in the question stands at a fixed place there: the rule reading it off is paid every time.
+    LeaksInObs: {"reference_leakage", "label_skew"},
     NeverEnds: {"step_budget"},
     CrashesOnEmpty: {"garbage_actions"},
     PaysScoreTags: {"reward_self_dealing"},
@@ -431,6 +486,7 @@ BROKEN_TOYS: dict[type, set[str]] = {
     HangsOnTowers: {"pathological_answers"},
     # The pay probes: a skewed draw pays its majority label; a declared gold form refused; junk paid outright.
     SkewedLabels: {"label_skew"},
+    GoldSecondInQuestion: {"label_skew"},
     RefusesAVariant: {"honest_pay"},
     GoldFreePaysAnything: {"random_answers", "covering_sprays", "question_echo", "adaptive_search"},
     SharedScale: {"cross_env_isolation"},

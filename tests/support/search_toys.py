@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
+import time
 import zlib
+from fractions import Fraction
 from typing import Any
 
 from audit_toys import CorrectToy, SubstringCredit
@@ -460,3 +463,66 @@ class EvaluatesTheAnswer(CorrectToy):
         if not re.fullmatch(r"[\d\s+\-*/()]{1,40}", answer):
             return 0.0
         return 1.0 if eval(answer, {"__builtins__": {}}) == int(self._gold()) else 0.0  # noqa: S307 (digits only)
+
+
+# -- a slow grader that evaluates the answer: the restated question is paid (NeMo-Gym's, GEM's math verifiers) ----
+_TERM = re.compile(r"\s*([-+]?)\s*(?:\\frac\{(\d+)\}\{(\d+)\}|(\d+))")
+
+
+def _latex_value(text: str, most_terms: int) -> Fraction | None:
+    """The value of a sum of integers and ``\\frac{p}{q}`` terms with at most ``most_terms`` terms, else None."""
+    value, at, terms = Fraction(0), 0, 0
+    text = text.strip()
+    while at < len(text):
+        match = _TERM.match(text, at)
+        if match is None or match.end() == at or (terms and not match.group(1)):
+            return None
+        sign, p, q, whole = match.groups()
+        term = Fraction(int(p), int(q)) if p is not None and int(q) else Fraction(int(whole or 0))
+        value += -term if sign == "-" else term
+        at, terms = match.end(), terms + 1
+    return value if 0 < terms <= most_terms else None
+
+
+class SlowExpressionGrader(CorrectToy):
+    """``What is $\\frac{a}{b} - \\frac{c}{d}$?`` graded as a math verifier does: the last ``$...$`` span of the
+    answer (else the answer itself) is evaluated and compared by value with the gold, and each grading takes
+    ``DELAY`` seconds (GEM's MathEnv on a loaded machine: about 1 s). Evaluating pays the question's own expression
+    echoed back, and the search probes' 1.5 s budget is gone after two items' set-up."""
+
+    DELAY = 1.0
+    _MOST_TERMS = 4
+    _SPAN = re.compile(r"\$([^$]+)\$")
+
+    def _draw(self) -> tuple[Any, None]:
+        b, d = (int(self.np_random.integers(2, 10)) for _ in range(2))
+        return (int(self.np_random.integers(1, b)), b, int(self.np_random.integers(1, d)), d), None
+
+    def _question(self) -> str:
+        a, b, c, d = self._a
+        return (f"What is $\\frac{{{a}}}{{{b}}} - \\frac{{{c}}}{{{d}}}$? Express your answer as a common fraction. "
+                "Let's think step by step and output the final answer within <answer></answer>.")
+
+    def _reset_info(self) -> dict[str, Any]:
+        return {"problem_id": "frac/{}/{}/{}/{}".format(*self._a)}
+
+    def _value(self) -> Fraction:
+        a, b, c, d = self._a
+        return Fraction(a, b) - Fraction(c, d)
+
+    def _gold(self) -> str:
+        value = self._value()
+        if value.denominator == 1:
+            return str(value.numerator)
+        return f"{'-' if value < 0 else ''}\\frac{{{abs(value.numerator)}}}{{{value.denominator}}}"
+
+    def _score(self, answer: str) -> float:
+        time.sleep(self.DELAY)
+        spans = self._SPAN.findall(answer)
+        return 1.0 if _latex_value(spans[-1] if spans else answer, self._MOST_TERMS) == self._value() else 0.0
+
+
+class SlowLiteralGrader(SlowExpressionGrader):
+    """The control: as slow, but only a literal number (one term) is read; an expression is not an answer."""
+
+    _MOST_TERMS = 1
