@@ -14,19 +14,11 @@ import pytest
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from qed_reading import read_box, refused  # noqa: E402  (tests/support)
 
-from gym_integrity.envs.qed_math.final_answer import not_an_answer, restates, several_values  # noqa: E402
-from gym_integrity.grading.reader import boxed_answer, without_percent  # noqa: E402
+from gym_integrity.envs.qed_math.final_answer import restates, several_values  # noqa: E402
 
-
-def _read(answer: str) -> str:
-    read, failure = boxed_answer(without_percent(f"\\boxed{{{answer}}}"), max_chars=1024)
-    assert failure is None and read is not None, (answer, failure)
-    return read
-
-
-def _refused(answer: str, gold: str, statement: str) -> str | None:
-    return not_an_answer(_read(answer), gold, statement)
+_read, _refused = read_box, refused
 
 
 REMAINDER = "Find the remainder when $7^{2026}$ is divided by $100$."
@@ -161,11 +153,15 @@ def test_one_value_and_multi_valued_golds_are_left_to_the_grader(answer, gold):
     assert _refused(answer, gold, "Find it.") is None
 
 
-def test_a_worked_solution_boxed_whole_is_left_to_the_grader():
-    # The audit's honest_pay answers each gold form, the reference solution too; its prose commas are not values.
+def test_a_box_of_prose_is_held_to_the_rule_on_every_formula():
+    # Padding a formula with a variable ($49^{1013} \mod 100 + 0x$) keeps its value, so no formula is exempt: a
+    # worked solution boxed whole with a gcd step is refused (the prompt asks for the final value alone), the same
+    # prose without the operation is left to the grader, and its commas are not a list of values.
     reference = (r"$\gcd(a, 2026 - a) = \gcd(a, 2026)$, so we count $a \in [1, 2025]$ coprime to "
                  r"$2026 = 2 \cdot 1013$ with $1013$ prime: $\varphi(2026) = 1012$.")
-    assert _refused(reference, "1012", "Find the number of ... $2026$ ...") is None
+    statement = "How many ... $a + b = 2026$ and $\\gcd(a, b) = 1$?"
+    assert "gcd" in (_refused(reference, "1012", statement) or "")
+    assert _refused(r"we count $a \in [1, 2025]$ coprime to $2026$, so $1012$.", "1012", statement) is None
 
 
 # ----------------------------------------------------------------------------- the real env
