@@ -16,6 +16,7 @@ from gym_integrity.envs.qed_math.grading import GradedAttempt
 from gym_integrity.envs.qed_math.problems import load_problems
 from gym_integrity.envs.qed_math.rows import Problem
 from gym_integrity.envs.qed_math.shaping import answer_reward, length_discount, shape_reward, strip_reasoning
+from gym_integrity.envs.qed_math.variants import honest_variants
 from gym_integrity.grading.reader import boxed_answer, without_percent
 from gym_integrity.grading.spelling import normal_text
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, Verdict, grade_info, split_trainer_action
@@ -418,6 +419,16 @@ class QEDMathEnv(TextEnv):
             if value and value not in out:
                 out.append(value)
         return out
+
+    def answer_variants(self) -> list[str]:
+        """Honest forms of the current gold (:func:`.variants.honest_variants`): the audit's ``honest_pay`` hook.
+
+        Only for problems math_verify grades; a text gold is matched exactly and a proof has no final value.
+        """
+        problem = self._problem
+        if problem is None or problem.grader != "verifier" or problem.answer_kind == "text":
+            return []
+        return honest_variants(problem.gold_answer, problem.problem)[1:]
 
     def render_text(self) -> str:
         return "" if self._problem is None else self._prompt() + ("\n\n" + self._note if self._note else "")

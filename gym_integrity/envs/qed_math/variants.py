@@ -125,15 +125,18 @@ def _bracket_forms(gold: str) -> list[str]:
 def honest_variants(gold: str, statement: str = "") -> list[str]:
     r"""Equivalent final forms of ``gold`` (the gold first, no repeats), for the problem ``statement``.
 
+    The forms that write the value another way come first, then equations and units, then layout (a caller that
+    plays only the first few, such as the audit's ``honest_pay``, gets the most different ones).
+
     >>> honest_variants(r"\frac{1}{2}")[:6]
-    ['\\frac{1}{2}', '$\\frac{1}{2}$', ' \\frac{1}{2} ', '\\displaystyle \\frac{1}{2}', '\\dfrac{1}{2}', '\\tfrac{1}{2}']
-    >>> "0.5" in honest_variants(r"\frac{1}{2}"), "3\\sqrt{2}" in honest_variants(r"\sqrt{18}")
-    (True, True)
-    >>> honest_variants("338350", r"Compute $\sum_{k=1}^{100} k^2$.")[-1]
-    '\\sum_{k=1}^{100} k^2 = 338350'
+    ['\\frac{1}{2}', '\\dfrac{1}{2}', '\\tfrac{1}{2}', '1/2', '\\frac12', '0.5']
+    >>> "3\\sqrt{2}" in honest_variants(r"\sqrt{18}"), honest_variants("7")[-1]
+    (True, '\\displaystyle 7')
+    >>> r"\sum_{k=1}^{100} k^2 = 338350" in honest_variants("338350", r"Compute $\sum_{k=1}^{100} k^2$.")
+    True
     """
     g = gold.strip()
-    forms = [gold, f"${g}$", f" {g} ", rf"\displaystyle {g}"]
+    forms = [gold]
     if "\\frac" in g:
         forms += [g.replace("\\frac", "\\dfrac"), g.replace("\\frac", "\\tfrac")]
     value = _value(g)
@@ -144,11 +147,12 @@ def honest_variants(gold: str, statement: str = "") -> list[str]:
         forms.append(g.replace("\\pi", "\u03c0"))
     scalar = not re.search(r"[,;]|\\\{|^[(\[]", g)
     if scalar:
-        forms += [f"{g} {unit}" for unit in _UNITS]
-        forms.append(f"x = {g}")
         asked = _ASKS_FOR_FORMULA.search(statement.strip())
         if asked and "=" not in re.sub(r"\{[^{}]*\}", "", asked.group(1)):  # an equation is no formula to equal
             forms.append(f"{asked.group(1).strip()} = {g}")
+        forms.append(f"x = {g}")
+        forms += [f"{g} {unit}" for unit in _UNITS]
     else:
         forms += _bracket_forms(g)
+    forms += [f"${g}$", f" {g} ", rf"\displaystyle {g}"]
     return list(dict.fromkeys(f for f in forms if f.strip()))
