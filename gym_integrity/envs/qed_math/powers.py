@@ -215,6 +215,8 @@ def _key(base: Fraction, exponent: Fraction) -> tuple[Fraction, int] | None:
     if exponent.denominator != 1 or base == 0 or abs(base) == 1 or (base < 0 and exponent.numerator % 2):
         return None
     base = abs(base)
+    if base < 1:  # (1/2)^{-10} is 2^{10}
+        base, exponent = 1 / base, -exponent
     p, q = base.numerator, base.denominator
     if max(p.bit_length(), q.bit_length()) <= _ROOT_BITS:
         for k in range(max(p.bit_length(), q.bit_length()), 1, -1):

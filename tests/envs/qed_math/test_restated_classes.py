@@ -70,7 +70,9 @@ def restated_power(draw):
     exponent = draw(number(e // k))
     spelled = draw(st.sampled_from([f"{base}^{{{exponent}}}", f"{{{base}}}^{{{exponent}}}",
                                     f"({base})^{{{exponent}}}", f"{base}^{{({exponent})}}",
-                                    f"\\sqrt{{{b ** k}}}^{{{2 * e // k}}}"]))
+                                    f"\\sqrt{{{b ** k}}}^{{{2 * e // k}}}",
+                                    f"\\left(\\frac{{1}}{{{b ** k}}}\\right)^{{-({exponent})}}",
+                                    f"{base}^{{--{exponent}}}"]))
     if e % 2 == 0 and draw(st.booleans()):  # a product of two powers
         spelled = draw(st.sampled_from([f"{b}^{{{e // 2}}} \\cdot {b}^{{{e // 2}}}", f"({b}^{{{e // 2}}})^2"]))
     answer = draw(padded(st.just(spelled)))
