@@ -30,10 +30,11 @@ _POSING = re.compile(
 #: Two numbers side by side, by a space or a spacing command: math_verify reads ``3 7`` as 10 (as if a mixed
 #: number), ``1 000`` as 0 and ``3\,4`` as 7 (a thousands group, ``1\,170``, is one number in the one spelling).
 _JUXTAPOSED = re.compile(r"\d(?:\s|\\[,;:! ])+\d")
-_FACTORIAL_PATTERN = r"(?<=[\w})\]])\s*!(?!=)"
+_FACTORIAL_PATTERN = r"(?:(?<=[\d})\]])|(?<=(?<![A-Za-z\\])[A-Za-z]))\s*!(?!=)"
 #: Operations a statement poses on its numbers that math_verify evaluates when boxed: a remainder, a determinant
 #: (a matrix environment or ``\det``), a binomial coefficient (or the factorials that write one: ``10!/(3!7!)``),
-#: a gcd or lcm, a floor or ceiling. A factorial is ``10!``, ``(n+1)!``; ``\!`` is a space and ``!=`` not equal.
+#: a gcd or lcm, a floor or ceiling. A factorial is ``10!``, ``n!``, ``(n+1)!``; ``\!`` is a space, ``!=`` not
+#: equal, and a word's ``!`` (``\text{Alice!}``, for a text gold) punctuation.
 _STATEMENT_OPERATIONS = {
     "a remainder (mod)": re.compile(r"\\[bp]?mod(?![A-Za-z])|\bmod\b|\\equiv(?![A-Za-z])"),
     "a matrix or determinant": re.compile(r"\\begin\{[A-Za-z]*(?:matrix|array)\*?\}|\\det(?![A-Za-z])"),

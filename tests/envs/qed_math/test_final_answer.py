@@ -133,6 +133,19 @@ def test_every_shipped_answer_gold_passes_the_rule_with_its_statement():
     assert refused == {}
 
 
+def test_every_honest_form_of_every_shipped_gold_passes_the_rule():
+    # The rule's share of benchmarks/qed_honest_variants.py, without workers: no honest form is refused unrun.
+    from gym_integrity.envs.qed_math.problems import load_problems
+    from gym_integrity.envs.qed_math.variants import honest_variants
+
+    problems = [p for p in load_problems(None, None).problems if p.grader == "verifier"]
+    forms = [(p.problem_id, f) for p in problems for f in honest_variants(p.gold_answer, p.problem)]
+    assert len(forms) > 10 * len(problems)
+    by_id = {p.problem_id: p for p in problems}
+    refused = [(i, f, r) for i, f in forms if (r := _refused(f, by_id[i].gold_answer, by_id[i].problem))]
+    assert refused == []
+
+
 # ----------------------------------------------------------------------------- several values for one gold
 
 SEVERAL = [r"3 \text{ or } 4", r"4 \text{ or } 3", "3 or 4", "3, 4", "4, 3", r"\{3, 4\}", r"\left\{3, 4\right\}",
@@ -245,6 +258,7 @@ def test_text_golds_load_instead_of_being_skipped(tmp_path):
 
 @pytest.mark.parametrize("problem_id, answer, verdict", [
     ("name", "Alice", "correct"), ("name", r"\text{ alice. }", "correct"), ("name", r"\textbf{ALICE}", "correct"),
+    ("name", r"\text{Alice!}", "correct"),  # a word's exclamation mark is no factorial
     ("name", "Bob", "incorrect"), ("name", r"\text{Alice or Bob}", "incorrect"), ("name", "Alice, Bob", "incorrect"),
     ("name", r"\{Alice, Bob\}", "incorrect"), ("name", "Alicia", "incorrect"),
     ("text-name", "bob", "correct"), ("text-name", r"\text{Bob}", "correct"), ("text-name", "Alice", "incorrect"),
