@@ -34,12 +34,13 @@ _FACTORIAL_PATTERN = r"(?:(?<=[\d})\]])|(?<=(?<![A-Za-z\\])[A-Za-z]))\s*!(?!=)"
 #: Operations a statement poses on its numbers that math_verify evaluates when boxed: a remainder, a determinant
 #: (a matrix environment or ``\det``), a binomial coefficient (or the factorials that write one: ``10!/(3!7!)``),
 #: a gcd or lcm, a floor or ceiling. A factorial is ``10!``, ``n!``, ``(n+1)!``; ``\!`` is a space, ``!=`` not
-#: equal, and a word's ``!`` (``\text{Alice!}``, for a text gold) punctuation.
+#: equal, and a word's ``!`` (``\text{Alice!}``, for a text gold) punctuation. ``\Gamma`` is the factorial in
+#: another spelling (math_verify paid ``\Gamma(6)`` for 120).
 _STATEMENT_OPERATIONS = {
     "a remainder (mod)": re.compile(r"\\[bp]?mod(?![A-Za-z])|\bmod\b|\\equiv(?![A-Za-z])"),
     "a matrix or determinant": re.compile(r"\\begin\{[A-Za-z]*(?:matrix|array)\*?\}|\\det(?![A-Za-z])"),
     "a binomial coefficient or factorial": re.compile(
-        r"\\binom(?![A-Za-z])|\\choose(?![A-Za-z])|" + _FACTORIAL_PATTERN
+        r"\\binom(?![A-Za-z])|\\choose(?![A-Za-z])|\\Gamma(?![A-Za-z])|" + _FACTORIAL_PATTERN
     ),
     "a gcd or lcm": re.compile(r"\\(?:gcd|lcm)(?![A-Za-z])"),
     # a - b\lfloor a/b \rfloor is a remainder in other signs (paid 49 for the remainder of 7^{2026} by 10^2)

@@ -117,7 +117,7 @@ def binomial_as_factorials(draw):
     spelled = draw(st.sampled_from([
         f"\\frac{{{nf}}}{{{kf}{sep}{rf}}}", f"\\frac{{{nf}}}{{{rf}{sep}{kf}}}", f"{nf}/({kf}{sep}{rf})",
         f"\\frac{{{nf}}}{{{kf}}} \\cdot \\frac{{1}}{{{rf}}}", f"\\binom{{{n}}}{{{k}}}", f"{{{n} \\choose {k}}}",
-        f"\\dbinom{{{n}}}{{{n - k}}}",
+        f"\\dbinom{{{n}}}{{{n - k}}}", f"\\frac{{\\Gamma({n + 1})}}{{\\Gamma({k + 1}){sep}\\Gamma({n - k + 1})}}",
     ]))
     return statement, str(math.comb(n, k)), draw(padded(st.just(spelled)))
 
