@@ -20,6 +20,8 @@ __all__ = ["MAX_BITS", "closed_value", "neutral_value", "power_keys"]
 MAX_BITS = 20_000
 #: Bases up to this many bits are reduced to their smallest root (``4`` is ``2^2``); larger ones are kept as read.
 _ROOT_BITS = 512
+#: How many characters of bases and exponents :func:`power_keys` reads in one text, shortest first.
+_SITE_BUDGET = 6_000
 _TOKEN = re.compile(r"\s+|\\[,;:! ]|(\d+(?:\.\d*)?|\.\d+)|\\(cdot|times|frac|sqrt)(?![A-Za-z])|([-+*/^(){}\[\]])")
 _OPEN = {"(": ")", "{": "}", "[": "]"}
 
@@ -279,12 +281,18 @@ def power_keys(text: str) -> set[tuple[Fraction, int]]:
     >>> power_keys(r"x^2 + 15^\circ"), power_keys(r"7^{2026}") == power_keys(r"49^{1013}")
     (set(), True)
     """
-    keys, seen = set(), set()
+    sites = set()
     for match in re.finditer(r"\^", text):
         base, exponent = _base_before(text, match.start()), _exponent_after(text, match.end())
-        if base is None or exponent is None or (base, exponent) in seen:
-            continue
-        seen.add((base, exponent))
+        if base is not None and exponent is not None:
+            sites.add((base, exponent))
+    keys, spent = set(), 0
+    # Shortest first, within a budget of characters read: nested powers (a tower) would cost the square of the
+    # text's length; every power whose base and exponent fit in a few hundred characters is still read.
+    for base, exponent in sorted(sites, key=lambda site: (len(site[0]) + len(site[1]), site)):
+        spent += len(base) + len(exponent)
+        if spent > _SITE_BUDGET:
+            break
         base_value, exponent_value = neutral_value(base), neutral_value(exponent)
         if base_value is None and base.startswith("\\sqrt{") and exponent_value is not None:
             base_value, exponent_value = neutral_value(base[5:]), exponent_value / 2  # \sqrt{2}^{20} is 2^{10}
