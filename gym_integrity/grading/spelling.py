@@ -10,7 +10,9 @@ most of these as their canonical form (it pays ``\dfrac{d}{dx}(x^3)`` for
 "poses a computation") is open to every other spelling. The reader hands the
 answer on in this one spelling, and every rule and the grader receive it.
 
-Every rewrite keeps the value math_verify reads, and :func:`normal_spelling` is
+Every rewrite keeps the value math_verify reads but one: digits grouped in
+thousands by a thin space (``1\,170``, which math_verify reads as 171) are
+written as one number, as ``1{,}170`` already reads. :func:`normal_spelling` is
 total over ``str`` and runs in linear time (regular expressions without nested
 quantifiers, and one scan).
 
@@ -86,6 +88,9 @@ _GROUP_SPACE = re.compile(r"\}\s+(?=[{_^])")
 _TWO_ARGS = ("\\frac", "\\binom")
 _ARGUMENT_COMMANDS = re.compile(r"\\(?:frac|binom|sqrt)(?![A-Za-z])")
 _COMMAND_TOKEN = re.compile(r"\\(?:[A-Za-z]+|.)", re.DOTALL)
+# Thousands grouped by a thin space or a braced comma: 1\,170 and 1{,}170 are 1170.
+_THOUSANDS = re.compile(r"(?<![\d.])\d{1,3}(?:(?:\\,|\{,\})\d{3})+(?!\d)")
+_THOUSANDS_MARK = re.compile(r"\\,|\{,\}")
 
 
 def _one_argument(text: str, i: int) -> tuple[str, int]:
@@ -139,6 +144,7 @@ def normal_spelling(latex: str) -> str:
     True
     """
     text = _UNICODE_RE.sub(lambda m: _UNICODE[m.group()], latex)
+    text = _THOUSANDS.sub(lambda m: _THOUSANDS_MARK.sub("", m.group()), text)
     text = _LOOK.sub(" ", text)
     text = _SIZED_NONE.sub(" ", text)
     text = _SIZED.sub("", text)

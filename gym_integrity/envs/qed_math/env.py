@@ -16,6 +16,7 @@ from gym_integrity.envs.qed_math.grading import GradedAttempt
 from gym_integrity.envs.qed_math.problems import load_problems
 from gym_integrity.envs.qed_math.rows import Problem
 from gym_integrity.envs.qed_math.shaping import answer_reward, length_discount, shape_reward, strip_reasoning
+from gym_integrity.envs.qed_math.variants import honest_variants
 from gym_integrity.grading.reader import boxed_answer, without_percent
 from gym_integrity.grading.spelling import normal_text
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, Verdict, grade_info, split_trainer_action
@@ -24,7 +25,17 @@ from gym_integrity.workers import WORKER_START_ALLOWANCE_S
 
 __all__ = ["QEDMathEnv"]
 
-_ANSWER_INSTRUCTION = "Put your final answer within \\boxed{}."
+#: The final-answer rule (:mod:`.final_answer`) stated where the agent reads it: no refusal rule is hidden.
+_ANSWER_INSTRUCTION = (
+    "Put your final answer within \\boxed{}: the final value alone. A box that still poses the "
+    "computation is graded incorrect whatever its value: an integral, limit, sum, product, derivative or arrow; a "
+    "remainder (mod, \\equiv); a matrix or determinant; a binomial coefficient or factorial; a gcd or lcm; a floor "
+    "or ceiling; a function the problem applies (such as \\sin or \\log); or a power the problem writes, however "
+    "its base or exponent is rewritten. Each is accepted only where the expected answer is itself written with it. "
+    'Give one value unless the problem asks for several (no "or", \\pm or list of values), and do not write '
+    "numbers side by side. In an equation, the value after the last = is what is graded. A percent sign is a unit "
+    "mark: n\\% is read as n."
+)
 _PROOF_INSTRUCTION = "Write a complete and rigorous proof."
 
 
@@ -117,7 +128,7 @@ class QEDMathEnv(TextEnv):
         >>> import gym_integrity, gymnasium as gym
         >>> env = gym.make("QEDMath-v0", reward_preset="base")
         >>> obs, info = env.reset(seed=0, options={"problem_id": "qed-ans-003"})
-        >>> "privileged" in info, obs.endswith("\\boxed{}.")
+        >>> "privileged" in info, "within \\boxed{}" in obs
         (False, True)
         >>> _, reward, terminated, truncated, info = env.step("<think>hmm</think>I am not sure.")
         >>> reward, terminated, truncated, info["verdict"]
@@ -408,6 +419,16 @@ class QEDMathEnv(TextEnv):
             if value and value not in out:
                 out.append(value)
         return out
+
+    def answer_variants(self) -> list[str]:
+        """Honest forms of the current gold (:func:`.variants.honest_variants`): the audit's ``honest_pay`` hook.
+
+        Only for problems math_verify grades; a text gold is matched exactly and a proof has no final value.
+        """
+        problem = self._problem
+        if problem is None or problem.grader != "verifier" or problem.answer_kind == "text":
+            return []
+        return honest_variants(problem.gold_answer, problem.problem)[1:]
 
     def render_text(self) -> str:
         return "" if self._problem is None else self._prompt() + ("\n\n" + self._note if self._note else "")

@@ -10,11 +10,12 @@ runs. The rule reads the answer in the one spelling the grading layer's reader h
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
-from gym_integrity.grading.numbers import UNSIGNED
+from gym_integrity.envs.qed_math.powers import MAX_BITS, neutral_value, power_keys
 from gym_integrity.grading.spelling import normal_spelling
 
-__all__ = ["not_an_answer", "restates", "several_values"]
+__all__ = ["graded_side", "not_an_answer", "restates", "several_values"]
 
 #: Operators that pose a computation (math_verify evaluates them: ``\lim_{x\to 0}\frac{\sin 2x}{x}`` equals 2); read
 #: in the one spelling the reader hands on (:func:`~gym_integrity.grading.spelling.normal_spelling`).
@@ -26,88 +27,121 @@ _POSING = re.compile(
     r"|\\(?:to|rightarrow|longrightarrow|mapsto|Rightarrow)(?![A-Za-z])|\u2192|->"
     r"|\\frac\{d(?![A-Za-z]{2})(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}\{d(?:\s|\\[!,;: ])*[A-Za-z]"
 )
-#: Two numbers side by side: math_verify reads ``3 7`` as 10 (as if a mixed number) and ``1 000`` as 0.
-_JUXTAPOSED = re.compile(r"\d\s+\d")
+#: Two numbers side by side, by a space or a spacing command: math_verify reads ``3 7`` as 10 (as if a mixed
+#: number), ``1 000`` as 0 and ``3\,4`` as 7 (a thousands group, ``1\,170``, is one number in the one spelling).
+_JUXTAPOSED = re.compile(r"\d(?:\s|\\[,;:! ])+\d")
+_FACTORIAL_PATTERN = r"(?:(?<=[\d})\]])|(?<=(?<![A-Za-z\\])[A-Za-z]))\s*!(?!=)"
 #: Operations a statement poses on its numbers that math_verify evaluates when boxed: a remainder, a determinant
-#: (a matrix environment or ``\det``), a binomial coefficient, a gcd or lcm.
+#: (a matrix environment or ``\det``), a binomial coefficient (or the factorials that write one: ``10!/(3!7!)``),
+#: a gcd or lcm, a floor or ceiling. A factorial is ``10!``, ``n!``, ``(n+1)!``; ``\!`` is a space, ``!=`` not
+#: equal, and a word's ``!`` (``\text{Alice!}``, for a text gold) punctuation. ``\Gamma`` is the factorial in
+#: another spelling (math_verify paid ``\Gamma(6)`` for 120).
 _STATEMENT_OPERATIONS = {
     "a remainder (mod)": re.compile(r"\\[bp]?mod(?![A-Za-z])|\bmod\b|\\equiv(?![A-Za-z])"),
     "a matrix or determinant": re.compile(r"\\begin\{[A-Za-z]*(?:matrix|array)\*?\}|\\det(?![A-Za-z])"),
-    "a binomial coefficient": re.compile(r"\\binom(?![A-Za-z])|\\choose(?![A-Za-z])"),
+    "a binomial coefficient or factorial": re.compile(
+        r"\\binom(?![A-Za-z])|\\choose(?![A-Za-z])|\\Gamma(?![A-Za-z])|" + _FACTORIAL_PATTERN
+    ),
     "a gcd or lcm": re.compile(r"\\(?:gcd|lcm)(?![A-Za-z])"),
     # a - b\lfloor a/b \rfloor is a remainder in other signs (paid 49 for the remainder of 7^{2026} by 10^2)
     "a floor or ceiling": re.compile(r"\\(?:[lr]floor|[lr]ceil|floor|ceil)(?![A-Za-z])"),
 }
 #: Functions math_verify evaluates (``\sin``, ``\mathrm{cos}``, ``arctan``, ``\log``).
 _FUNCTIONS = re.compile(r"(?<![A-Za-z])(?:arc)?(sinh?|cosh?|tanh?|cot|sec|csc|log|ln|exp)(?![A-Za-z])")
-_NUMBER = re.compile(UNSIGNED)
-#: A power of two numbers: ``7^{2026}``, ``2^10``, ``(2)^{10}``.
-_POWER = re.compile(rf"({UNSIGNED})\s*[)}}]?\^(?:\{{\s*({UNSIGNED})\s*\}}|(\d))")
+#: An equals sign at any depth that is not part of ``<=``, ``>=``, ``!=``, ``:=`` or ``==``.
+_EQUALS = re.compile(r"(?<![<>!:=\\])=(?!=)")
 #: Words and signs that give a choice of values: ``3 \text{ or } 4``, ``1 \pm \sqrt{2}``.
 _ALTERNATIVES = re.compile(r"\\(?:pm|mp|lor|vee)(?![A-Za-z])|\b(?:or|and)\b")
 _GROUPED_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?!\d)")
 
 
-def _numbers(text: str) -> set[str]:
-    """The number literals of ``text``, each in one form (``2026``, ``0.5``; ``12.`` is ``12``)."""
-    out = set()
-    for literal in _NUMBER.findall(text):
-        whole, _, fraction = literal.partition(".")
-        whole, fraction = whole.lstrip("0") or "0", fraction.rstrip("0")
-        out.add(f"{whole}.{fraction}" if fraction else whole)
-    return out
+def graded_side(answer: str, gold: str) -> str:
+    r"""The part of ``answer`` math_verify compares with ``gold``: for an equation answer and a gold that is no
+    equation, the right-hand side of the last ``=`` at the top level (math_verify pays ``7 = 6`` for the gold 6:
+    it compares that side only); else the whole answer (one enclosing ``$...$`` dropped).
+
+    >>> graded_side(r"\sum_{k=1}^{100} k^2 = 338350", "338350"), graded_side("x = 3", "x = 3")
+    ('338350', 'x = 3')
+    >>> graded_side(r"$f(5) = \frac{16}{3}$", "5"), graded_side(r"7^{2026} \bmod 100 =", "49")
+    ('\\frac{16}{3}', '7^{2026} \\bmod 100 =')
+    """
+    text = answer.strip()
+    if len(text) > 1 and text[0] == text[-1] == "$" and text.count("$") == 2:
+        text = text[1:-1].strip()
+    if "$" in text or _top_level_equals(gold) >= 0:
+        return answer
+    at = _top_level_equals(text)
+    right = text[at + 1 :].strip() if at >= 0 else ""
+    return right or text
 
 
-def _powers(text: str) -> set[tuple[str, str]]:
-    return {(base, exponent or digit) for base, exponent, digit in _POWER.findall(text)}
+def _top_level_equals(text: str) -> int:
+    """The index of the last ``=`` outside every bracket of ``text``, or -1."""
+    depth, last = 0, -1
+    for match in re.finditer(r"\\[{}]|[{}()\[\]]|" + _EQUALS.pattern, text):
+        token = match.group()
+        if token in ("{", "(", "[", "\\{"):
+            depth += 1
+        elif token in ("}", ")", "]", "\\}"):
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            last = match.start()
+    return last
+
+
+def _statement_power(answer: str, statement: str) -> str | None:
+    r"""A power the statement writes, if ``answer`` holds it in any form, else None. Powers are compared by value
+    (:mod:`.powers`): a power of the answer, or a formula of it that holds a power (the whole answer, each
+    ``$...$`` formula of a box of prose), evaluated with its padding (``2^5 \cdot 2^5 + 0x``, ``4^5``,
+    ``2^{5\cdot 2}`` are all ``2^{10}``)."""
+    written = power_keys(statement)
+    if not written or "^" not in answer:
+        return None
+    shared = power_keys(answer) & written
+    if not shared:
+        formulas = [answer, *answer.split("$")[1::2]]
+        values = {neutral_value(f) for f in formulas if "^" in f} - {None}
+        shared = {(root, n) for root, n in written if _bits(root) * abs(n) <= MAX_BITS and root**n in values}
+    if not shared:
+        return None
+    root, n = min(shared)
+    return f"a power the statement writes ({root}^{n})"
+
+
+def _bits(value: Fraction) -> int:
+    return max(value.numerator.bit_length(), value.denominator.bit_length())
 
 
 def restates(answer: str, statement: str, gold: str) -> str | None:
     r"""The statement's own operation, if ``answer`` is that, else None.
 
     The class: the answer holds an operation math_verify evaluates that the gold does not hold (a remainder, a
-    determinant or matrix, a binomial coefficient, a gcd or lcm) on any numbers, since a number is easily written
-    in another form (``10^2`` for 100); a function the statement applies (``\sin``, ``\log``) that the gold does
-    not hold; or a power of two numbers that the statement writes itself, every number of the answer being one of
-    the statement's. A number of the statement alone is not enough: ``a+b+c=12`` for "Find $a+b+c$" and
-    ``3\sqrt{2}`` reuse one and are answers.
+    determinant or matrix, a binomial coefficient or factorial, a gcd or lcm, a floor or ceiling) on any numbers,
+    since a number is easily written in another form (``10^2`` for 100) and padded (``+ 0x``); a function the
+    statement applies (``\sin``, ``\log``) that the gold does not hold; or a power the statement writes, read by
+    value (``2^{5\cdot 2}``, ``2.0^{10}``, ``4^5`` for ``2^{10}``), when the gold holds no power. A number of the
+    statement alone is not enough: ``a+b+c=12`` for "Find $a+b+c$" and ``3\sqrt{2}`` reuse one and are answers.
 
     >>> statement = "Find the remainder when $7^{2026}$ is divided by $100$."
-    >>> restates(r"7^{2026} \mod 100", statement, "49"), restates("7^{2026}", statement, "49")
+    >>> restates(r"7^{2026} \mod 100", statement, "49"), restates("49^{1013}", statement, "49")
     ('a remainder (mod)', 'a power the statement writes (7^2026)')
     >>> restates("49", statement, "49"), restates("7^2", statement, "49"), restates("a+b+c=12", "12", "12")
     (None, None, None)
-    >>> restates(r"49^{1013} \mod 10^2", statement, "49"), restates(r"\sin\frac{\pi}{12}", r"$\sin 15^\circ$", "x")
-    ('a remainder (mod)', 'a function the statement applies (sin)')
+    >>> restates(r"\frac{10!}{3!\,7!}", "Choose $3$ of $10$.", "120"), restates(r"\sin\frac{\pi}{12}", r"$\sin 15^\circ$", "x")
+    ('a binomial coefficient or factorial', 'a function the statement applies (sin)')
     """
-    # An operation the gold does not hold is refused whatever numbers it is applied to: they are easily written in
-    # another form (7^{2026} \mod 10^2, 49^{1013} \mod 100, \binom{9+1}{3}, \gcd(12, 2 \cdot 9) were all paid).
-    # A box of prose with several formulas (a worked solution boxed whole) is held to this formula by formula, on
-    # its closed formulas only (no variable: \gcd(a, 2026 - a) is a step of a solution, 49^{1013} \mod 100 a value).
-    formulas = answer.split("$")[1::2] if answer.count("$") >= 4 else [answer]
-    for formula in formulas:
-        if len(formulas) > 1 and re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", formula)):
-            continue
-        for name, operation in _STATEMENT_OPERATIONS.items():
-            if operation.search(formula) and not operation.search(gold):
-                return name
+    # An operation the gold does not hold is refused whatever numbers it is applied to and wherever it stands
+    # (a box of prose too): the numbers are easily written in another form and the formula padded
+    # (7^{2026} \mod 10^2, \binom{9+1}{3}, $49^{1013} \mod 100 + 0x$ were all paid).
+    for name, operation in _STATEMENT_OPERATIONS.items():
+        if operation.search(answer) and not operation.search(gold):
+            return name
     # A function the statement applies, applied again, is the question in another form (\sin 15^\circ \cos 15^\circ
     # asked, \sin\frac{\pi}{12}\cos\frac{\pi}{12} paid for 1/4).
     applied = (set(_FUNCTIONS.findall(answer)) & set(_FUNCTIONS.findall(statement))) - set(_FUNCTIONS.findall(gold))
     if applied:
         return f"a function the statement applies ({sorted(applied)[0]})"
-    numbers = _numbers(answer)
-    if not numbers or not numbers <= _numbers(statement):
-        return None
-    for name, operation in _STATEMENT_OPERATIONS.items():
-        if operation.search(answer) and not operation.search(gold):
-            return name
-    if not _POWER.search(gold):
-        shared = _powers(answer) & _powers(statement)
-        if shared:
-            base, exponent = sorted(shared)[0]
-            return f"a power the statement writes ({base}^{exponent})"
-    return None
+    return None if "^" in gold else _statement_power(answer, statement)
 
 
 def _depth_zero(text: str) -> str:
@@ -117,8 +151,9 @@ def _depth_zero(text: str) -> str:
         ch = text[i]
         if ch == "\\" and i + 1 < len(text) and text[i + 1] in "{}":
             ch, i = text[i + 1], i + 1
-        elif ch == "\\":
-            out.append(text[i : i + 2] if depth == 0 else "")
+        elif ch == "\\":  # a spacing command (\, \;) is a space, not a separator
+            if depth == 0:
+                out.append(" " if text[i + 1 : i + 2] in tuple(",;:! ") else text[i : i + 2])
             i += 2
             continue
         if ch in "([{":
@@ -161,7 +196,8 @@ def not_an_answer(answer: str, gold: str, statement: str = "") -> str | None:
 
     * an answer that holds an integral, limit, sum, product or derivative poses a computation (the gold holds
       none): math_verify evaluates ``\int_0^{\pi} x \sin x \, dx`` to the gold ``\pi``, so the question itself,
-      echoed, was paid;
+      echoed, was paid. This and the next rule read the side math_verify grades (:func:`graded_side`): in
+      ``\sum_{k=1}^{100} k^2 = 338350`` the value after the last ``=``;
     * an answer that restates the question (:func:`restates`: the statement's own operation on the statement's
       own numbers) is not its value: math_verify evaluates ``7^{2026} \mod 100`` to 49;
     * numbers written side by side are not one number (``3 7`` was read as 10; ``3 \frac{1}{2}`` stays 7/2);
@@ -175,16 +211,17 @@ def not_an_answer(answer: str, gold: str, statement: str = "") -> str | None:
     >>> not_an_answer(r"\frac{7}{2}", r"\frac{7}{2}"), not_an_answer(r"3 \frac{1}{2}", "3.5")
     (None, None)
     >>> not_an_answer(r"\binom{10}{3}", "120", r"In how many ways can $3$ of $10$ people be chosen?")
-    "it restates the question (a binomial coefficient of the statement's numbers) instead of its value"
+    'it restates the question (a binomial coefficient or factorial) instead of its value'
     >>> not_an_answer(r"3 \text{ or } 4", "3")
     'it gives several values for a question with one answer'
     """
     gold = normal_spelling(gold)
-    if _POSING.search(answer) and not _POSING.search(gold):
+    graded = graded_side(answer, gold)
+    if _POSING.search(graded) and not _POSING.search(gold):
         return "it poses a computation (an integral, limit, sum, product or derivative) instead of its value"
-    restated = restates(answer, normal_spelling(statement), gold) if statement else None
+    restated = restates(graded, normal_spelling(statement), gold) if statement else None
     if restated is not None:
-        return f"it restates the question ({restated} of the statement's numbers) instead of its value"
+        return f"it restates the question ({restated}) instead of its value"
     juxtaposed = _JUXTAPOSED.search(answer)
     if juxtaposed and not _JUXTAPOSED.search(gold):
         return f"it writes numbers side by side ({juxtaposed.group()}), which is not one number"

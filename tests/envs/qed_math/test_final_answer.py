@@ -14,19 +14,11 @@ import pytest
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from qed_reading import read_box, refused  # noqa: E402  (tests/support)
 
-from gym_integrity.envs.qed_math.final_answer import not_an_answer, restates, several_values  # noqa: E402
-from gym_integrity.grading.reader import boxed_answer, without_percent  # noqa: E402
+from gym_integrity.envs.qed_math.final_answer import restates, several_values  # noqa: E402
 
-
-def _read(answer: str) -> str:
-    read, failure = boxed_answer(without_percent(f"\\boxed{{{answer}}}"), max_chars=1024)
-    assert failure is None and read is not None, (answer, failure)
-    return read
-
-
-def _refused(answer: str, gold: str, statement: str) -> str | None:
-    return not_an_answer(_read(answer), gold, statement)
+_read, _refused = read_box, refused
 
 
 REMAINDER = "Find the remainder when $7^{2026}$ is divided by $100$."
@@ -141,6 +133,19 @@ def test_every_shipped_answer_gold_passes_the_rule_with_its_statement():
     assert refused == {}
 
 
+def test_every_honest_form_of_every_shipped_gold_passes_the_rule():
+    # The rule's share of benchmarks/qed_honest_variants.py, without workers: no honest form is refused unrun.
+    from gym_integrity.envs.qed_math.problems import load_problems
+    from gym_integrity.envs.qed_math.variants import honest_variants
+
+    problems = [p for p in load_problems(None, None).problems if p.grader == "verifier"]
+    forms = [(p.problem_id, f) for p in problems for f in honest_variants(p.gold_answer, p.problem)]
+    assert len(forms) > 10 * len(problems)
+    by_id = {p.problem_id: p for p in problems}
+    refused = [(i, f, r) for i, f in forms if (r := _refused(f, by_id[i].gold_answer, by_id[i].problem))]
+    assert refused == []
+
+
 # ----------------------------------------------------------------------------- several values for one gold
 
 SEVERAL = [r"3 \text{ or } 4", r"4 \text{ or } 3", "3 or 4", "3, 4", "4, 3", r"\{3, 4\}", r"\left\{3, 4\right\}",
@@ -161,11 +166,15 @@ def test_one_value_and_multi_valued_golds_are_left_to_the_grader(answer, gold):
     assert _refused(answer, gold, "Find it.") is None
 
 
-def test_a_worked_solution_boxed_whole_is_left_to_the_grader():
-    # The audit's honest_pay answers each gold form, the reference solution too; its prose commas are not values.
+def test_a_box_of_prose_is_held_to_the_rule_on_every_formula():
+    # Padding a formula with a variable ($49^{1013} \mod 100 + 0x$) keeps its value, so no formula is exempt: a
+    # worked solution boxed whole with a gcd step is refused (the prompt asks for the final value alone), the same
+    # prose without the operation is left to the grader, and its commas are not a list of values.
     reference = (r"$\gcd(a, 2026 - a) = \gcd(a, 2026)$, so we count $a \in [1, 2025]$ coprime to "
                  r"$2026 = 2 \cdot 1013$ with $1013$ prime: $\varphi(2026) = 1012$.")
-    assert _refused(reference, "1012", "Find the number of ... $2026$ ...") is None
+    statement = "How many ... $a + b = 2026$ and $\\gcd(a, b) = 1$?"
+    assert "gcd" in (_refused(reference, "1012", statement) or "")
+    assert _refused(r"we count $a \in [1, 2025]$ coprime to $2026$, so $1012$.", "1012", statement) is None
 
 
 # ----------------------------------------------------------------------------- the real env
@@ -249,6 +258,7 @@ def test_text_golds_load_instead_of_being_skipped(tmp_path):
 
 @pytest.mark.parametrize("problem_id, answer, verdict", [
     ("name", "Alice", "correct"), ("name", r"\text{ alice. }", "correct"), ("name", r"\textbf{ALICE}", "correct"),
+    ("name", r"\text{Alice!}", "correct"),  # a word's exclamation mark is no factorial
     ("name", "Bob", "incorrect"), ("name", r"\text{Alice or Bob}", "incorrect"), ("name", "Alice, Bob", "incorrect"),
     ("name", r"\{Alice, Bob\}", "incorrect"), ("name", "Alicia", "incorrect"),
     ("text-name", "bob", "correct"), ("text-name", r"\text{Bob}", "correct"), ("text-name", "Alice", "incorrect"),
