@@ -258,6 +258,8 @@ class ThreadedVectorEnv(SyncVectorEnv):
         super().__init__(env_fns, copy=copy, observation_mode=observation_mode, autoreset_mode=autoreset_mode)
         for env in self.envs:
             zero_frozen_rewards(env)
+        # As gym.make_vec gives sync and async vector envs a spec: tools read max_episode_steps from it.
+        self.spec = deepcopy(self.envs[0].spec) if self.envs and self.envs[0].spec is not None else None
         self.max_workers = max_workers or self.num_envs
         self._pool = concurrent.futures.ThreadPoolExecutor(self.max_workers, thread_name_prefix="threaded-vector-env")
 

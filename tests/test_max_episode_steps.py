@@ -107,3 +107,16 @@ def test_another_envs_own_time_limit_is_kept_under_the_stack():
                            "PassiveEnvChecker"]
     assert env.spec.max_episode_steps == 500
     env.close()
+
+
+@pytest.mark.parametrize("kind", ["sync", "async", "threaded"])
+def test_every_vector_env_we_build_carries_the_bound_in_its_spec(kind):
+    from gym_integrity.vector import make_threaded_vec
+
+    if kind == "threaded":
+        envs = make_threaded_vec("FinQA-v0", 2)
+    else:
+        kwargs = gym_integrity.ASYNC_VECTOR_KWARGS if kind == "async" else {}
+        envs = gym.make_vec("FinQA-v0", num_envs=2, vectorization_mode=kind, vector_kwargs=kwargs)
+    assert envs.spec is not None and envs.spec.id == "FinQA-v0" and envs.spec.max_episode_steps == 50
+    envs.close()

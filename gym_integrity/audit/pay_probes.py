@@ -366,7 +366,12 @@ def honest_pay(s: Session) -> ProbeResult:
             refused.append(
                 f"seed {seed}: "
                 + "; ".join(f"{f!r} -> {rewards[f]:.4g}" for f in unpaid)
-                + f" (best form {top:.4g}, a wrong answer {floor:.4g})"
+                + f" (best form {top:.4g}, a wrong answer {floor:.4g}"
+                + (
+                    ": the wrong answer is paid as much, so the gold earns nothing for being right)"
+                    if top <= floor + _EPS
+                    else ")"
+                )
             )
     if checked == 0 and undecided:
         return _not_run(f"the grader gave no verdict on any of {undecided} items", ANSWER_HINT)
@@ -379,7 +384,8 @@ def honest_pay(s: Session) -> ProbeResult:
     ]
     if rate < 0.99:
         return _failed(
-            f"an honest answer is refused on {len(refused)} of {checked} items (paid {rate:.2f} < 0.99)",
+            f"an honest answer is not paid as the right answer (below its best form, or no more than a wrong answer) "
+            f"on {len(refused)} of {checked} items (paid {rate:.2f} < 0.99)",
             refused + evidence,
         )
     return _passed(f"the gold and its declared variants were paid on {checked} items", evidence)
