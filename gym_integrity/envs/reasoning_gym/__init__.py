@@ -18,7 +18,10 @@ ENTRY = EnvEntry(
     "ReasoningGym-v0",
     "gym_integrity.envs.reasoning_gym:ReasoningGymEnv",
     "reasoning-gym's procedural tasks (or a weighted composite): strict scoring, expression scorers sandboxed",
-    sweep=Sweep("dataset", "gym_integrity.envs.reasoning_gym:available_datasets"),
+    # the sweep audits every dataset, those not made by default too (draw.ABOVE_CHANCE)
+    sweep=Sweep(
+        "dataset", "gym_integrity.envs.reasoning_gym:available_datasets", with_options=(("allow_above_chance", True),)
+    ),
     audit_preload=("reasoning_gym",),  # about 2 s to import
     max_episode_steps=1,  # one answer, whatever the dataset
 )
