@@ -5,7 +5,8 @@ Modules: ``config`` (ReasoningGymConfig), ``env`` (ReasoningGymEnv),
 rule each dataset is scored by; the rules are ``gym_integrity.grading.rules``),
 ``tasks`` (one module per task with a draw filter, requirement, solver or
 right-answer check), ``scoring`` (grading one answer), ``sandbox`` (own
-scorers in killable workers). docs/reasoning_gym.md explains the design.
+scorers in killable workers), ``draw`` (the balanced draw), ``draw_plans`` and
+``plan_builder`` (its plans: shipped, else built at first reset; the builder). docs/reasoning_gym.md explains the design.
 ``ENTRY`` is the id's registration and audit facts; the classes load on
 first use.
 """

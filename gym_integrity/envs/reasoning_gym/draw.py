@@ -95,6 +95,7 @@ _GOLDEN = 0x9E3779B97F4A7C15  # 2**64 / golden ratio: successive multiples are s
 _MASK = (1 << 64) - 1
 _TOKEN = re.compile(r"[^\s,;:()\[\]{}\"'`]+")
 _TRAILING = ".?!"
+_DIGIT = re.compile(r"\d")
 
 #: Rules strict scoring holds an answer to that the task's own question does not state: appended to the question,
 #: so that no rule the agent is graded by is hidden from it (issue 35, deliverable 2).
@@ -144,7 +145,13 @@ def label_of(answer: Any) -> str | None:
 
 
 def _tokens(question: str) -> list[str]:
-    return [label for token in _TOKEN.findall(question) if (label := label_of(token.rstrip(_TRAILING)))]
+    """The question's tokens as labels (``label_of`` of each). Case-folded once, and read as a number only where a
+    token has a digit (without one it reads as no finite number): every reset checks its question."""
+    return [
+        token if token.isalpha() or not _DIGIT.search(token) else label_of(token)
+        for raw in _TOKEN.findall(question.casefold())
+        if (token := raw.rstrip(_TRAILING))
+    ]
 
 
 def answer_in_question(label: str | None, tokens: list[str], template: frozenset[str] = frozenset()) -> bool:
