@@ -132,9 +132,11 @@ def label_of(answer: Any) -> str | None:
     >>> [label_of(a) for a in (" Yes", "2.0", "-1", "right down", None)]
     ['yes', '2', '-1', 'right down', None]
     """
-    if answer is None:
-        return None
-    text = " ".join(str(answer).split()).casefold()
+    return None if answer is None else _text_label(" ".join(str(answer).split()).casefold())
+
+
+def _text_label(text: str) -> str:
+    """Case-folded text without runs of whitespace as a label: a number as its value."""
     try:
         value = float(text)
     except ValueError:
@@ -148,7 +150,7 @@ def _tokens(question: str) -> list[str]:
     """The question's tokens as labels (``label_of`` of each). Case-folded once, and read as a number only where a
     token has a digit (without one it reads as no finite number): every reset checks its question."""
     return [
-        token if token.isalpha() or not _DIGIT.search(token) else label_of(token)
+        token if token.isalpha() or not _DIGIT.search(token) else _text_label(token)
         for raw in _TOKEN.findall(question.casefold())
         if (token := raw.rstrip(_TRAILING))
     ]

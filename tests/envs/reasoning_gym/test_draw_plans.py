@@ -32,6 +32,13 @@ def test_every_datasets_default_configuration_has_a_shipped_plan():
     assert missing == [], f"{missing}: {STALE}"
 
 
+def test_only_generators_whose_items_differ_by_process_ship_without_a_probe():
+    plans = _shipped_file()["plans"]
+    unprobed = {name for name, entry in plans.items() if len(entry["probe"]) != draw_plans.PROBE_ITEMS}
+    assert all(plans[name].get("reproducible") is False and not plans[name]["probe"] for name in unprobed)
+    assert unprobed == {"codeio", "knight_swap"}, f"docs/chance.md names these: {unprobed}"
+
+
 # syllogism: two options; gcd: open answers with rare labels whose pools were filled past the sample;
 # color_cube_rotation: a selection (the answer is in the question, nothing filtered); letter_counting: long-tailed.
 @pytest.mark.parametrize("dataset", ["syllogism", "gcd", "color_cube_rotation", "letter_counting"])
