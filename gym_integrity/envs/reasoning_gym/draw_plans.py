@@ -16,8 +16,9 @@ first reset of a process :func:`plan_for` takes the shipped plan when
 else it builds the plan as the builder does (same function, same indices), so a
 seed gives the same item whether the plan was shipped or built. A generator whose
 items are not a function of their index (codeio's differ from process to process;
-knight_swap's with ``PYTHONHASHSEED``) has nothing to probe: the builder finds it
-(another process sees other items), ships its plan with no probe, marked
+knight_swap's and polynomial_multiplication's with ``PYTHONHASHSEED``) has nothing
+to probe: the builder finds it (processes with other hash seeds see other items)
+and ships its plan with no probe, marked
 ``"reproducible": false``, and it is used as shipped (a plan built at runtime
 would be as much this process's own).
 ``tests/envs/reasoning_gym/test_draw_plans.py`` rebuilds several and compares:
