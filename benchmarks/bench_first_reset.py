@@ -35,7 +35,7 @@ wall, cpu = time.perf_counter(), time.process_time()
 env = gym.make("ReasoningGym-v0", dataset=dataset)
 made = time.process_time()
 env.reset(seed=0)
-print(json.dumps({"make_cpu_s": made - cpu, "cpu_s": time.process_time() - made, "wall_s": time.perf_counter() - wall}))
+print("RESULT", json.dumps({"make_cpu_s": made - cpu, "cpu_s": time.process_time() - made, "wall_s": time.perf_counter() - wall}))
 """
 
 SWEEP = """
@@ -53,7 +53,7 @@ for name in available_datasets():
     slowest.append((round(time.process_time() - start, 2), name))
 for env in envs:
     env.close()
-print(json.dumps({"datasets": len(envs), "cpu_s": time.process_time() - cpu, "wall_s": time.perf_counter() - wall,
+print("RESULT", json.dumps({"datasets": len(envs), "cpu_s": time.process_time() - cpu, "wall_s": time.perf_counter() - wall,
                   "slowest": sorted(slowest, reverse=True)[:5]}))
 """
 
@@ -62,7 +62,7 @@ COMPOSITES = ({"leg_counting": 2, "basic_arithmetic": 1}, {"gcd": 1, "rotten_ora
 
 def run(code: str, *args: str) -> dict:
     done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.rsplit("RESULT ", 1)[1])  # a generator may print (some print dots)
 
 
 def main() -> None:
@@ -75,7 +75,9 @@ def main() -> None:
     for name in args.datasets.split(","):
         for mode in ("shipped", "built"):
             got = run(CHILD, json.dumps(name), mode)
-            print(f"| {name} | {mode} | {got['make_cpu_s']:.2f} | {got['cpu_s']:.2f} | {got['wall_s']:.2f} |", flush=True)
+            print(
+                f"| {name} | {mode} | {got['make_cpu_s']:.2f} | {got['cpu_s']:.2f} | {got['wall_s']:.2f} |", flush=True
+            )
     for composite in COMPOSITES:
         got = run(CHILD, json.dumps(composite), "built")
         print(
