@@ -34,7 +34,8 @@ is not made by default (``ABOVE_CHANCE``).
 
 ``reset(seed=s)`` gives the same item every time, in every process: the plan
 is a function of the generator's items, the stratum of the seed, and the walk of
-the seed's stream. Datasets whose items have no single answer (``answer`` None)
+the seed's stream (where the items are a function of their index: codeio's,
+knight_swap's and polynomial_multiplication's differ by process, draw_plans.py). Datasets whose items have no single answer (``answer`` None)
 are drawn as before, with the answer-in-question filter only. A composite's plan
 is its mixture's (labels pooled over its members).
 """
