@@ -52,7 +52,7 @@ def _wrap(answer: str) -> str:
 
 def measure_reasoning_gym(dataset: str, balanced: bool) -> dict[str, Any]:
     """The fitted constant and its reward on unseen seeds, with the draw on or off."""
-    env = gym.make("ReasoningGym-v0", dataset=dataset)
+    env = gym.make("ReasoningGym-v0", dataset=dataset, allow_above_chance=True)  # measured too (draw.ABOVE_CHANCE)
     base = env.unwrapped
     base.balanced_draw = balanced
     fit_items = []
@@ -72,12 +72,12 @@ def measure_reasoning_gym(dataset: str, balanced: bool) -> dict[str, Any]:
 
 
 def plan_facts(dataset: str) -> dict[str, Any]:
-    from gym_integrity.envs.reasoning_gym import draw
+    from gym_integrity.envs.reasoning_gym import draw_plans
 
-    env = gym.make("ReasoningGym-v0", dataset=dataset)
+    env = gym.make("ReasoningGym-v0", dataset=dataset, allow_above_chance=True)  # measured too (draw.ABOVE_CHANCE)
     env.reset(seed=0)
     base = env.unwrapped
-    plan = draw.plan_for(base._key, base.config.scoring, base._sample_item, base.size)
+    plan = draw_plans.plan_for(base._key, base.config.scoring, base._sample_item, base.size)
     env.close()
     single = plan.balanced or plan.k > 1
     return {"k": plan.k if single else None, "cap": round(plan.cap, 4), "uniform": abs(plan.cap * plan.k - 1) < 1e-9,

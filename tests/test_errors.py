@@ -226,6 +226,9 @@ def test_composite_entries_follow_the_rule():
     raises(ValueError, "ReasoningGymConfig.dataset", lambda: make({"gcd": -1.0}))
     raises(TypeError, "ReasoningGymConfig.dataset_config.bogus",
            lambda: ReasoningGymConfig(dataset_config={"bogus": 1}).validate())
+    # a dataset that cannot meet the chance rule (draw.ABOVE_CHANCE), alone or in a composite, without the opt-in
+    raises(ValueError, "ReasoningGymConfig.dataset", lambda: make("propositional_logic"))
+    raises(ValueError, "ReasoningGymConfig.dataset", lambda: make({"gcd": 1, "propositional_logic": 1}))
 
 
 # --------------------------------------------------------------------------- wrappers, space, vector

@@ -238,7 +238,7 @@ def dataset_targets(
         raise ValueError(f"dataset_targets: {env_id!r} has no sweep (EnvEntry.sweep)")
     modes = [False, True] if compare else [raw]
     return [
-        AuditTarget(entry.id, mode, {entry.sweep.option: name}, name, entry=entry)
+        AuditTarget(entry.id, mode, {entry.sweep.option: name, **dict(entry.sweep.with_options)}, name, entry=entry)
         for name in (datasets if datasets is not None else _sweep_values(entry))
         for mode in modes
     ]

@@ -33,10 +33,14 @@ class Sweep:
     option: str
     values: str
     noun: str = "datasets"
+    #: Options every swept value is made with too, as ``(name, value)`` pairs: ReasoningGym-v0's
+    #: ``allow_above_chance``, so that the sweep audits the datasets not made by default as well.
+    with_options: tuple[tuple[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         check_str("Sweep.option", self.option)
         check_str("Sweep.noun", self.noun)
+        check_type("Sweep.with_options", self.with_options, tuple, "a tuple of (option, value) pairs")
         if ":" not in check_str("Sweep.values", self.values):
             raise ValueError(f"Sweep.values must be 'module:function', got {self.values!r}")
 

@@ -126,7 +126,9 @@ def test_all_datasets_defaults_to_the_grader_probes_and_refuses_other_ids(capsys
     monkeypatch.setattr(targets_module, "_sweep_values", lambda entry: ["leg_counting", "countdown"])
     monkeypatch.setattr("gym_integrity.audit.isolate.run_isolated", fake_run_isolated)
     assert main(["audit", "--all-datasets", "--no-progress"]) == 2  # no report came back: nothing was audited
-    assert seen == {"targets": [{"dataset": "leg_counting"}, {"dataset": "countdown"}], "probes": list(GRADER_PROBES) + list(SEARCH_PROBES)}
+    # the sweep makes every dataset with the opt-in, so that those not made by default are audited too
+    swept = [{"dataset": name, "allow_above_chance": True} for name in ("leg_counting", "countdown")]
+    assert seen == {"targets": swept, "probes": list(GRADER_PROBES) + list(SEARCH_PROBES)}
 
 
 # -- the verdict on envs that are not ours: toys registered for this process (so audited --in-process) -----------

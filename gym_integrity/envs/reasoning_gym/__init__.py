@@ -5,7 +5,8 @@ Modules: ``config`` (ReasoningGymConfig), ``env`` (ReasoningGymEnv),
 rule each dataset is scored by; the rules are ``gym_integrity.grading.rules``),
 ``tasks`` (one module per task with a draw filter, requirement, solver or
 right-answer check), ``scoring`` (grading one answer), ``sandbox`` (own
-scorers in killable workers). docs/reasoning_gym.md explains the design.
+scorers in killable workers), ``draw`` (the balanced draw), ``draw_plans`` and
+``plan_builder`` (its plans: shipped, else built at first reset; the builder). docs/reasoning_gym.md explains the design.
 ``ENTRY`` is the id's registration and audit facts; the classes load on
 first use.
 """
@@ -18,7 +19,10 @@ ENTRY = EnvEntry(
     "ReasoningGym-v0",
     "gym_integrity.envs.reasoning_gym:ReasoningGymEnv",
     "reasoning-gym's procedural tasks (or a weighted composite): strict scoring, expression scorers sandboxed",
-    sweep=Sweep("dataset", "gym_integrity.envs.reasoning_gym:available_datasets"),
+    # the sweep audits every dataset, those not made by default too (draw.ABOVE_CHANCE)
+    sweep=Sweep(
+        "dataset", "gym_integrity.envs.reasoning_gym:available_datasets", with_options=(("allow_above_chance", True),)
+    ),
     audit_preload=("reasoning_gym",),  # about 2 s to import
     max_episode_steps=1,  # one answer, whatever the dataset
 )

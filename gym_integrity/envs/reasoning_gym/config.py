@@ -92,10 +92,17 @@ class ReasoningGymConfig:
         score_timeout_s: The run budget of one sandboxed scorer call; an answer
             whose scoring runs past it is graded ``timeout`` (its own fault, not
             a no-verdict).
-        balanced_draw: Under strict scoring, draw every answer option equally
-            often and never an item whose answer is in its question
-            (docs/chance.md). Off by default: its plan reads 300 items at the
-            first reset of a process, a minute for a slow generator.
+        balanced_draw: Under strict scoring (the default), draw every answer
+            option equally often and never an item whose answer is in its
+            question (docs/chance.md). Its plan ships with the package for every
+            dataset's default configuration; another configuration's is built
+            at the first reset of a process (300 items: a minute for a slow
+            generator).
+        allow_above_chance: Make a dataset that cannot meet the chance rule
+            (``draw.ABOVE_CHANCE``: a content-free answer earns more than a
+            uniform guess, even after the balanced draw) under strict scoring.
+            Without it such a dataset, alone or in a composite, fails at make
+            with a ``ValueError`` that gives the figure.
     """
 
     dataset: str | Sequence[Mapping[str, Any]] | Mapping[str, float] = "leg_counting"
@@ -106,7 +113,8 @@ class ReasoningGymConfig:
     max_answer_chars: int = 4096
     scoring: str = "strict"
     score_timeout_s: float = 5.0
-    balanced_draw: bool = False
+    balanced_draw: bool = True
+    allow_above_chance: bool = False
 
     def composite_specs(self) -> list[dict[str, Any]] | None:
         """The composite as a list of ``{"name", "weight", "config"}``, or None for a single dataset."""
@@ -161,6 +169,20 @@ class ReasoningGymConfig:
         else:
             self._validate_composite(specs)
         self._check_size_limits()
+        self._check_chance_rule()
+
+    def _check_chance_rule(self) -> None:
+        """A dataset that cannot meet the chance rule is made under strict scoring only when asked for."""
+        from gym_integrity.envs.reasoning_gym.draw import ABOVE_CHANCE
+
+        if self.scoring != "strict" or self.allow_above_chance:
+            return
+        for name in self.dataset_names():
+            if name in ABOVE_CHANCE:
+                raise ValueError(
+                    f"ReasoningGymConfig.dataset: {name} is not drawn by default: {ABOVE_CHANCE[name]} "
+                    "(docs/chance.md). Pass allow_above_chance=True to make it anyway"
+                )
 
     def _auto_size(self) -> bool:
         return self.size is None or (isinstance(self.size, str) and self.size == "auto")
@@ -208,6 +230,7 @@ class ReasoningGymConfig:
         check_choice("ReasoningGymConfig.answer_format", self.answer_format, ANSWER_FORMATS)
         check_choice("ReasoningGymConfig.scoring", self.scoring, SCORING_MODES)
         check_bool("ReasoningGymConfig.balanced_draw", self.balanced_draw)
+        check_bool("ReasoningGymConfig.allow_above_chance", self.allow_above_chance)
         check_number(
             "ReasoningGymConfig.score_timeout_s", self.score_timeout_s, low=0, low_open=True, high=3600, unit="seconds"
         )

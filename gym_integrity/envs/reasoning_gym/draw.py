@@ -1,8 +1,11 @@
 """The balanced draw: which item ``reset()`` hands out, so that no fixed answer earns more than a uniform guess.
 
-One mechanism for every dataset (no per-dataset rule). At its first reset an env
-with strict scoring builds a :class:`DrawPlan` for its generator from
-``SAMPLE_ITEMS`` items at fixed indices (so every process builds the same plan):
+One mechanism for every dataset (no per-dataset rule), on by default under strict
+scoring. Each generator has a :class:`DrawPlan`, read from ``SAMPLE_ITEMS`` of
+its items at fixed indices (so every process has the same plan): shipped with the
+package for every dataset's default configuration, else built at the env's first
+reset (``draw_plans.py``). A dataset the draw cannot bring within the chance rule
+is not made by default (``ABOVE_CHANCE``).
 
 * **Answer in the question.** An item whose answer appears verbatim in its
   question (as a token, or as a run of whole tokens) is not drawn, unless the
@@ -31,7 +34,8 @@ with strict scoring builds a :class:`DrawPlan` for its generator from
 
 ``reset(seed=s)`` gives the same item every time, in every process: the plan
 is a function of the generator's items, the stratum of the seed, and the walk of
-the seed's stream. Datasets whose items have no single answer (``answer`` None)
+the seed's stream (where the items are a function of their index: codeio's,
+knight_swap's and polynomial_multiplication's differ by process, draw_plans.py). Datasets whose items have no single answer (``answer`` None)
 are drawn as before, with the answer-in-question filter only. A composite's plan
 is its mixture's (labels pooled over its members).
 """
@@ -42,13 +46,13 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from gym_integrity.envs.reasoning_gym.datasets import _REFERENCE_KEYS
-from gym_integrity.workers import ProcessCache
 
 __all__ = [
+    "ABOVE_CHANCE",
     "MAX_VISITS",
     "SAMPLE_ITEMS",
     "STATED_RULES",
@@ -56,9 +60,7 @@ __all__ = [
     "answer_in_question",
     "build_plan",
     "label_of",
-    "labels_for",
     "own_example",
-    "plan_for",
     "stratum_position",
 ]
 
@@ -94,6 +96,7 @@ _GOLDEN = 0x9E3779B97F4A7C15  # 2**64 / golden ratio: successive multiples are s
 _MASK = (1 << 64) - 1
 _TOKEN = re.compile(r"[^\s,;:()\[\]{}\"'`]+")
 _TRAILING = ".?!"
+_DIGIT = re.compile(r"\d")
 
 #: Rules strict scoring holds an answer to that the task's own question does not state: appended to the question,
 #: so that no rule the agent is graded by is hidden from it (issue 35, deliverable 2).
@@ -106,8 +109,16 @@ STATED_RULES = {
     )
 }
 
-_PLANS: ProcessCache[tuple[str, str], DrawPlan] = ProcessCache("reasoning-gym draw plans", max_items=256)
-_LABELS: ProcessCache[tuple[str, str], dict[int, str | None]] = ProcessCache("reasoning-gym draw labels", max_items=64)
+#: Datasets that cannot meet the chance rule (no question-independent answer above a uniform guess) and so are not
+#: made by default under strict scoring (``ReasoningGymConfig.allow_above_chance`` makes them): why, with its figure
+#: (benchmarks/chance_table.py, docs/chance.md).
+ABOVE_CHANCE = {
+    "propositional_logic": (
+        "its best content-free answer, the constant `P`, earns 0.250 after the balanced draw against the rule's "
+        "limit 0.030 (a single variable is a right answer wherever it follows, and items with many right answers "
+        "have no label to balance)"
+    )
+}
 
 
 def own_example(item: Mapping[str, Any]) -> str | None:
@@ -122,9 +133,11 @@ def label_of(answer: Any) -> str | None:
     >>> [label_of(a) for a in (" Yes", "2.0", "-1", "right down", None)]
     ['yes', '2', '-1', 'right down', None]
     """
-    if answer is None:
-        return None
-    text = " ".join(str(answer).split()).casefold()
+    return None if answer is None else _text_label(" ".join(str(answer).split()).casefold())
+
+
+def _text_label(text: str) -> str:
+    """Case-folded text without runs of whitespace as a label: a number as its value."""
     try:
         value = float(text)
     except ValueError:
@@ -135,7 +148,13 @@ def label_of(answer: Any) -> str | None:
 
 
 def _tokens(question: str) -> list[str]:
-    return [label for token in _TOKEN.findall(question) if (label := label_of(token.rstrip(_TRAILING)))]
+    """The question's tokens as labels (``label_of`` of each). Case-folded once, and read as a number only where a
+    token has a digit (without one it reads as no finite number): every reset checks its question."""
+    return [
+        token if token.isalpha() or not _DIGIT.search(token) else _text_label(token)
+        for raw in _TOKEN.findall(question.casefold())
+        if (token := raw.rstrip(_TRAILING))
+    ]
 
 
 def answer_in_question(label: str | None, tokens: list[str], template: frozenset[str] = frozenset()) -> bool:
@@ -355,45 +374,3 @@ def build_plan(sample: list[tuple[int, Mapping[str, Any]]]) -> DrawPlan:
         strata, cap = _strata(ranked, sampled, least)
     pools = _pools(kept, {label for label, _ in strata if label is not None})
     return DrawPlan(k, cap, tuple(strata), template, filters, echo_share, top, pools)
-
-
-def plan_for(key: str, scoring: str, sample: Callable[[int], Mapping[str, Any] | None], size: int) -> DrawPlan:
-    """The generator's plan, built once per process: ``sample(index)`` is the item at that index if its policy
-    draws it, else None."""
-
-    def build() -> DrawPlan:
-        indices = _sample_indices(size)[:SAMPLE_ITEMS]
-        plan = build_plan([(index, item) for index in indices if (item := sample(index)) is not None])
-        return _fill_pools(plan, sample, size)
-
-    return _PLANS.get_or_create((key, scoring), build)
-
-
-def _sample_indices(size: int) -> list[int]:
-    """The indices the plan reads, in order: a fixed seed's draws (PCG64's stream is the same on every machine)."""
-    import numpy as np
-
-    return [int(i) for i in np.random.default_rng(_SAMPLE_SEED).integers(size, size=SAMPLE_ITEMS + EXTRA_ITEMS)]
-
-
-def _fill_pools(plan: DrawPlan, sample: Callable[[int], Mapping[str, Any] | None], size: int) -> DrawPlan:
-    """The plan with up to ``POOL_ITEMS`` items for each stratum label the sample shows once or twice, looked for in
-    the items after it."""
-    pools = {label: list(indices) for label, indices in plan.pools.items()}
-    short = {label for label, indices in pools.items() if len(indices) < 3}  # seen once or twice: rare
-    extra = _sample_indices(size)[SAMPLE_ITEMS:]
-    for index in extra:
-        if not short:
-            break
-        item = sample(index)
-        label = None if item is None or plan.echoes(item) else label_of(item.get("answer"))
-        if label in short:
-            pools[label].append(index)
-            if len(pools[label]) >= POOL_ITEMS:
-                short.discard(label)
-    return replace(plan, pools={label: tuple(indices) for label, indices in pools.items()})
-
-
-def labels_for(key: str, scoring: str) -> dict[int, str | None]:
-    """The labels of the indices walks visited, per generator and process (None: not drawn)."""
-    return _LABELS.get_or_create((key, scoring), dict)

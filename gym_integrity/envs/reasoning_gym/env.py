@@ -8,7 +8,7 @@ import gymnasium as gym
 
 from gym_integrity.checks import check_int
 from gym_integrity.envs.base import TextEnv
-from gym_integrity.envs.reasoning_gym import draw
+from gym_integrity.envs.reasoning_gym import draw, draw_plans
 from gym_integrity.envs.reasoning_gym.config import ReasoningGymConfig
 from gym_integrity.envs.reasoning_gym.datasets import ItemCache, dataset_key, load_dataset
 from gym_integrity.envs.reasoning_gym.scoring import Grader
@@ -90,8 +90,9 @@ class ReasoningGymEnv(TextEnv):
     group) on every machine. Under strict scoring the draw is balanced
     (``draw.py``): each reset's answer label comes from a low-discrepancy
     sequence over the seed, so no fixed answer beats a uniform guess, and
-    items whose answer is in their question are not drawn; the first reset of
-    a process builds the plan from 300 items.
+    items whose answer is in their question are not drawn. The plan ships with
+    the package for each dataset's default configuration (another's is built
+    from 300 items at the first reset of a process).
     ``options={"index": i}`` picks item ``i``. ``size`` (an attribute) is the
     configured size, or for the default ``size=None`` 100,000 within the
     dataset's own limit (word_ladder: 20,000) and eager cap (acre: 2,000).
@@ -194,14 +195,14 @@ class ReasoningGymEnv(TextEnv):
     def _draw_item(self) -> tuple[int, dict[str, Any]]:
         if self.config.scoring != "strict" or not self.balanced_draw:
             return self._next_drawn_item()
-        plan = draw.plan_for(self._key, self.config.scoring, self._sample_item, self.size)
+        plan = draw_plans.plan_for(self._key, self.config.scoring, self._sample_item, self.size)
         position = draw.stratum_position(self.np_random_seed, self._resets_since_seed)  # never seeded: OS entropy's
         self._resets_since_seed += 1
         return plan.draw(
             position,
             lambda: int(self.np_random.integers(self.size)),
             self._sample_item,
-            draw.labels_for(self._key, self.config.scoring),
+            draw_plans.labels_for(self._key, self.config.scoring),
             self._next_drawn_item,
             self._pays_own_example,
         )

@@ -14,5 +14,6 @@ BAD = {
         "scoring": (None, "lenient"),
         "score_timeout_s": (True, 0),
         "balanced_draw": (1, "ANY"),
+        "allow_above_chance": (1, "ANY"),
     },
 }

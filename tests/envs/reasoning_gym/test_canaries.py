@@ -87,7 +87,8 @@ def _sweep_dataset(name: str, marks: str, only: list[str] | None) -> dict:
         bound = SCORE_TIMEOUT_S + SANDBOX_SLACK_S if sandboxed else IN_PROCESS_BOUND_S
         for answer_format in ("either", "raw"):
             env = gym.make("ReasoningGym-v0", dataset=name, size=SIZE, seed=SEED, scoring=scoring,
-                           answer_format=answer_format, score_timeout_s=SCORE_TIMEOUT_S)
+                           answer_format=answer_format, score_timeout_s=SCORE_TIMEOUT_S,
+                           allow_above_chance=True)
             for canary, answer in canaries(marks).items():
                 if only and canary not in only:
                     continue

@@ -50,7 +50,8 @@ def chance(constant: str, golds: list) -> float:
 def sweep(name: str, scoring: str, answers: list[str]) -> tuple[list, dict[str, float]]:
     """The golds of the dataset's first items, and the mean reward of each answer over them (raw env: every
     step is graded, so one reset serves every answer)."""
-    env = gym.make("ReasoningGym-v0", dataset=name, size=max(item_count(name), 16), seed=SEED, scoring=scoring)
+    env = gym.make("ReasoningGym-v0", dataset=name, size=max(item_count(name), 16), seed=SEED, scoring=scoring,
+                   allow_above_chance=True)
     raw = env.unwrapped
     golds, totals = [], dict.fromkeys(answers, 0.0)
     for index in range(item_count(name)):
@@ -81,7 +82,8 @@ def test_no_constant_beats_chance_under_strict_scoring(name):
 
 @pytest.mark.parametrize("name", available_datasets())
 def test_gold_answers_still_score_one(name):
-    env = gym.make("ReasoningGym-v0", dataset=name, size=max(item_count(name), 16), seed=SEED)
+    env = gym.make("ReasoningGym-v0", dataset=name, size=max(item_count(name), 16), seed=SEED,
+                   allow_above_chance=True)
     raw = env.unwrapped
     scored = []
     for index in range(item_count(name)):
@@ -109,7 +111,8 @@ def _non_numbers_shaped_like(gold: str) -> list[str]:
 def test_answers_shaped_like_the_gold_without_its_numbers_earn_nothing(name):
     """number_sorting's own scorer paid 1.0 for ``[NaN, NaN, ...]`` (json.loads reads NaN; NaN lists compare
     equal by identity): a content-free answer that only counts the question's numbers."""
-    env = gym.make("ReasoningGym-v0", dataset=name, size=max(item_count(name), 16), seed=SEED)
+    env = gym.make("ReasoningGym-v0", dataset=name, size=max(item_count(name), 16), seed=SEED,
+                   allow_above_chance=True)
     raw = env.unwrapped
     paid = []
     for index in range(item_count(name)):

@@ -11,7 +11,8 @@ import gymnasium as gym
 import pytest
 
 import gym_integrity  # noqa: F401  (registers the envs)
-from gym_integrity.envs.reasoning_gym import draw
+from gym_integrity.envs.reasoning_gym import draw, draw_plans
+from gym_integrity.envs.reasoning_gym.config import available_datasets
 
 SEEDS = range(400)
 
@@ -26,7 +27,7 @@ def _labels(env: gym.Env, seeds: range) -> Counter[str | None]:
 
 def _natural(dataset: str, n: int = 400) -> Counter[str | None]:
     """The generator's own label counts over its first ``n`` items: the skew the draw removes."""
-    env = gym.make("ReasoningGym-v0", dataset=dataset, balanced_draw=True)
+    env = gym.make("ReasoningGym-v0", dataset=dataset)
     base = env.unwrapped
     return Counter(draw.label_of(base._dataset[i]["answer"]) for i in range(n))
 
@@ -35,7 +36,7 @@ def _natural(dataset: str, n: int = 400) -> Counter[str | None]:
 def test_yes_no_datasets_draw_each_answer_half_the_time(dataset):
     natural = _natural(dataset)
     assert max(natural.values()) / sum(natural.values()) >= 0.58  # skewed as generated: the draw has work to do
-    counts = _labels(gym.make("ReasoningGym-v0", dataset=dataset, balanced_draw=True), SEEDS)
+    counts = _labels(gym.make("ReasoningGym-v0", dataset=dataset), SEEDS)
     assert len(counts) == 2
     assert all(abs(n / len(SEEDS) - 0.5) <= 0.01 for n in counts.values()), counts
 
@@ -44,34 +45,34 @@ def test_yes_no_datasets_draw_each_answer_half_the_time(dataset):
 def test_no_label_of_a_long_tailed_dataset_beats_a_uniform_guess(dataset):
     natural = _natural(dataset)
     top = max(natural.values()) / sum(natural.values())
-    env = gym.make("ReasoningGym-v0", dataset=dataset, balanced_draw=True)
+    env = gym.make("ReasoningGym-v0", dataset=dataset)
     counts = _labels(env, SEEDS)
-    plan = draw.plan_for(env.unwrapped._key, "strict", None, env.unwrapped.size)
+    plan = draw_plans.plan_for(env.unwrapped._key, "strict", None, env.unwrapped.size)
     assert top > 2 * (1 / plan.k + 0.03)  # the most common answer as generated is far above chance
     share = max(counts.values()) / len(SEEDS)
     assert share <= min(plan.cap + 0.02, 1 / plan.k + 0.03), (counts.most_common(3), plan.cap, plan.k)
 
 
 def test_a_seed_gives_the_same_item_every_time_and_in_another_process():
-    env = gym.make("ReasoningGym-v0", dataset="syllogism", balanced_draw=True)
+    env = gym.make("ReasoningGym-v0", dataset="syllogism")
     first = [env.reset(seed=seed)[1]["problem_id"] for seed in range(20)]
     again = [env.reset(seed=seed)[1]["problem_id"] for seed in reversed(range(20))][::-1]
     assert first == again
     stream = [env.reset(seed=7)[1]["problem_id"]] + [env.reset()[1]["problem_id"] for _ in range(9)]
     assert stream == [env.reset(seed=7)[1]["problem_id"]] + [env.reset()[1]["problem_id"] for _ in range(9)]
     code = ("import gymnasium as gym, gym_integrity\n"
-            "env = gym.make('ReasoningGym-v0', dataset='syllogism', balanced_draw=True)\n"
+            "env = gym.make('ReasoningGym-v0', dataset='syllogism')\n"
             "print(','.join(env.reset(seed=s)[1]['problem_id'] for s in range(20)))")
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
     assert other.stdout.strip().split(",") == first
 
 
 def test_an_item_whose_answer_is_in_its_question_is_not_drawn():
-    natural = gym.make("ReasoningGym-v0", dataset="prime_factorization", balanced_draw=True).unwrapped._dataset
+    natural = gym.make("ReasoningGym-v0", dataset="prime_factorization").unwrapped._dataset
     echoed = sum(draw.answer_in_question(draw.label_of(natural[i]["answer"]), draw._tokens(natural[i]["question"]))
                  for i in range(300))
     assert echoed >= 20  # the primes: the question's number is the answer
-    env = gym.make("ReasoningGym-v0", dataset="prime_factorization", balanced_draw=True)
+    env = gym.make("ReasoningGym-v0", dataset="prime_factorization")
     for seed in range(300):
         question, _ = env.reset(seed=seed)
         answer = env.unwrapped._item["answer"]
@@ -101,7 +102,7 @@ def test_a_selection_task_is_not_filtered():
 
 
 def test_propositional_logic_states_its_rule_and_pays_its_own_examples():
-    env = gym.make("ReasoningGym-v0", dataset="propositional_logic", balanced_draw=True)
+    env = gym.make("ReasoningGym-v0", dataset="propositional_logic", allow_above_chance=True)
     for seed in range(10):
         question, _ = env.reset(seed=seed)
         assert draw.STATED_RULES["propositional_logic"] in question
@@ -110,3 +111,13 @@ def test_propositional_logic_states_its_rule_and_pays_its_own_examples():
         assert env.step(f"<answer>{example}</answer>")[1] == 1.0
     raw = gym.make("ReasoningGym-v0", dataset="propositional_logic", scoring="reasoning_gym")
     assert draw.STATED_RULES["propositional_logic"] not in raw.reset(seed=0)[0]
+
+
+def test_a_dataset_above_chance_is_made_only_when_asked_for():
+    for dataset in ("propositional_logic", {"gcd": 1, "propositional_logic": 1}):
+        with pytest.raises(ValueError, match=r"propositional_logic is not drawn by default: .* 0\.250 .*"
+                                             r"allow_above_chance=True"):
+            gym.make("ReasoningGym-v0", dataset=dataset)
+        gym.make("ReasoningGym-v0", dataset=dataset, allow_above_chance=True).reset(seed=0)
+    gym.make("ReasoningGym-v0", dataset="propositional_logic", scoring="reasoning_gym")  # the task's own scorer
+    assert set(draw.ABOVE_CHANCE) <= set(available_datasets())

@@ -50,7 +50,7 @@ STILL_PAID: dict[str, str] = {}
 
 def _paid_for_nothing(name: str) -> list[tuple[int, str, str, float, float]]:
     items, per_family = WIDE.get(name) or ((2, 4) if name in SLOW else (ITEMS, PER_FAMILY))
-    env = gym.make("ReasoningGym-v0", dataset=name, size=items + SCOUTS, seed=SEED)
+    env = gym.make("ReasoningGym-v0", dataset=name, size=items + SCOUTS, seed=SEED, allow_above_chance=True)
     raw = env.unwrapped
     scouts = []
     for index in range(items, items + SCOUTS):  # other items' golds: the answer format a policy learns
@@ -94,7 +94,7 @@ def test_no_content_free_answer_beats_chance(name):
 def test_every_dataset_has_a_gold_its_grader_pays_on_the_audit_seeds(name):
     """What the audit's gold-needing probes read (gold_answer_scored, constant_answers, cross_env_isolation): a
     dataset without one on these seeds leaves them not run and the sweep inconclusive."""
-    env = gym.make("ReasoningGym-v0", dataset=name)
+    env = gym.make("ReasoningGym-v0", dataset=name, allow_above_chance=True)
     raw = env.unwrapped
     unpaid = []
     for seed in AUDIT_SEEDS:
