@@ -2,8 +2,9 @@
 
 Each case is a real reasoning-gym item at its index in the dataset's default
 generator: a false refusal fixed for its class (codeio's JSON escapes), or an
-item no answer could win that the draw no longer hands out (a gold longer than
-strict scoring reads).
+item the draw no longer hands out: no answer could win it (a gold longer than
+strict scoring reads), or its gold is not an answer (an integral sympy left
+unevaluated).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from gym_integrity.grading.language import LANGUAGES, check
 
 #: codeio items whose gold is JSON with escaped quotes or line breaks (the draws of seeds 57, 63, 82).
 CODEIO_ESCAPED = (6519, 45568, 71695)
+#: intermediate_integration items whose gold sympy left unevaluated (``-Integral(x*sin(3*x), x) + C``; seeds 15, 55).
+UNEVALUATED = (93122, 96360)
 #: palindrome_partitioning items whose gold (every partition of a 15-letter string) is over 4096 characters.
 PALINDROME_TOO_LONG = (94490, 65459)
 
@@ -77,3 +80,20 @@ def test_the_answer_cap_is_the_one_the_draw_reads(balanced):
         unfiltered.reset(seed=seed)
         lengths.append(len(unfiltered.unwrapped.gold_answers()[0]))
     assert max(lengths) > 6  # the generator makes longer ones: the cap had work to do
+
+
+def test_an_integral_whose_gold_sympy_left_unevaluated_is_not_drawn_and_its_honest_answer_is_paid():
+    env = gym.make("ReasoningGym-v0", dataset="intermediate_integration", balanced_draw=True)
+    base = env.unwrapped
+    for index in UNEVALUATED:
+        assert "Integral(" in base._dataset[index]["answer"]
+        assert base._sample_item(index) is None
+    env.reset(options={"index": 93122})  # still reachable by index: the antiderivative is paid, the gold's form not
+    assert env.step("<answer>x*cos(3*x)/3 - sin(3*x)/9 + C</answer>")[1] == 1.0
+    env.reset(options={"index": 93122})
+    assert env.step("<answer>-Integral(x*sin(3*x), x) + C</answer>")[1] == 0.0
+    for seed in (15, 55):  # the seeds that drew them before
+        env.reset(seed=seed)
+        assert base._index not in UNEVALUATED
+        assert env.step(f"<answer>{base.gold_answers()[0]}</answer>")[1] == 1.0
+    env.close()
