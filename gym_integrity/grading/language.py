@@ -114,6 +114,9 @@ class Language:
     max_chars: int
     check: Callable[[str, Mapping[str, Any]], str | None]
     quotes: bool = False  # string quotes admitted (a cube move's prime; JSON of an unreviewed task)
+    #: The scorer may read the answer as Python (eval, parse_expr): backslashes (escapes spell any name) and double
+    #: underscores are refused. False for a scorer that only parses data: JSON escapes its strings with backslashes.
+    python: bool = True
 
 
 @dataclass(frozen=True)
@@ -349,11 +352,12 @@ LANGUAGES: dict[str, Language] = {
     ),
     "json_similarity": Language(
         "codeio scores by a JSON tree edit distance over a pure-Python string distance: 10 s to minutes on a 4 KB "
-        "answer (found by issue 15's hostile-policy review); any text the answer length admits, scored in the "
-        "sandbox under its run budget",
+        "answer (found by issue 15's hostile-policy review); any text the answer length admits (JSON's string "
+        "escapes too: it is never read as Python), scored in the sandbox under its run budget",
         4096,
         lambda text, entry: None,
         quotes=True,
+        python=False,
     ),
     "unreviewed": Language(
         "a dataset no one has reviewed yet (added by a reasoning-gym upgrade): anything shaped like Python is refused",
@@ -374,7 +378,7 @@ def check(language: str, text: str, entry: Mapping[str, Any]) -> str | None:
     spec = LANGUAGES[language]
     if len(text) > spec.max_chars:
         return f"longer than the {spec.max_chars} characters of the answer language"
-    for needle, reason in _COMMON_REFUSALS:
+    for needle, reason in _COMMON_REFUSALS if spec.python else ():
         if needle in text:
             return reason
     if not spec.quotes and any(q in text for q in _QUOTES):

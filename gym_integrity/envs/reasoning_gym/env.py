@@ -251,14 +251,23 @@ class ReasoningGymEnv(TextEnv):
         """Whether reset may draw this item: always, unless strict scoring's draw filter refuses it (remembered)."""
         if self.config.scoring != "strict":
             return True
-        drawn = draw_filter(self._source_of(item))
-        # An empty gold no answer can win (an empty answer is no answer): string_manipulation makes some.
-        if item.get("answer") != "" and (drawn is None or drawn(item)):
+        source = self._source_of(item)
+        drawn = draw_filter(source)
+        if not self._unwinnable(item.get("answer"), source) and (drawn is None or drawn(item)):
             return True
         if len(self._undrawn) >= _MAX_UNDRAWN_KEPT:
             self._undrawn.clear()
         self._undrawn.add(index)
         return False
+
+    def _unwinnable(self, gold: Any, source: str) -> bool:
+        """Whether no answer could match this gold under strict scoring: an empty one (an empty answer is no answer:
+        string_manipulation makes some), or one longer than strict scoring reads (the answer cap, or the answer
+        language's: palindrome_partitioning lists every partition of a 15-letter string in over 4096 characters)."""
+        if not isinstance(gold, str):
+            return False
+        cap = min(self.config.max_answer_chars, self._grader.longest_answer(source) or self.config.max_answer_chars)
+        return gold == "" or len(gold.strip()) > cap
 
     def _source_of(self, item: dict[str, Any]) -> str:
         """The item's dataset: a composite's member, else the configured name."""

@@ -11,6 +11,7 @@ from gym_integrity.envs.reasoning_gym import tasks
 from gym_integrity.envs.reasoning_gym.datasets import member, own_score
 from gym_integrity.envs.reasoning_gym.table import rule_for, sandbox_language, uses_own_scorer
 from gym_integrity.grading.faults import outside_language, scorer_raised
+from gym_integrity.grading.language import LANGUAGES
 from gym_integrity.grading.language import check as language_check
 from gym_integrity.grading.rules import Comparison, OwnRule, Rule
 from gym_integrity.protocol import Grade, Verdict
@@ -60,6 +61,11 @@ class Grader:
     @property
     def sandboxed(self) -> bool:
         return self._pool is not None
+
+    def longest_answer(self, source: str) -> int | None:
+        """The most characters the dataset's answer language admits under this scoring (None: no language)."""
+        language = sandbox_language(rule_for(source), self.scoring)
+        return None if language is None else LANGUAGES[language].max_chars
 
     def close(self) -> None:
         """Release the sandbox pool (once; a later grade acquires it again): the last env out stops it."""

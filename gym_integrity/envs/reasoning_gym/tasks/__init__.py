@@ -20,6 +20,7 @@ from gym_integrity.envs.reasoning_gym.tasks import (
     boxnet,
     game_of_life,
     graph_color,
+    integration,
     list_functions,
     number_sequence,
     power_function,
@@ -88,6 +89,7 @@ TASKS: dict[str, Task] = {
         is_right=graph_color.proper_colouring,
         reference=graph_color.REFERENCE,
     ),
+    "intermediate_integration": Task(drawn=integration.gold_is_evaluated),  # sympy left the integral unevaluated
     "list_functions": Task(drawn=list_functions.list_function_changes_its_input),
     "manipulate_matrix": _MATRIX,  # operations undo each other
     "number_sequence": Task(drawn=number_sequence.sequence_has_not_settled),
@@ -103,6 +105,7 @@ TASKS: dict[str, Task] = {
     "rotate_matrix": _MATRIX,  # the angle is a multiple of 360 degrees
     "rubiks_cube": Task(drawn=rubiks_cube.scramble_keeps_its_length, solve=rubiks_cube.solve),
     "rush_hour": Task(solve=rush_hour.solve, reference=rush_hour.REFERENCE),
+    "simple_integration": Task(drawn=integration.gold_is_evaluated),
     "string_insertion": Task(drawn=AnswerIsNotItsInput("string", "solution")),  # no pattern (96% of items)
     "string_manipulation": Task(drawn=AnswerIsNotItsInput("string", "solution")),  # no rule applies
     "word_sorting": Task(drawn=AnswerIsNotItsInput("transformed_words", "sorted_words")),  # already in order
