@@ -184,6 +184,8 @@ class OpenEnvMCPInProcess(gym.Env[str, str]):
         return self._gold() if callable(getattr(self, "_gold", None)) else None
 
     def close(self) -> None:
+        if self._loop.is_closed():
+            return
         stop = getattr(self.server_env, "shutdown_verifier_service", None)
         if stop is not None:
             self._loop.run_until_complete(stop())
@@ -226,7 +228,7 @@ def _qed(dataset_path: str, judge_url: str, mode: str) -> OpenEnvMCPInProcess:
         return [boxed.group(1) if boxed else reference]
 
     env._gold = gold  # type: ignore[attr-defined]
-    if mode == "proof":
+    if mode != "answer":
         # A proof is submitted as the text it is (the auditor's default wraps an answer in <answer> and \\boxed{}).
         env.audit_answer_action = lambda answer: answer  # type: ignore[attr-defined]
     return env
