@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -136,7 +137,7 @@ class OpenEnvMCPInProcess(gym.Env[str, str]):
     """
 
     def __init__(self, server_env: Any, submit_tool: str, submit_argument: str, *, reward_from_result: bool,
-                 step_budget: int) -> None:
+                 step_budget: int, gold: Callable[[Any], list[str]]) -> None:
         import asyncio
 
         from gym_integrity.envs.base import MAX_TEXT_CHARS
@@ -146,6 +147,7 @@ class OpenEnvMCPInProcess(gym.Env[str, str]):
         self.submit_tool, self.submit_argument = submit_tool, submit_argument
         self.reward_from_result = reward_from_result
         self.step_budget = step_budget
+        self._gold = gold  # the current item's gold, read from the server env (the privileged hook)
         self.observation_space = UnicodeText(MAX_TEXT_CHARS, min_length=0)
         self.action_space = UnicodeText(MAX_TEXT_CHARS, min_length=0)
         self._loop = asyncio.new_event_loop()  # the server's loop: every step_async runs on this one
@@ -180,8 +182,8 @@ class OpenEnvMCPInProcess(gym.Env[str, str]):
         info = dict(value) if isinstance(value, dict) else {}
         return self._wire(obs), reward, done, False, info
 
-    def gold_answers(self) -> list[str] | None:
-        return self._gold() if callable(getattr(self, "_gold", None)) else None
+    def gold_answers(self) -> list[str]:
+        return self._gold(self.server_env)
 
     def close(self) -> None:
         if self._loop.is_closed():
@@ -195,10 +197,9 @@ class OpenEnvMCPInProcess(gym.Env[str, str]):
 def _finqa(data_path: str) -> OpenEnvMCPInProcess:
     """finqa_env's server factory (its app.py's ``_env_factory``: data path, max_steps 50, task finqa)."""
     server = _import("finqa_env.server.finqa_environment")
-    env = OpenEnvMCPInProcess(server.FinQAEnvironment(data_path=data_path, max_steps=50, task="finqa"),
-                              "submit_answer", "answer", reward_from_result=False, step_budget=50)
-    env._gold = lambda: [str(env.server_env.state.ground_truth)]  # type: ignore[attr-defined]
-    return env
+    return OpenEnvMCPInProcess(server.FinQAEnvironment(data_path=data_path, max_steps=50, task="finqa"),
+                               "submit_answer", "answer", reward_from_result=False, step_budget=50,
+                               gold=lambda server_env: [str(server_env.state.ground_truth)])
 
 
 def _qed(dataset_path: str, judge_url: str, mode: str) -> OpenEnvMCPInProcess:
@@ -207,6 +208,7 @@ def _qed(dataset_path: str, judge_url: str, mode: str) -> OpenEnvMCPInProcess:
     Its app.py builds ``QEDMathEnvironment()`` (the one bootstrap problem); a deployment with a dataset passes
     ``dataset_path``, as here; the judge comes from ``JUDGE_API_BASE_URL``/``JUDGE_API_KEY``/``JUDGE_MODEL``, which
     its server reads. Answer rows are graded by its MathVerifierService (math_verify in spawned worker processes).
+    The episode's declared bound (what the stack enforces) is one submission, or a multi-step row's 3 attempts.
     """
     import multiprocessing
     import re
@@ -218,16 +220,15 @@ def _qed(dataset_path: str, judge_url: str, mode: str) -> OpenEnvMCPInProcess:
     multiprocessing.current_process().daemon = False
     os.environ.update(JUDGE_API_BASE_URL=judge_url, JUDGE_API_KEY="audit-stub", JUDGE_MODEL=STUB_JUDGE_MODEL)
     server = _import("qed_math_env.server.qed_math_environment")
-    env = OpenEnvMCPInProcess(server.QEDMathEnvironment(dataset_path=dataset_path), "submit_proof", "proof",
-                              reward_from_result=True, step_budget=1)
 
-    def gold() -> list[str]:
-        problem = env.server_env._current_problem or {}
-        reference = str(problem.get("reference_solution", ""))
+    def gold(server_env: Any) -> list[str]:
+        # Answer rows hold the gold boxed (the env boxes it); a proof row's gold is its reference proof.
+        reference = str((server_env._current_problem or {}).get("reference_solution", ""))
         boxed = re.fullmatch(r"\\boxed\{(.*)\}", reference.strip(), re.DOTALL)
         return [boxed.group(1) if boxed else reference]
 
-    env._gold = gold  # type: ignore[attr-defined]
+    env = OpenEnvMCPInProcess(server.QEDMathEnvironment(dataset_path=dataset_path), "submit_proof", "proof",
+                              reward_from_result=True, step_budget=3 if mode == "multi_step" else 1, gold=gold)
     if mode != "answer":
         # A proof is submitted as the text it is (the auditor's default wraps an answer in <answer> and \\boxed{}).
         env.audit_answer_action = lambda answer: answer  # type: ignore[attr-defined]
