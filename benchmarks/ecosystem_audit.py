@@ -9,7 +9,9 @@ Run it in a venv that has the third-party packages at the pinned versions (:data
     python benchmarks/ecosystem_audit.py --table ecosystem.json           # the markdown table of docs/ecosystem.md
 
 Datasets are offline: small files in each library's real format (benchmarks/ecosystem_data.py) or the data a
-package generates (reasoning-gym). Each audit runs in a child process (`check_target`), as the CLI does; results
+package generates (reasoning-gym). ``--openenv-git`` adds OpenEnv's envs (ecosystem_openenv.py: reasoning_gym_env,
+finqa_env, qed_math_env, with qed's judge the local stub started here); ``--verifiers-envs`` adds verifiers'
+bundled tasksets, installed from its repository's ``environments/``. Each audit runs in a child process (`check_target`), as the CLI does; results
 are appended to the JSON file after each target, so a partial run keeps what finished.
 """
 
@@ -240,9 +242,11 @@ def append_nemo_shim(git_dir: str, workdir: str) -> None:
         fh.write(NEMO_SHIM.format(path=path))
 
 
-def start_qed_judge(workdir: str, root: str) -> dict[str, str]:
-    """The qed_math env's data files and its judge: the local stub judge (policy mode: ecosystem_openenv's exact
-    judge of the proof rows), started in this process for the run; ``{"qed_answer", "qed_proof", "judge_url"}``."""
+def start_qed_judge(workdir: str) -> dict[str, str]:
+    """The qed_math env's data files and its judges, started in this process for the run: the local stub in policy
+    mode (ecosystem_openenv's exact judge of the proof rows) and in echo mode (a fooled judge). Returns
+    ``{"qed_answer", "qed_proof", "qed_multi_step", "judge_url", "fooled_judge_url"}``; the OpenEnv sources must be
+    extracted first (``ecosystem_openenv.extract``)."""
     import ecosystem_openenv
 
     from gym_integrity.openai_stub.judge_server import JudgeServer, write_policy
@@ -391,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
 
         root = ecosystem_openenv.extract(args.openenv_git, workdir)
         append_finqa_shim(workdir, root)
-        data.update(start_qed_judge(workdir, root))
+        data.update(start_qed_judge(workdir))
     if args.nemo_git:
         append_nemo_shim(args.nemo_git, workdir)
     if args.verifiers_envs:
