@@ -9,7 +9,9 @@ Run it in a venv that has the third-party packages at the pinned versions (:data
     python benchmarks/ecosystem_audit.py --table ecosystem.json           # the markdown table of docs/ecosystem.md
 
 Datasets are offline: small files in each library's real format (benchmarks/ecosystem_data.py) or the data a
-package generates (reasoning-gym). Each audit runs in a child process (`check_target`), as the CLI does; results
+package generates (reasoning-gym). ``--openenv-git`` adds OpenEnv's envs (ecosystem_openenv.py: reasoning_gym_env,
+finqa_env, qed_math_env, with qed's judge the local stub started here); ``--verifiers-envs`` adds verifiers'
+bundled tasksets, installed from its repository's ``environments/``. Each audit runs in a child process (`check_target`), as the CLI does; results
 are appended to the JSON file after each target, so a partial run keeps what finished.
 """
 
@@ -108,6 +110,28 @@ def targets(data: dict[str, str], rg_datasets: list[str], openenv_root: str | No
                 for name in ("leg_counting", "game_of_life_halting", "basic_arithmetic")]
         out.append(Target("OpenEnv finqa_env compute_reward", "reward:eco_shims:finqa_reward", "openenv",
                           {"dataset": data["finqa"], "style": "verl"}, "openenv"))
+        out.append(Target("OpenEnv finqa_env (whole env)", "openenv-mcp:finqa", "openenv",
+                          {"root": openenv_root, "name": "finqa", "data_path": data["finqa_tree"]}, "openenv"))
+        if "judge_url" in data:
+            out += [Target(f"OpenEnv qed_math_env ({mode})", f"openenv-mcp:qed:{mode}", "openenv",
+                           {"root": openenv_root, "name": "qed", "dataset_path": data[f"qed_{mode}"],
+                            "judge_url": data["judge_url"], "mode": mode}, "openenv")
+                    for mode in ("answer", "proof", "multi_step")]
+            # The same proof rows before a fooled judge (the stub's echo mode repeats the last score tag of its
+            # prompt), as `gym-integrity audit` runs our QEDMath-v0's proofs: does a score tag in a proof reach it?
+            out.append(Target("OpenEnv qed_math_env (proof, fooled judge)", "openenv-mcp:qed:proof", "openenv",
+                              {"root": openenv_root, "name": "qed", "dataset_path": data["qed_proof"],
+                               "judge_url": data["fooled_judge_url"], "mode": "proof"}, "openenv"))
+    if "vf_reverse_text" in data:
+        out += [
+            Target("verifiers reverse_text (bundled taskset)", "verifiers:reverse_text", "verifiers",
+                   {"num_tasks": 8, "dataset_name": data["vf_reverse_text"], "dataset_split": "train",
+                    "reply_template": "<reversed_text>{}</reversed_text>"}, "verifiers-envs"),
+            # Its reward runs verify.py with uv in the rollout's runtime: verifiers' subprocess runtime here.
+            Target("verifiers gsm8k (bundled taskset)", "verifiers:gsm8k", "verifiers",
+                   {"num_tasks": 8, "runtime": "subprocess", "cwd": data["vf_gsm8k_cwd"], "reply_template": "#### {}"},
+                   "verifiers-envs"),
+        ]
     out += [
         Target("TRL accuracy_reward", "reward:trl.rewards:accuracy_reward", "trl",
                {"dataset": data["trl_math"], "gold_column": "solution"}, "trl"),
@@ -158,6 +182,8 @@ def build_templated(spec: str, reply_template: str, stacked: bool = False, **opt
     reads the answer after ``####``), the hook the skyrl adapter sets for its gsm8k; inside the stack if asked."""
     from gym_integrity.audit.adapters_targets import adapt
 
+    if "cwd" in options:  # a taskset that loads its dataset by a hub name read from a local directory of that name
+        os.chdir(options.pop("cwd"))
     env = adapt(spec, **options)
     env.audit_answer_action = reply_template.format  # type: ignore[attr-defined]
     if stacked:
@@ -216,12 +242,34 @@ def append_nemo_shim(git_dir: str, workdir: str) -> None:
         fh.write(NEMO_SHIM.format(path=path))
 
 
+def start_qed_judge(workdir: str) -> dict[str, str]:
+    """The qed_math env's data files and its judges, started in this process for the run: the local stub in policy
+    mode (ecosystem_openenv's exact judge of the proof rows) and in echo mode (a fooled judge). Returns
+    ``{"qed_answer", "qed_proof", "qed_multi_step", "judge_url", "fooled_judge_url"}``; the OpenEnv sources must be
+    extracted first (``ecosystem_openenv.extract``)."""
+    import ecosystem_openenv
+
+    from gym_integrity.openai_stub.judge_server import JudgeServer, write_policy
+
+    rows = ecosystem_data.write_qed_rows(workdir)
+    policy = os.path.join(workdir, "qed_judge_policy.json")
+    write_policy(policy, ecosystem_openenv.qed_judge_policy(rows["proof"]))
+    judge = JudgeServer(mode="policy", policy_file=policy).start()
+    fooled = JudgeServer(mode="echo").start()
+    return {"qed_answer": rows["answer"], "qed_proof": rows["proof"], "qed_multi_step": rows["multi_step"],
+            "judge_url": judge.url, "fooled_judge_url": fooled.url}
+
+
 def make_env(target: Target, stacked: bool = False) -> Any:
     """The target's env in this process (what each audit child builds)."""
     if target.spec.startswith("openenv-inproc:"):
         import ecosystem_openenv
 
         return ecosystem_openenv.build(stacked=stacked, **target.options)
+    if target.spec.startswith("openenv-mcp:"):
+        import ecosystem_openenv
+
+        return ecosystem_openenv.build_mcp(stacked=stacked, **target.options)
     if "reply_template" in target.options:
         return build_templated(target.spec, stacked=stacked, **target.options)
     from gym_integrity.audit.adapters_targets import build
@@ -238,6 +286,8 @@ def _check_isolated(target: Target, stacked: bool, probes: list[str] | None, set
     names = probe_list(probes)
     if target.spec.startswith("openenv-inproc:"):
         entry, kwargs = "ecosystem_openenv:build", {"stacked": stacked, **target.options}
+    elif target.spec.startswith("openenv-mcp:"):
+        entry, kwargs = "ecosystem_openenv:build_mcp", {"stacked": stacked, **target.options}
     else:
         entry, kwargs = "ecosystem_audit:build_templated", {"spec": target.spec, "stacked": stacked, **target.options}
     isolated = IsolatedTarget(entry, kwargs, not stacked, target.spec, sys_path=tuple(sys.path))
@@ -252,7 +302,7 @@ def run_target(target: Target, *, stacked: bool, deep: bool, probes: list[str] |
 
     start = time.perf_counter()
     try:
-        if target.spec.startswith("openenv-inproc:"):
+        if target.spec.startswith(("openenv-inproc:", "openenv-mcp:")):
             # Importing openenv-core (fastapi, gradio, fastmcp) in a fresh child took over 100 s on the loaded
             # benchmark machine: past the default 30 s bound on building an env, which is a probe's bound.
             report = _check_isolated(target, stacked, probes, AuditSettings(deep=deep, probe_timeout_s=max(240.0, probe_timeout_s)))
@@ -306,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="ecosystem.json", help="JSON results (appended to, per target)")
     parser.add_argument("--only", action="append", help="run targets whose name contains this (repeatable)")
-    parser.add_argument("--group", action="append", help="run targets of this group: trl verl verifiers nemo skyrl gem rg openenv")
+    parser.add_argument("--group", action="append", help="run targets of this group: trl verl verifiers verifiers-envs nemo skyrl gem rg openenv")
     parser.add_argument("--rg", default="leg_counting,game_of_life_halting,basic_arithmetic,chain_sum,countdown",
                         help="reasoning-gym datasets as targets (comma list, or 'all')")
     parser.add_argument("--raw-only", action="store_true", help="skip the stacked column")
@@ -319,6 +369,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--openenv-git", default=None,
                         help="a clone of OpenEnv's repository (git dir) holding ecosystem_openenv.COMMIT")
     parser.add_argument("--nemo-git", default=None, help="a clone of NeMo-Gym's repository (git dir) holding NEMO_TAG")
+    parser.add_argument("--verifiers-envs", action="store_true",
+                        help="verifiers' bundled example tasksets (reverse_text, gsm8k: installed from its repository's "
+                             "environments/ with pip --no-deps; gsm8k's verifier needs uv on PATH)")
     parser.add_argument("--list", action="store_true", help="list the targets and exit")
     parser.add_argument("--threads", action="store_true",
                         help="TRL's and verifiers' math scorers on and off the main thread (what the audit's probe "
@@ -342,8 +395,11 @@ def main(argv: list[str] | None = None) -> int:
 
         root = ecosystem_openenv.extract(args.openenv_git, workdir)
         append_finqa_shim(workdir, root)
+        data.update(start_qed_judge(workdir))
     if args.nemo_git:
         append_nemo_shim(args.nemo_git, workdir)
+    if args.verifiers_envs:
+        data.update({f"vf_{k}": v for k, v in ecosystem_data.write_verifiers_data(workdir).items()})
     sys.path.insert(0, workdir)  # the audit's child processes get this sys.path
     rg = reasoning_gym_datasets() if args.rg == "all" else [n for n in args.rg.split(",") if n]
     chosen = [t for t in targets(data, rg, root)

@@ -7,15 +7,19 @@ download): GSM8K's layout (``question``, ``answer`` ending ``#### N``), MATH's
 layout as jsonl (``data_source``, ``prompt`` messages, ``reward_model.ground_truth``,
 ``extra_info``), SkyRL's (``prompt`` messages, ``env_class``, ``reward_spec``),
 TRL's conversational layout (``prompt`` messages, ``solution``) and a QA layout
-(``question``, ``answer``).
+(``question``, ``answer``). OpenEnv's finqa_env reads a directory (:func:`write_finqa_tree`:
+``benchmark_questions/finqa.csv`` and ``input_companies/``, the layout of its ``download_data.sh``); its
+qed_math env reads QED-Nano-style jsonl rows (:func:`write_qed_rows`).
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 
-__all__ = ["FINQA", "GSM8K", "MATH", "QA", "write_all"]
+__all__ = ["FINQA", "FINQA_TABLES", "GSM8K", "MATH", "QA", "QED_ANSWER", "QED_PROOF", "write_all", "write_finqa_tree",
+           "write_qed_rows", "write_verifiers_data"]
 
 #: (question, worked answer, final number): GSM8K's layout.
 GSM8K = [
@@ -120,4 +124,156 @@ def write_all(directory: str) -> dict[str, str]:
         "qa": _write(directory, "qa.jsonl", qa),
         "finqa": _write(directory, "finqa.jsonl", finqa),
         "gem_qa": _write(directory, "gem_qa.jsonl", gem_qa),
+        "finqa_tree": write_finqa_tree(directory),
     }
+
+
+#: Two companies' 10-K tables in the layout OpenEnv's finqa_env loads: each table a ``DataFrame.to_json()`` (column ->
+#: {row index -> value}; names and labels lower case with underscores, amounts as strings, as the upstream cleanup
+#: writes them), and the questions on them (user_query, company, question, answer as FinQA writes answers).
+FINQA_TABLES = {
+    "northwind_foods": {
+        "us_gaap_ScheduleOfRevenueFromContractsWithCustomersTableTextBlock": (
+            "revenue_by_segment_in_millions",
+            ["segment", "2021", "2022"],
+            [["packaged_goods", "4,120", "4,633"], ["food_service", "1,870", "2,104"], ["total", "5,990", "6,737"]],
+        ),
+        "us_gaap_ScheduleOfEffectiveIncomeTaxRateReconciliationTableTextBlock": (
+            "effective_tax_rate_reconciliation",
+            ["item", "2021", "2022"],
+            [["statutory_rate", "21.0%", "21.0%"], ["state_taxes", "2.1%", "1.9%"], ["effective_rate", "23.4%", "22.6%"]],
+        ),
+    },
+    "acme_industrial": {
+        "us_gaap_ScheduleOfCashFlowSupplementalDisclosuresTableTextBlock": (
+            "cash_flow_items_in_millions",
+            ["item", "2021", "2022"],
+            [["operating_cash_flow", "3,310", "3,845"], ["capital_expenditures", "(1,020)", "(930)"]],
+        ),
+        "us_gaap_ScheduleOfEarningsPerShareBasicAndDilutedTableTextBlock": (
+            "earnings_per_share",
+            ["measure", "2021", "2022"],
+            [["basic_eps", "4.12", "4.97"], ["diluted_eps", "4.08", "4.91"]],
+        ),
+    },
+}
+
+#: (id, company, question, answer, type): answers follow from the tables above.
+FINQA_QUESTIONS = [
+    ("nf_001", "northwind_foods", "What was the percentage change in total revenue from 2021 to 2022?", "12.47%",
+     "calculation"),
+    ("nf_002", "northwind_foods", "What share of total revenue came from food service in 2022?", "31.23%",
+     "calculation"),
+    ("nf_003", "northwind_foods", "What was the effective tax rate in 2022?", "22.6%", "lookup"),
+    ("nf_004", "northwind_foods", "By how much did packaged goods revenue grow from 2021 to 2022, in millions?",
+     "513", "calculation"),
+    ("ai_001", "acme_industrial", "What was free cash flow in 2022, in millions?", "2,915", "calculation"),
+    ("ai_002", "acme_industrial", "By how much did diluted EPS change from 2021 to 2022?", "0.83", "calculation"),
+    ("ai_003", "acme_industrial", "What was operating cash flow in 2021, in millions?", "3,310", "lookup"),
+    ("ai_004", "acme_industrial", "What is the ratio of 2022 capital expenditures to 2022 operating cash flow?",
+     "0.2419", "calculation"),
+]
+
+
+def write_finqa_tree(directory: str) -> str:
+    """OpenEnv finqa_env's data directory (``data_path``): the question CSV, one JSON per table, the table index."""
+    root = os.path.join(directory, "finqa_data")
+    companies = os.path.join(root, "input_companies")
+    os.makedirs(os.path.join(root, "benchmark_questions"), exist_ok=True)
+    index = {}
+    for company, tables in FINQA_TABLES.items():
+        os.makedirs(os.path.join(companies, company), exist_ok=True)
+        for name, (description, columns, rows) in tables.items():
+            frame = {col: {str(i): row[j] for i, row in enumerate(rows)} for j, col in enumerate(columns)}
+            text = json.dumps(frame)
+            with open(os.path.join(companies, company, f"{name}.json"), "w", encoding="utf-8") as fh:
+                fh.write(text)
+            index[f"{company}/{name}"] = {"table": text, "description": description, "column_names": columns,
+                                          "company": company}
+    with open(os.path.join(companies, "tables_cleaned_all_companies.json"), "w", encoding="utf-8") as fh:
+        json.dump(index, fh)
+    with open(os.path.join(root, "benchmark_questions", "finqa.csv"), "w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", "user_query", "company", "question", "answer", "question_type", "explanation"])
+        for qid, company, question, answer, kind in FINQA_QUESTIONS:
+            writer.writerow([qid, f"{question} Use the company's 10-K tables.", company, question, answer, kind, ""])
+    return root
+
+
+#: (problem, answer): QED-Nano answer-mode rows (``evaluation_mode: answer``; the env boxes the gold itself).
+QED_ANSWER = [
+    ("Find the number of ordered pairs of positive integers $(a, b)$ with $a + b = 20$.", "19"),
+    ("Compute the remainder when $3^{100}$ is divided by $7$.", "4"),
+    ("Find the sum of all real roots of $x^3 - 6x^2 + 11x - 6 = 0$.", "6"),
+    ("What is $\\frac{3}{4} - \\frac{1}{6}$ as a common fraction?", "\\frac{7}{12}"),
+    ("Find the least positive integer $n$ such that $n!$ is divisible by $1000$.", "15"),
+    ("How many positive divisors does $360$ have?", "24"),
+]
+
+#: (problem, reference proof, marking scheme): QED-Nano proof rows (``rubrics`` as its datasets give them).
+QED_PROOF = [
+    ("Prove that the sum of two odd integers is even.",
+     "Write the integers as 2m+1 and 2n+1. Their sum is 2m+2n+2 = 2(m+n+1), a multiple of 2, hence even.",
+     [{"title": "Parametrisation", "points": 3, "desc": "Writes both odd integers as 2k+1."},
+      {"title": "Conclusion", "points": 4, "desc": "Factors out 2 from the sum."}]),
+    ("Prove that the square of every integer leaves remainder 0 or 1 when divided by 4.",
+     "If n = 2k then n^2 = 4k^2, remainder 0. If n = 2k+1 then n^2 = 4k^2+4k+1 = 4(k^2+k)+1, remainder 1.",
+     [{"title": "Cases", "points": 3, "desc": "Splits into even and odd n."},
+      {"title": "Computation", "points": 4, "desc": "Computes both squares modulo 4."}]),
+    ("Prove that for every positive integer n, n^3 - n is divisible by 6.",
+     "n^3 - n = (n-1)n(n+1) is a product of three consecutive integers; one of them is even and one is a "
+     "multiple of 3, so the product is divisible by 6.",
+     [{"title": "Factorisation", "points": 3, "desc": "Factors n^3 - n as (n-1)n(n+1)."},
+      {"title": "Divisibility", "points": 4, "desc": "Argues divisibility by 2 and by 3."}]),
+    ("Prove that there are infinitely many primes.",
+     "Suppose p_1, ..., p_k were all the primes. The number N = p_1 p_2 ... p_k + 1 leaves remainder 1 on "
+     "division by each p_i, so a prime factor of N is not in the list, a contradiction.",
+     [{"title": "Construction", "points": 3, "desc": "Builds the product of all primes plus one."},
+      {"title": "Contradiction", "points": 4, "desc": "Shows a prime factor is missing from the list."}]),
+]
+
+
+def write_qed_rows(directory: str) -> dict[str, str]:
+    """OpenEnv qed_math env's dataset files (its ``dataset_path``): ``{"answer", "proof", "multi_step"}`` -> path."""
+    answer = [{"problem": p, "answer": a, "problem_type": "answer", "dataset": "eco-answer", "id": f"qa_{i:03d}"}
+              for i, (p, a) in enumerate(QED_ANSWER)]
+    proof = [{"problem": p, "solution": s, "rubrics": r, "dataset": "eco-proof", "problem_id": f"qp_{i:03d}"}
+             for i, (p, s, r) in enumerate(QED_PROOF)]
+    multi = [{**row, "problem_type": "multi_step", "dataset": "eco-multi-step"} for row in proof]  # 3 attempts
+    return {"answer": _write(directory, "qed_answer.jsonl", answer), "proof": _write(directory, "qed_proof.jsonl", proof),
+            "multi_step": _write(directory, "qed_multi_step.jsonl", multi)}
+
+
+#: Texts for verifiers' reverse_text (its dataset's one column, ``prompt``; the gold is the text reversed).
+REVERSE_TEXT = [
+    "The quick brown fox jumps over the lazy dog.",
+    "Reinforcement learning needs honest rewards.",
+    "Seven silver spoons sat on the shelf.",
+    "A journey of a thousand miles begins with one step.",
+    "Graders should not pay for sprays.",
+    "Pack my box with five dozen liquor jugs.",
+    "Never trust a reward you have not audited.",
+    "Twelve thin tigers tiptoed through the tall grass.",
+]
+
+
+def write_verifiers_data(directory: str) -> dict[str, str]:
+    """Local datasets for verifiers' bundled tasksets, in the hub layouts their ``load_dataset`` calls read.
+
+    ``reverse_text``: a directory with ``train.jsonl`` (its config's ``dataset_name`` takes a path).
+    ``gsm8k_cwd``: a directory holding ``openai/gsm8k`` as the hub repository lays it out (a README whose
+    ``configs`` name ``main`` and its ``test`` split): its taskset calls ``load_dataset("openai/gsm8k", "main")``
+    with no option for another name, and ``datasets`` reads a local directory of that name first, so the audit
+    runs from ``gsm8k_cwd``.
+    """
+    reverse = os.path.join(directory, "reverse_text")
+    os.makedirs(reverse, exist_ok=True)
+    _write(reverse, "train.jsonl", [{"prompt": text} for text in REVERSE_TEXT])
+    cwd = os.path.join(directory, "vf_cwd")
+    repo = os.path.join(cwd, "openai", "gsm8k")
+    os.makedirs(os.path.join(repo, "main"), exist_ok=True)
+    with open(os.path.join(repo, "README.md"), "w", encoding="utf-8") as fh:
+        fh.write("---\nconfigs:\n- config_name: main\n  data_files:\n  - split: test\n    path: main/test.jsonl\n---\n")
+    _write(os.path.join(repo, "main"), "test.jsonl",
+           [{"question": q, "answer": f"{work}\n#### {final}"} for q, work, final in GSM8K])
+    return {"reverse_text": reverse, "gsm8k_cwd": cwd}

@@ -9,7 +9,7 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["COST", "LENIENCY", "STACK_CLASS", "render", "render_gradecheck", "render_sweep"]
+__all__ = ["COST", "ENV_CLASS", "LENIENCY", "STACK_CLASS", "render", "render_gradecheck", "render_sweep"]
 
 #: Probes whose failure is a property of the episode (what happens after the end, what is shown, how long an
 #: episode lasts, what a reset does): the integrity stack's wrappers are meant to close these.
@@ -17,9 +17,12 @@ STACK_CLASS = ("rescore_after_end", "inert_after_end", "reference_leakage", "ste
                "failed_reset_keeps_end")
 #: Probes whose failure is the grader paying what it should not: no wrapper fixes it, a stricter grader does.
 LENIENCY = ("gold_answer_scored", "constant_answers", "question_echo", "alphabet_sprays", "covering_sprays",
-            "adaptive_search", "reward_self_dealing", "code_injection")
+            "adaptive_search", "reward_self_dealing", "code_injection", "label_skew", "random_answers", "honest_pay")
 #: Probes whose failure is the grader's cost (a hang, a step past its bound): a grader with a bound closes it.
 COST = ("garbage_actions", "pathological_answers", "cross_env_isolation")
+#: Probes whose failure is the env's own behaviour that no wrapper changes and that is not its grader's (a seeded
+#: reset that does not pick the same item): shown with the grader's column, marked "the env's".
+ENV_CLASS = ("seeded_reset",)
 
 
 def _cell(text: str, limit: int = 160) -> str:
@@ -46,8 +49,8 @@ def _pairs(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def render(results: dict[str, Any]) -> str:
-    lines = ["| target | version | verdict | failed probes: the answer that paid, its reward | time |",
-             "|---|---|---|---|---|"]
+    lines = ["| target | version | probes | verdict | failed probes: the answer that paid, its reward | time |",
+             "|---|---|---|---|---|---|"]
     pairs = _pairs(results)
     for name, modes in pairs.items():
         row = modes.get("raw") or modes["stacked"]
@@ -59,8 +62,8 @@ def render(results: dict[str, Any]) -> str:
             missing = [p for p, r in row["probes"].items() if r["status"] == "not run"]
             if missing:
                 detail += f"<br>not run: {', '.join(missing)}"
-        lines.append(f"| {name} | {row['package']} {row['version']} | {row['verdict']} | {detail} | "
-                     f"{row['wall_s']} s |")
+        lines.append(f"| {name} | {row['package']} {row['version']} | {len(row.get('probes', {})) or '-'} | "
+                     f"{row['verdict']} | {detail} | {row['wall_s']} s |")
     lines += ["", ("| target | raw: failed | stacked: failed | the stack closed | left to the grader: what it pays "
                    "(leniency, fake zeros) | left to a bounded grader (cost) | time raw / stacked |"),
               "|---|---|---|---|---|---|---|"]
@@ -78,6 +81,7 @@ def render(results: dict[str, Any]) -> str:
         flipped = [p for p in raw if p not in closed
                    and modes["stacked"]["probes"].get(p, {}).get("status") == "passed"]
         lenient = [p for p in stacked if p in LENIENCY or (p in STACK_CLASS and p in raw)]
+        lenient += [f"{p} (the env's)" for p in stacked if p in ENV_CLASS]
         cost = [p for p in stacked if p in COST]
         closed_text = ", ".join(closed) or "none"
         if flipped:

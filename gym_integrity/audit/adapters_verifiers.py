@@ -10,7 +10,10 @@ prompt, ``step(text)`` records ``text`` as the model's reply on a verifiers
 ``Trace`` (the prompt messages, then the reply) and runs the task's own
 ``score`` (its ``@vf.reward`` functions and plugged judges, offline: signals
 that need a runtime are skipped, as verifiers skips them) once; the reward is
-``trace.reward``. As for a reward function (``adapters_reward``), steps after
+``trace.reward``; with ``runtime="subprocess"`` the signals that need a runtime run
+in verifiers' own local ``SubprocessRuntime`` (as ``vf-eval`` runs them on its
+subprocess runtime: a taskset whose reward runs a script, such as its bundled
+gsm8k's ``uv`` verifier). As for a reward function (``adapters_reward``), steps after
 the end get the end's transition back: a rollout is scored once.
 
 The gold (privileged ``gold_answers()``) is the task data's ``gold_column``
@@ -37,7 +40,7 @@ except ImportError as exc:  # pragma: no cover - the message is the point
 from verifiers.v1.state import state_cls
 from verifiers.v1.utils.loaders import load_taskset
 
-__all__ = ["VerifiersEnv", "load_tasks", "score_reply"]
+__all__ = ["VerifiersEnv", "load_tasks", "score_reply", "start_runtime"]
 
 
 def load_tasks(taskset_id: str, num_tasks: int = 64, **options: Any) -> list[Any]:
@@ -48,7 +51,20 @@ def load_tasks(taskset_id: str, num_tasks: int = 64, **options: Any) -> list[Any
     return list(itertools.islice(iter(load_taskset(config.taskset)), num_tasks))
 
 
-def score_reply(task: Any, reply: str) -> float:
+def start_runtime(kind: str | None) -> Any:
+    """The runtime the task's runtime signals run in: None (offline: they are skipped) or ``"subprocess"``."""
+    if kind is None:
+        return None
+    if kind != "subprocess":
+        raise ValueError(f"verifiers runtime must be None or 'subprocess', got {kind!r}")
+    from verifiers.v1.runtimes.subprocess import SubprocessConfig, SubprocessRuntime
+
+    runtime = SubprocessRuntime(SubprocessConfig())
+    asyncio.run(runtime.start())
+    return runtime
+
+
+def score_reply(task: Any, reply: str, runtime: Any = None) -> float:
     """The task's own score of a rollout whose one model reply is ``reply``: ``trace.reward``."""
     trace = vf.Trace(
         task=vf.TraceTask(type=type(task).__name__, data=task.data, key=task.key, hash=task.hash),
@@ -69,12 +85,12 @@ def score_reply(task: Any, reply: str) -> float:
         )
     )
     trace.is_completed = trace.ok = True
-    asyncio.run(task.score(trace))
+    asyncio.run(task.score(trace, runtime))
     return float(trace.reward)
 
 
 def VerifiersEnv(
-    taskset_id: str, *, num_tasks: int = 64, gold_column: str | None = None, **options: Any
+    taskset_id: str, *, num_tasks: int = 64, gold_column: str | None = None, runtime: str | None = None, **options: Any
 ) -> RewardFunctionEnv:
     """A verifiers taskset's tasks and rewards as a :class:`RewardFunctionEnv` (see the module docstring)."""
     fields = (*GOLD_COLUMNS, gold_column) if gold_column else GOLD_COLUMNS
@@ -87,8 +103,10 @@ def VerifiersEnv(
         for task in load_tasks(taskset_id, num_tasks, **options)
     ]
 
+    live = start_runtime(runtime)
+
     def task_score(prompts: list[Any], completions: list[str], task: list[Any], **columns: Any) -> list[float]:
-        return [score_reply(t, text) for t, text in zip(task, completions)]
+        return [score_reply(t, text, live) for t, text in zip(task, completions)]
 
     task_score.__qualname__ = f"verifiers[{taskset_id}].score"
     return RewardFunctionEnv(task_score, rows, style="trl", prompt_column="prompt", gold_column=gold_column)

@@ -49,3 +49,19 @@ def test_an_unknown_taskset_is_named(capsys):
         adapt("verifiers:no_such_taskset")
     assert main(["audit", "verifiers:no_such_taskset", "--no-progress"]) == 2
     assert "importing no_such_taskset raised ModuleNotFoundError" in capsys.readouterr().out
+
+
+def test_a_reward_that_needs_a_runtime_runs_in_verifiers_subprocess_runtime():
+    """Offline (no runtime) verifiers skips such a reward, so even the gold is paid 0; in its subprocess runtime the
+    gold is paid and a wrong answer is not."""
+    offline = adapt("verifiers:vf_runtime_sums", num_tasks=4)
+    offline.reset(seed=0)
+    [gold] = offline.gold_answers()
+    assert offline.step(gold)[1] == 0.0
+    live = adapt("verifiers:vf_runtime_sums", num_tasks=4, runtime="subprocess")
+    live.reset(seed=0)
+    assert live.step(gold)[1:3] == (1.0, True)
+    live.reset(seed=0)
+    assert live.step(f"{gold}0")[1] == 0.0
+    with pytest.raises(ValueError, match="runtime must be None or 'subprocess'"):
+        adapt("verifiers:vf_runtime_sums", runtime="docker")
