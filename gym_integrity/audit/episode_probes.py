@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 
 from gym_integrity.audit.adapters import revealed_answers, tool_call_action
-from gym_integrity.audit.leaks import LeakMatch, find_in_text, walk_strings
+from gym_integrity.audit.leak_hits import LeakHits, number_places
+from gym_integrity.audit.leaks import find_in_text, walk_strings
 from gym_integrity.audit.registry import (
     _after_end,
     _failed,
@@ -312,40 +311,22 @@ def inert_after_end(s: Session) -> ProbeResult:
 
 
 # ----------------------------------------------------------------------------------------------------------------
-@dataclass
-class _LeakHits:
-    """Matches per location across episodes; short matches must recur to count."""
-
-    episodes: int = 0
-    hits: dict[str, dict[int, tuple[LeakMatch, str]]] = dataclasses.field(default_factory=dict)
-
-    def add(self, location: str, episode: int, match: LeakMatch, line: str) -> None:
-        self.hits.setdefault(location, {}).setdefault(episode, (match, line))
-
-    def verdict(self) -> tuple[list[str], list[str]]:
-        """``(leaks, coincidences)``: one evidence line per location."""
-        leaks, coincidences = [], []
-        needed = max(min(2, self.episodes), math.ceil(2 * self.episodes / 3))
-        for location, per_episode in self.hits.items():
-            strong = any(m.strong for m, _ in per_episode.values())
-            example = next(iter(per_episode.values()))[1]
-            line = f"{location}: gold found in {len(per_episode)}/{self.episodes} episodes, e.g. {example}"
-            if strong or len(per_episode) >= needed:
-                leaks.append(line)
-            else:
-                coincidences.append(f"{line} (a short match this rare is ignored as coincidence)")
-        return leaks, coincidences
+_BOOKKEEPING = {"attempt", "integrity.steps", "integrity.step_budget", "integrity.ignored_steps"}
 
 
 def _surfaces(s: Session, phase: str, obs: Any, info: Any) -> list[tuple[str, str]]:
     out = [(f"obs@{phase}" + (f".{p}" if p else ""), text) for p, text in walk_strings(obs)]
-    out += [(f"info@{phase}:{p}", text) for p, text in walk_strings(info)]
+    # The stack's own step counts are no item's data: a gold "1" is not leaked by steps=1.
+    out += [(f"info@{phase}:{p}", text) for p, text in walk_strings(info) if p not in _BOOKKEEPING]
     try:
         rendered = s.env.render()
     except Exception as exc:  # render may refuse a mode; its message is a surface too
         rendered = f"{type(exc).__name__}: {exc}"
     out += [(f"render@{phase}", text) for _, text in walk_strings(rendered)]
     return out
+
+
+_STATIC = {"repr(env)", "str(env)", "repr(unwrapped)", "spaces", "spec", "unwrapped.spec"}
 
 
 def _static_surfaces(env: gym.Env) -> list[tuple[str, str]]:
@@ -362,24 +343,27 @@ def _static_surfaces(env: gym.Env) -> list[tuple[str, str]]:
 
 
 def _scan(
-    hits: _LeakHits,
+    hits: LeakHits,
     episode: int,
     seed: int,
     golds: list[str],
     surfaces: list[tuple[str, str]],
     context: str | None = None,
+    question: list[str] | None = None,
 ) -> None:
+    """``question``: the reset observation's texts; None while scanning what is shown at reset."""
     for location, text in surfaces:
+        static = location in _STATIC
+        if question is not None and not static:
+            for piece in question:  # the question shown again after a step is not news
+                text = text.replace(piece, " ") if len(piece) >= 20 else text
         for gold in golds:
             for match in find_in_text(text, gold, context):
                 where = text.find(match.needle) if match.needle in text else 0
                 snippet = text[max(0, where - 30) : where + 50] if where >= 0 else text[:80]
-                hits.add(
-                    location,
-                    episode,
-                    match,
-                    f"seed {seed}: {short(match.needle, 60)} ({match.form} match) in {short(snippet, 90)}",
-                )
+                line = f"seed {seed}: {short(match.needle, 60)} ({match.form} match) in {short(snippet, 90)}"
+                places = number_places(text, gold) if question is None or static else None
+                hits.add(location, episode, match, line, places)
 
 
 @_probe(
@@ -390,7 +374,7 @@ def _scan(
     "messages, at reset and at every step before the end (and at the end, for envs with the privileged hook).",
 )
 def reference_leakage(s: Session) -> ProbeResult:
-    hits = _LeakHits()
+    hits = LeakHits()
     sources = set()
     steps_checked = 0
     for episode, seed in enumerate(s.settings.seeds):
@@ -403,16 +387,19 @@ def reference_leakage(s: Session) -> ProbeResult:
         _scan(hits, episode, seed, golds, _surfaces(s, "reset", obs, info) + _static_surfaces(s.env))
         # After reset, the problem as shown is what the agent has: a reference restating it is no leak.
         context = obs if isinstance(obs, str) else None
+        question = [text for _, text in walk_strings(obs)]
         ended = False
         for bad_action in (12345, None):  # wrong types: what the error message says
             try:
                 t = s.step(bad_action, f"{bad_action!r} (wrong type)")
             except Exception as exc:
-                _scan(hits, episode, seed, golds, [("error message", f"{type(exc).__name__}: {exc}")], context)
+                _scan(
+                    hits, episode, seed, golds, [("error message", f"{type(exc).__name__}: {exc}")], context, question
+                )
                 continue
             phase = "end" if t.ended else "step"
             if phase == "step" or privileged:
-                _scan(hits, episode, seed, golds, _surfaces(s, phase, t.obs, t.info), context)
+                _scan(hits, episode, seed, golds, _surfaces(s, phase, t.obs, t.info), context, question)
             if t.ended:
                 ended = True
                 break
@@ -428,7 +415,15 @@ def reference_leakage(s: Session) -> ProbeResult:
             ended = t.ended
             phase = "end" if t.ended else "step"
             if phase == "step" or privileged:
-                _scan(hits, episode, seed, golds, _surfaces(s, phase, t.obs, t.info) + _static_surfaces(s.env), context)
+                _scan(
+                    hits,
+                    episode,
+                    seed,
+                    golds,
+                    _surfaces(s, phase, t.obs, t.info) + _static_surfaces(s.env),
+                    context,
+                    question,
+                )
     if hits.episodes == 0:
         return _no_gold(source)
     leaks, coincidences = hits.verdict()

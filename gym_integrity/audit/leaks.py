@@ -36,6 +36,7 @@ __all__ = [
     "find_in_text",
     "walk_strings",
     "question_text",
+    "numbers_in",
     "STRONG_LENGTH",
 ]
 
@@ -101,7 +102,7 @@ def numeric_value(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _numbers_in(text: str) -> list[float]:
+def numbers_in(text: str) -> list[float]:
     values = []
     for token in _NUMBER.findall(text):
         try:
@@ -150,7 +151,7 @@ def find_in_text(haystack: str, gold: str, context: str | None = None) -> list[L
     value = numeric_value(gold)
     if value is not None:
         plain = strip_latex(haystack)
-        if any(_same_number(value, v) for v in _numbers_in(plain)):
+        if any(_same_number(value, v) for v in numbers_in(plain)):
             digits = len(re.sub(r"[^0-9]", "", strip_latex(gold)))
             found.append(LeakMatch("number", gold, strong=digits >= STRONG_LENGTH))
             return found

@@ -493,3 +493,17 @@ def test_honest_pay_names_the_refused_form_and_its_reward():
     result = check_integrity(toys.RefusesAVariant, probes=["honest_pay"]).result("honest_pay")
     assert result.failed
     assert any("-> 0 (best form 1" in line and "," in line.split("->")[0] for line in result.evidence), result.evidence
+
+
+def test_a_short_gold_among_the_questions_numbers_is_no_leak_but_revealed_at_the_end_is():
+    golds = []
+    for seed in (0, 1, 2):
+        env = toys.SmallNumbersInQuestion()
+        question, _ = env.reset(seed=seed)
+        golds.append((env.gold_answers()[0], question))
+    assert all(f" {gold}," in question or f" {gold}." in question for gold, question in golds), golds  # the case the probe must excuse
+    quiet = check_integrity(toys.SmallNumbersInQuestion, probes=["reference_leakage"]).result("reference_leakage")
+    assert quiet.status is Status.PASSED, quiet.evidence
+    assert any("obs@reset" in line and "the question's own" in line for line in quiet.evidence)
+    loud = check_integrity(toys.RevealsShortGoldAtEnd, probes=["reference_leakage"]).result("reference_leakage")
+    assert loud.status is Status.FAILED and any(line.startswith("info@end:correct_answer") for line in loud.evidence)

@@ -568,3 +568,26 @@ def write_user_module(directory: Any, name: str) -> Any:
     )
     return path
 
+
+
+class SmallNumbersInQuestion(CorrectToy):
+    """The last digit of a product of two digits: the gold is often one of the question's own numbers and always one of
+    the listed digits, at a place that moves with it. Not a leak."""
+
+    def _draw(self) -> tuple[int, int]:
+        return int(self.np_random.integers(0, 10)), int(self.np_random.integers(0, 10))
+
+    def _question(self) -> str:
+        return (f"What is the last digit of {self._a} * {self._b}? It is one of 0, 1, 2, 3, 4, 5, 6, 7, 8, 9. "
+                "Reply with <answer>N</answer>.")
+
+    def _gold(self) -> str:
+        return str(self._a * self._b % 10)
+
+
+class RevealsShortGoldAtEnd(SmallNumbersInQuestion):
+    """Shows its one-digit gold in the final info, as OpenEnv's ``correct_answer``: a leak however short."""
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = super().step(action)
+        return obs, reward, terminated, truncated, {**info, "correct_answer": self._gold()}
