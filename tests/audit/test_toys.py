@@ -208,8 +208,10 @@ def _canary_traces() -> list[str]:
     return [name for name in vars(builtins) if name.startswith("_gym_integrity_canary_")]
 
 
-def test_code_injection_names_each_canary_that_ran_and_cleans_up_after_it():
+def test_code_injection_names_each_canary_that_ran_and_cleans_up_after_it(tmp_path, monkeypatch):
     score_answer, isclose = toys.EvalScorer.score_answer, math.isclose
+    # A temp directory of its own: another xdist worker's audit makes (and removes) canary directories in /tmp too.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     before = set(os.listdir(tempfile.gettempdir()))
     report = check_integrity(toys.EvalScorer, probes=["code_injection", "cross_env_isolation"])
     injection = report.result("code_injection")

@@ -76,7 +76,7 @@ FEW_LABELS = 20
 TARGET_MARGIN = 0.015
 #: Open answers with a few common ones: those are capped at the target if the rest's share grows by at most this
 #: factor (the sample's estimate of each grows with it); else the strata are equal, as for options.
-MAX_INFLATION = 1.25
+MAX_INFLATION = 1.35
 #: Items per stratum the plan looks for, past its sample, for labels the sample shows rarely (bounded by
 #: EXTRA_ITEMS generator calls): the items a walk that fails falls back on.
 POOL_ITEMS = 8
