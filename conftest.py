@@ -48,6 +48,7 @@ if importlib.util.find_spec("verifiers") is None:  # the [verifiers] extra
     collect_ignore.append("gym_integrity/integrations/verifiers.py")
     collect_ignore.append("gym_integrity/audit/adapters_verifiers.py")
     collect_ignore.append("tests/support/vf_sums.py")  # a verifiers taskset
+    collect_ignore.append("tests/support/vf_runtime_sums.py")  # and one whose reward needs a runtime
 if importlib.util.find_spec("skyrl_gym") is None:  # the [skyrl] extra
     collect_ignore.append("gym_integrity/integrations/skyrl.py")
     collect_ignore.append("gym_integrity/audit/adapters_skyrl.py")

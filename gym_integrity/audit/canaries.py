@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import builtins
 import os
+import secrets
 import shutil
+import string
 import tempfile
-import uuid
 from dataclasses import dataclass
 
 __all__ = ["Canary", "CanaryTrap", "constant_answers", "pathological_answers", "setting_injections", "SLOW_ANSWER"]
@@ -99,6 +100,23 @@ class Canary:
     marker: str | None
 
 
+def _letters(n: int) -> str:
+    # Letters only: a random digit in a canary's text is a random number in the answer, which a grader paying
+    # answers that contain the gold (substring credit) pays by chance, as if the canary had read the gold.
+    return "".join(secrets.choice(string.ascii_lowercase) for _ in range(n))
+
+
+def _letters_only_directory() -> str:
+    """A fresh private directory in the temp directory, named by letters only (see :func:`_letters`)."""
+    while True:
+        path = os.path.join(tempfile.gettempdir(), f"gym-integrity-canary-{_letters(12)}")
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        return path
+
+
 class CanaryTrap:
     """A fresh marker directory and builtins attribute prefix, the canaries aimed at them, and what fired.
 
@@ -107,8 +125,8 @@ class CanaryTrap:
     """
 
     def __init__(self) -> None:
-        self.directory = tempfile.mkdtemp(prefix="gym-integrity-canary-")
-        self.prefix = f"_gym_integrity_canary_{uuid.uuid4().hex[:12]}"
+        self.directory = _letters_only_directory()
+        self.prefix = f"_gym_integrity_canary_{_letters(12)}"
         self.undo_key = f"{self.prefix}_undo"
 
     def _path(self, marker: str) -> str:
