@@ -91,7 +91,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=None,
         metavar="NAME",
-        help="run only this probe (repeatable); default: all (with --all-datasets: the grader and search probes)",
+        help="run only this probe (repeatable); default: all (with --all-datasets: the grader, pay and search probes)",
     )
     parser.add_argument(
         "--deep",
@@ -191,6 +191,7 @@ def run(args: argparse.Namespace) -> int:
     import gym_integrity  # noqa: F401  (registers the ids)
     from gym_integrity.audit.columns import audit_columns, settings_from_args, write_json
     from gym_integrity.audit.grader_probes import GRADER_PROBES
+    from gym_integrity.audit.pay_probes import PAY_PROBES
     from gym_integrity.audit.probes import PROBES
     from gym_integrity.audit.report import AuditVerdict, exit_status, render_reports, render_sweep
     from gym_integrity.audit.search import SEARCH_PROBES
@@ -231,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
         sweeps = ", ".join(f"{e.id}'s {_noun(e)}" for e in swept.values()) or "nothing (no entry has a sweep)"
         console.print(f"[red]--all-datasets sweeps {sweeps}; got id(s) {ids}[/]")
         return 2
-    probes = args.probe or (list(GRADER_PROBES) + list(SEARCH_PROBES) if args.all_datasets else list(PROBES))
+    probes = args.probe or ([*GRADER_PROBES, *PAY_PROBES, *SEARCH_PROBES] if args.all_datasets else list(PROBES))
     checked = settings_from_args(args, console, probes)
     if checked is None:
         return 2

@@ -36,7 +36,19 @@ from gym_integrity.audit.report import ProbeResult
 from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, short
 from gym_integrity.openai_stub import STUB_JUDGE_MODEL
 
-__all__ = ["PayBudget", "binomial_tail", "honest_pay", "label_skew", "pay_budget", "question_numbers", "random_answers"]
+__all__ = [
+    "PAY_PROBES",
+    "PayBudget",
+    "binomial_tail",
+    "honest_pay",
+    "label_skew",
+    "pay_budget",
+    "question_numbers",
+    "random_answers",
+]
+
+#: The probes of this module, in report order (the --all-datasets sweep runs them with the grader and search probes).
+PAY_PROBES = ("label_skew", "random_answers", "honest_pay")
 
 #: How far above the uniform guess a content-free answer may be paid (the issue's measure: 1/k + 0.03).
 MARGIN = 0.03

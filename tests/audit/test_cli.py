@@ -113,6 +113,7 @@ def test_all_datasets_prints_one_row_per_dataset_and_exits_by_the_failures(tmp_p
 def test_all_datasets_defaults_to_the_grader_probes_and_refuses_other_ids(capsys, monkeypatch):
     from gym_integrity.audit import targets as targets_module
     from gym_integrity.audit.grader_probes import GRADER_PROBES
+    from gym_integrity.audit.pay_probes import PAY_PROBES
     from gym_integrity.audit.search import SEARCH_PROBES
 
     assert main(["audit", "FinQA-v0", "--all-datasets", "--no-progress"]) == 2
@@ -128,7 +129,7 @@ def test_all_datasets_defaults_to_the_grader_probes_and_refuses_other_ids(capsys
     assert main(["audit", "--all-datasets", "--no-progress"]) == 2  # no report came back: nothing was audited
     # the sweep makes every dataset with the opt-in, so that those not made by default are audited too
     swept = [{"dataset": name, "allow_above_chance": True} for name in ("leg_counting", "countdown")]
-    assert seen == {"targets": swept, "probes": list(GRADER_PROBES) + list(SEARCH_PROBES)}
+    assert seen == {"targets": swept, "probes": [*GRADER_PROBES, *PAY_PROBES, *SEARCH_PROBES]}
 
 
 # -- the verdict on envs that are not ours: toys registered for this process (so audited --in-process) -----------
