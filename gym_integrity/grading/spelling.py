@@ -10,9 +10,10 @@ most of these as their canonical form (it pays ``\dfrac{d}{dx}(x^3)`` for
 "poses a computation") is open to every other spelling. The reader hands the
 answer on in this one spelling, and every rule and the grader receive it.
 
-Every rewrite keeps the value math_verify reads but one: digits grouped in
+Every rewrite keeps the value math_verify reads but two: digits grouped in
 thousands by a thin space (``1\,170``, which math_verify reads as 171) are
-written as one number, as ``1{,}170`` already reads. :func:`normal_spelling` is
+written as one number, as ``1{,}170`` already reads; and a sentence's full
+stop after the value (``505.``, which math_verify reads as nothing) is dropped. :func:`normal_spelling` is
 total over ``str`` and runs in linear time (regular expressions without nested
 quantifiers, and one scan).
 
@@ -91,6 +92,8 @@ _COMMAND_TOKEN = re.compile(r"\\(?:[A-Za-z]+|.)", re.DOTALL)
 # Thousands grouped by a thin space or a braced comma: 1\,170 and 1{,}170 are 1170.
 _THOUSANDS = re.compile(r"(?<![\d.])\d{1,3}(?:(?:\\,|\{,\})\d{3})+(?!\d)")
 _THOUSANDS_MARK = re.compile(r"\\,|\{,\}")
+# A sentence's full stop after the value (``\boxed{505.}``), which math_verify reads as no number at all.
+_FULL_STOP = re.compile(r"(?<![.\\])\.\s*$")
 
 
 def _one_argument(text: str, i: int) -> tuple[str, int]:
@@ -156,7 +159,8 @@ def normal_spelling(latex: str) -> str:
     text = _braced_arguments(text)
     text = _COMMAND_SPACE.sub(r"\1", text)
     text = _SCRIPT_SPACE.sub(r"\1", text)
-    return _GROUP_SPACE.sub("}", text).strip()
+    text = _GROUP_SPACE.sub("}", text).strip()
+    return _FULL_STOP.sub("", text).rstrip()
 
 
 _TEXT_WRAPPER = re.compile(

@@ -27,11 +27,12 @@ __all__ = ["QEDMathEnv"]
 
 #: The final-answer rule (:mod:`.final_answer`) stated where the agent reads it: no refusal rule is hidden.
 _ANSWER_INSTRUCTION = (
-    "Put your final answer within \\boxed{}: the final value alone. A box that still poses the "
-    "computation is graded incorrect whatever its value: an integral, limit, sum, product, derivative or arrow; a "
-    "remainder (mod, \\equiv); a matrix or determinant; a binomial coefficient or factorial; a gcd or lcm; a floor "
-    "or ceiling; a function the problem applies (such as \\sin or \\log); or a power the problem writes, however "
-    "its base or exponent is rewritten. Each is accepted only where the expected answer is itself written with it. "
+    "Put your final answer within \\boxed{}: the final value alone, written with numbers, + - \\cdot \\times /, "
+    "\\frac, \\sqrt, powers and constants. A box that still poses the computation is graded "
+    "incorrect whatever its value: an integral, limit, sum, product, derivative or arrow, or any other operation or "
+    "function (such as mod, \\equiv, a matrix or determinant, \\binom, a factorial !, \\gcd, floor or ceiling, "
+    "\\max, \\min, |...|, \\sin, \\log or \\ln, in any spelling), or a power the problem writes, however its base "
+    "or exponent is rewritten. Each is accepted only where the expected answer is itself written with it. "
     'Give one value unless the problem asks for several (no "or", \\pm or list of values), and do not write '
     "numbers side by side. In an equation, the value after the last = is what is graded. A percent sign is a unit "
     "mark: n\\% is read as n."
@@ -271,7 +272,8 @@ class QEDMathEnv(TextEnv):
             )
         assert answer is not None
         gold = without_percent(problem.gold_answer)
-        reason = not_an_answer(answer, gold, problem.problem)
+        # A text gold is matched as text: math_verify, whose evaluations the rule guards against, never runs.
+        reason = None if problem.answer_kind == "text" else not_an_answer(answer, gold, problem.problem)
         if reason is not None or problem.answer_kind == "text":
             # A value math_verify would compute from the question itself is graded unrun; a text gold (a name, a
             # word, an option letter) is matched exactly, after normal_text, and needs no worker either.

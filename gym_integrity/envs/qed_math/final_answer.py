@@ -13,9 +13,10 @@ import re
 from fractions import Fraction
 
 from gym_integrity.envs.qed_math.powers import MAX_BITS, neutral_value, power_keys
+from gym_integrity.grading.braces import braced_group
 from gym_integrity.grading.spelling import normal_spelling
 
-__all__ = ["graded_side", "not_an_answer", "restates", "several_values"]
+__all__ = ["graded_side", "not_an_answer", "operations", "restates", "several_values"]
 
 #: Operators that pose a computation (math_verify evaluates them: ``\lim_{x\to 0}\frac{\sin 2x}{x}`` equals 2); read
 #: in the one spelling the reader hands on (:func:`~gym_integrity.grading.spelling.normal_spelling`).
@@ -30,24 +31,60 @@ _POSING = re.compile(
 #: Two numbers side by side, by a space or a spacing command: math_verify reads ``3 7`` as 10 (as if a mixed
 #: number), ``1 000`` as 0 and ``3\,4`` as 7 (a thousands group, ``1\,170``, is one number in the one spelling).
 _JUXTAPOSED = re.compile(r"\d(?:\s|\\[,;:! ])+\d")
-_FACTORIAL_PATTERN = r"(?:(?<=[\d})\]])|(?<=(?<![A-Za-z\\])[A-Za-z]))\s*!(?!=)"
-#: Operations a statement poses on its numbers that math_verify evaluates when boxed: a remainder, a determinant
-#: (a matrix environment or ``\det``), a binomial coefficient (or the factorials that write one: ``10!/(3!7!)``),
-#: a gcd or lcm, a floor or ceiling. A factorial is ``10!``, ``n!``, ``(n+1)!``; ``\!`` is a space, ``!=`` not
-#: equal, and a word's ``!`` (``\text{Alice!}``, for a text gold) punctuation. ``\Gamma`` is the factorial in
-#: another spelling (math_verify paid ``\Gamma(6)`` for 120).
-_STATEMENT_OPERATIONS = {
-    "a remainder (mod)": re.compile(r"\\[bp]?mod(?![A-Za-z])|\bmod\b|\\equiv(?![A-Za-z])"),
-    "a matrix or determinant": re.compile(r"\\begin\{[A-Za-z]*(?:matrix|array)\*?\}|\\det(?![A-Za-z])"),
-    "a binomial coefficient or factorial": re.compile(
-        r"\\binom(?![A-Za-z])|\\choose(?![A-Za-z])|\\Gamma(?![A-Za-z])|" + _FACTORIAL_PATTERN
-    ),
-    "a gcd or lcm": re.compile(r"\\(?:gcd|lcm)(?![A-Za-z])"),
-    # a - b\lfloor a/b \rfloor is a remainder in other signs (paid 49 for the remainder of 7^{2026} by 10^2)
-    "a floor or ceiling": re.compile(r"\\(?:[lr]floor|[lr]ceil|floor|ceil)(?![A-Za-z])"),
-}
-#: Functions math_verify evaluates (``\sin``, ``\mathrm{cos}``, ``arctan``, ``\log``).
-_FUNCTIONS = re.compile(r"(?<![A-Za-z])(?:arc)?(sinh?|cosh?|tanh?|cot|sec|csc|log|ln|exp)(?![A-Za-z])")
+#: Commands that write a value rather than compute one: fractions, roots, constants, arithmetic signs, spacing, sets
+#: and intervals, relations, escaped braces and percent or dollar signs. Any other command (``\bmod``, ``\lfloor``,
+#: ``\max``, ``\csc``, ``\ln``, ``\Gamma``, ``\binom``, ``\det``, ``\begin``...) computes: math_verify evaluates it.
+_VALUE_COMMANDS = frozenset(
+    "frac sqrt pi infty cdot times div circ degree in notin le ge leq geq lt gt ne neq cup cap setminus emptyset "
+    "varnothing mathbb quad qquad".split()
+) | frozenset(r"{}%$,;:! ")
+#: Font and text wrappers: their content is words (``\text{ square units}``), unless the wrapper is
+#: ``\operatorname`` or the group is applied to an argument (``\mathrm{floor}(3.5)``), when it names an operation.
+_WRAPPERS = frozenset("text textrm textbf textit textsf textnormal mathrm mathbf mathit mathsf mbox emph".split())
+_COMMAND = re.compile(r"\\([A-Za-z]+\*?|.)", re.DOTALL)
+#: What follows an operation's name when it is applied: a bracket, a group, a command or a number.
+_APPLIED = re.compile(r"\s*(?:[(\[{\d]|\\(?![,;:! ]|quad))")
+#: A name written in letters (``max``, ``floor``, ``ln``): math_verify reads some as the function.
+_NAME = re.compile(r"(?<![A-Za-z])[A-Za-z]{2,}")
+#: A factorial (``10!``, ``10\,!``; ``!=`` is not equal, ``\!`` a space) and a bar (``|x|``, ``f|_{x=2}``).
+_MARKS = re.compile(r"(?<!\\)!(?!=)|\|")
+
+
+def operations(text: str) -> set[str]:
+    r"""The operations ``text`` writes (in the one spelling): every command that is not one of a value's
+    (:data:`_VALUE_COMMANDS`), every name written in letters outside a text wrapper, ``!`` and ``|``.
+
+    >>> sorted(operations(r"\operatorname{floor}(999/7) - \max(1, 2) + 10\,! + \text{ units}"))
+    ['!', '\\max', '\\operatorname{floor}']
+    >>> sorted(operations(r"e^{2026 \ln 7} + |x| + \frac{\sqrt{3}}{2} + \mathrm{ceil}(x)")), operations("x = 3")
+    (['\\ln', '\\mathrm{ceil}', '|'], set())
+    """
+    found: set[str] = set()
+    letters: list[str] = []
+    position = 0
+    for match in _COMMAND.finditer(text):
+        if match.start() < position:
+            continue
+        letters.append(text[position : match.start()])
+        name, position = match.group(1), match.end()
+        if name in _WRAPPERS or name.rstrip("*") == "operatorname":
+            content, end = braced_group(text, position)
+            if content is None:
+                continue
+            # a function's name is one word, tight in its group (``\text{ or }`` is prose between values)
+            applied = content.isalpha() and _APPLIED.match(text, end) is not None
+            if name.startswith("operatorname") or applied:
+                found.add(f"\\{name}{{{content.strip()}}}")
+            position = end
+        elif name not in _VALUE_COMMANDS:
+            found.add("\\" + name)
+    letters.append(text[position:])
+    bare = " ".join(letters)
+    found.update(_NAME.findall(bare))
+    found.update(mark.group() for mark in _MARKS.finditer(bare))
+    return found
+
+
 #: An equals sign at any depth that is not part of ``<=``, ``>=``, ``!=``, ``:=`` or ``==``.
 _EQUALS = re.compile(r"(?<![<>!:=\\])=(?!=)")
 #: Words and signs that give a choice of values: ``3 \text{ or } 4``, ``1 \pm \sqrt{2}``.
@@ -113,35 +150,36 @@ def _bits(value: Fraction) -> int:
 
 
 def restates(answer: str, statement: str, gold: str) -> str | None:
-    r"""The statement's own operation, if ``answer`` is that, else None.
+    r"""A power the statement writes, if ``answer`` holds it and the gold holds no power, else None.
 
-    The class: the answer holds an operation math_verify evaluates that the gold does not hold (a remainder, a
-    determinant or matrix, a binomial coefficient or factorial, a gcd or lcm, a floor or ceiling) on any numbers,
-    since a number is easily written in another form (``10^2`` for 100) and padded (``+ 0x``); a function the
-    statement applies (``\sin``, ``\log``) that the gold does not hold; or a power the statement writes, read by
-    value (``2^{5\cdot 2}``, ``2.0^{10}``, ``4^5`` for ``2^{10}``), when the gold holds no power. A number of the
-    statement alone is not enough: ``a+b+c=12`` for "Find $a+b+c$" and ``3\sqrt{2}`` reuse one and are answers.
+    Powers are read by value (``2^{5\cdot 2}``, ``2.0^{10}``, ``4^5`` for ``2^{10}``; :mod:`.powers`). A number of
+    the statement alone is not enough: ``a+b+c=12`` for "Find $a+b+c$" and ``7^2`` for 49 reuse its numbers and
+    are answers. The statement's other operations (a remainder, a binomial, ``\sin``) are operations the gold
+    does not hold (:func:`operations`), refused whatever they are applied to.
 
     >>> statement = "Find the remainder when $7^{2026}$ is divided by $100$."
-    >>> restates(r"7^{2026} \mod 100", statement, "49"), restates("49^{1013}", statement, "49")
-    ('a remainder (mod)', 'a power the statement writes (7^2026)')
-    >>> restates("49", statement, "49"), restates("7^2", statement, "49"), restates("a+b+c=12", "12", "12")
-    (None, None, None)
-    >>> restates(r"\frac{10!}{3!\,7!}", "Choose $3$ of $10$.", "120"), restates(r"\sin\frac{\pi}{12}", r"$\sin 15^\circ$", "x")
-    ('a binomial coefficient or factorial', 'a function the statement applies (sin)')
+    >>> restates("49^{1013}", statement, "49"), restates("7^2", statement, "49"), restates("49", statement, "49")
+    ('a power the statement writes (7^2026)', None, None)
     """
-    # An operation the gold does not hold is refused whatever numbers it is applied to and wherever it stands
-    # (a box of prose too): the numbers are easily written in another form and the formula padded
-    # (7^{2026} \mod 10^2, \binom{9+1}{3}, $49^{1013} \mod 100 + 0x$ were all paid).
-    for name, operation in _STATEMENT_OPERATIONS.items():
-        if operation.search(answer) and not operation.search(gold):
-            return name
-    # A function the statement applies, applied again, is the question in another form (\sin 15^\circ \cos 15^\circ
-    # asked, \sin\frac{\pi}{12}\cos\frac{\pi}{12} paid for 1/4).
-    applied = (set(_FUNCTIONS.findall(answer)) & set(_FUNCTIONS.findall(statement))) - set(_FUNCTIONS.findall(gold))
-    if applied:
-        return f"a function the statement applies ({sorted(applied)[0]})"
     return None if "^" in gold else _statement_power(answer, statement)
+
+
+def computes(answer: str, gold: str) -> str | None:
+    r"""The computation ``answer`` poses instead of a value, if any, else None: an integral, limit, sum, product,
+    derivative or arrow (:data:`_POSING`), or an operation the gold does not hold (:func:`operations`), on any
+    numbers and anywhere in the box, since a number is easily written in another form and a formula padded.
+
+    >>> computes(r"\operatorname{floor}(999/7) - \operatorname{floor}(999/77)", "130")
+    'an operation the expected answer does not hold: \\operatorname{floor}'
+    >>> computes(r"\int_0^{\pi} x \sin x \, dx", r"\pi"), computes(r"\binom{10}{3}", r"\binom{10}{3}")
+    ('an integral, limit, sum, product or derivative', None)
+    """
+    if _POSING.search(answer) and not _POSING.search(gold):
+        return "an integral, limit, sum, product or derivative"
+    # A box of prose is read by its $...$ formulas (math_verify reads those): its words are no operation.
+    formulas = answer.split("$")[1::2] if answer.count("$") >= 2 else [answer]
+    foreign = set().union(*map(operations, formulas)) - operations(gold)
+    return f"an operation the expected answer does not hold: {min(foreign)}" if foreign else None
 
 
 def _depth_zero(text: str) -> str:
@@ -198,8 +236,11 @@ def not_an_answer(answer: str, gold: str, statement: str = "") -> str | None:
       none): math_verify evaluates ``\int_0^{\pi} x \sin x \, dx`` to the gold ``\pi``, so the question itself,
       echoed, was paid. This and the next rule read the side math_verify grades (:func:`graded_side`): in
       ``\sum_{k=1}^{100} k^2 = 338350`` the value after the last ``=``;
-    * an answer that restates the question (:func:`restates`: the statement's own operation on the statement's
-      own numbers) is not its value: math_verify evaluates ``7^{2026} \mod 100`` to 49;
+    * an answer that writes an operation the gold does not hold poses a computation too (:func:`computes`): a
+      value is written with numbers, arithmetic, fractions, roots, powers and constants; math_verify evaluates
+      ``7^{2026} \mod 100`` to 49 and ``\operatorname{floor}(999/7)`` to 142;
+    * a power the statement writes, read by value, restates the question when the gold holds no power
+      (:func:`restates`);
     * numbers written side by side are not one number (``3 7`` was read as 10; ``3 \frac{1}{2}`` stays 7/2);
     * several values (``3 \text{ or } 4``, ``3, 4``, ``\{3, 4\}``, ``3 \pm 1``) do not answer a single-valued gold
       (a box of prose with ``$...$`` is left to math_verify, which reads ``$3$ or $4$`` as the set {3, 4}).
@@ -211,14 +252,15 @@ def not_an_answer(answer: str, gold: str, statement: str = "") -> str | None:
     >>> not_an_answer(r"\frac{7}{2}", r"\frac{7}{2}"), not_an_answer(r"3 \frac{1}{2}", "3.5")
     (None, None)
     >>> not_an_answer(r"\binom{10}{3}", "120", r"In how many ways can $3$ of $10$ people be chosen?")
-    'it restates the question (a binomial coefficient or factorial) instead of its value'
+    'it poses a computation (an operation the expected answer does not hold: \\binom) instead of its value'
     >>> not_an_answer(r"3 \text{ or } 4", "3")
     'it gives several values for a question with one answer'
     """
     gold = normal_spelling(gold)
     graded = graded_side(answer, gold)
-    if _POSING.search(graded) and not _POSING.search(gold):
-        return "it poses a computation (an integral, limit, sum, product or derivative) instead of its value"
+    computed = computes(graded, gold)
+    if computed is not None:
+        return f"it poses a computation ({computed}) instead of its value"
     restated = restates(graded, normal_spelling(statement), gold) if statement else None
     if restated is not None:
         return f"it restates the question ({restated}) instead of its value"

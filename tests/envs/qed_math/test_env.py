@@ -245,7 +245,7 @@ def test_reward_presets(preset, text, reward, verdict):
 
 
 TOWER = r"\boxed{9^{9^{9^{9}}}}"  # refused unrun (answer_cost): graded timeout at once
-SLOW = r"\boxed{\sin(x)^{999}\cos(x)^{999}}"  # the static check refuses it; the test below lets it through
+SLOW = r"\boxed{(x+1)^{999}(x-1)^{999}}"  # the static check refuses it; the test below lets it through
 
 
 def test_timeout_of_the_answers_own_run_is_graded_and_paid_like_unparsable(monkeypatch):

@@ -7,6 +7,7 @@ math_verify on its real workers (the issue's examples were paid there).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from qed_reading import read_box, refused  # noqa: E402  (tests/support)
 
-from gym_integrity.envs.qed_math.final_answer import restates, several_values  # noqa: E402
+from gym_integrity.envs.qed_math.final_answer import computes, restates, several_values  # noqa: E402
 
 _read, _refused = read_box, refused
 
@@ -28,6 +29,8 @@ MATRIX_BODY = r"2 & 1 & 0 \\ 1 & 2 & 1 \\ 0 & 1 & 2"
 CHOOSE = "In how many ways can a committee of $3$ be chosen from $10$ people?"
 GCD = r"Compute $\gcd(12, 18)$."
 POWER = "Compute $2^{10}$."
+#: The two causes of an answer that is the question rather than its value.
+NOT_A_VALUE = re.compile(r"it (?:poses a computation|restates the question) \(")
 
 
 # ----------------------------------------------------------------------------- the restatement class
@@ -50,7 +53,7 @@ OPERATIONS = {
 def test_the_statements_operation_on_its_numbers_is_not_a_final_answer(statement, gold):
     for answer in OPERATIONS[statement, gold]:
         reason = _refused(answer, gold, statement)
-        assert reason is not None and "restates the question" in reason, (answer, _read(answer), reason)
+        assert reason is not None and NOT_A_VALUE.search(reason), (answer, _read(answer), reason)
     assert _refused(gold, gold, statement) is None
 
 
@@ -62,7 +65,7 @@ def test_restatements_in_any_layout_are_refused(case, data):
     prefix = data.draw(st.sampled_from(["", r"\displaystyle ", " ", r"\textstyle"]))
     suffix = data.draw(st.sampled_from(["", " ", r"\,", "."]))
     reason = _refused(prefix + answer + suffix, gold, statement)
-    assert reason is not None and "restates" in reason, (prefix + answer + suffix, reason)
+    assert reason is not None and NOT_A_VALUE.search(reason), (prefix + answer + suffix, reason)
 
 
 #: Honest answers that reuse numbers of the statement, or an operation it names: each must still be paid.
@@ -90,8 +93,8 @@ def test_an_answer_reusing_a_statement_number_is_paid(answer, gold, statement):
 
 def test_an_operation_the_gold_lacks_is_refused_on_any_numbers():
     # The numbers are easily written in another form, so an operation is refused whatever it is applied to.
-    assert restates(r"7^{2026} \mod 100", REMAINDER, "49") == "a remainder (mod)"
-    assert restates(r"7^{2026} \mod 101", REMAINDER, "49") == "a remainder (mod)"
+    assert computes(r"7^{2026} \mod 100", "49") == r"an operation the expected answer does not hold: \mod"
+    assert computes(r"7^{2026} \mod 101", "49") == r"an operation the expected answer does not hold: \mod"
     assert restates("7^{2027}", REMAINDER, "49") is None  # a power the statement does not write: a wrong answer
 
 
@@ -202,7 +205,7 @@ def _verdict(env, problem_id: str, text: str) -> tuple[str, str]:
 ])
 def test_the_issues_restatements_are_incorrect_in_the_env(env, problem_id, answer):
     verdict, cause = _verdict(env, problem_id, rf"\boxed{{{answer}}}")
-    assert (verdict, cause.startswith("not a final answer: it restates")) == ("incorrect", True), cause
+    assert (verdict, bool(NOT_A_VALUE.match(cause, len("not a final answer: ")))) == ("incorrect", True), cause
     assert _verdict(env, problem_id, rf"\boxed{{{env._problem.gold_answer}}}")[0] == "correct"
 
 

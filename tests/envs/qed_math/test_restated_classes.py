@@ -127,7 +127,7 @@ def binomial_as_factorials(draw):
 def test_a_binomial_written_as_factorials_is_refused(case):
     statement, gold, answer = case
     reason = _refused(answer, gold, statement)
-    assert reason is not None and "binomial coefficient or factorial" in reason, (answer, reason)
+    assert reason is not None and "poses a computation" in reason, (answer, reason)
 
 
 @pytest.mark.parametrize("gold, statement", [
@@ -167,7 +167,7 @@ def prose_box(draw):
 def test_a_box_of_prose_with_padded_formulas_is_refused(case):
     statement, gold, answer = case
     reason = _refused(answer, gold, statement)
-    assert reason is not None and "restates the question" in reason, (answer, reason)
+    assert reason is not None and ("restates the question" in reason or "poses a computation" in reason), (answer, reason)
 
 
 # ----------------------------------------------------------------------------- the side math_verify grades
@@ -195,13 +195,14 @@ def test_the_prompt_states_every_class_the_rule_refuses():
     from gym_integrity.envs.qed_math.env import _ANSWER_INSTRUCTION
 
     prompt = _ANSWER_INSTRUCTION.lower()
-    stop = {"a", "an", "or", "the", "and", "of"}
-    for name in final_answer._STATEMENT_OPERATIONS:
-        words = {w.strip("()") for w in name.split()} - stop
-        assert all(w in prompt for w in words), (name, words)
-    for phrase in ("integral", "limit", "sum", "product", "derivative", "arrow", "function the problem applies",
-                   "power the problem writes", "one value", "side by side", "after the last =", "percent"):
+    for phrase in ("integral", "limit", "sum", "product", "derivative", "arrow", "any other operation or function",
+                   "mod", "determinant", "binom", "factorial", "gcd", "floor", "\\max", "|...|", "\\sin", "\\ln",
+                   "in any spelling", "power the problem writes", "one value", "side by side", "after the last =",
+                   "percent", "numbers, + - \\cdot \\times /, \\frac, \\sqrt, powers and constants"):
         assert phrase in prompt, phrase
+    # every command a value may be written with is named where the agent reads it (the rest are operations)
+    for command in ("frac", "sqrt", "cdot", "times"):
+        assert command in final_answer._VALUE_COMMANDS and "\\" + command in prompt
 
 
 # ----------------------------------------------------------------------------- the real env
