@@ -24,15 +24,17 @@ DEEP_NESTING = r"\boxed{" + "(" * 300 + "1" + ")" * 300 + "}"
 # (check_misses) to stand in for whatever the check misses: the run budget is what stops those.
 SLOW = r"\boxed{\sin(x)^{999}\cos(x)^{999}}"
 SLOW_OPERATOR = r"\boxed{\sin^{999}(x)\cos^{999}(x)}"
+# What an env sends its verifier: written in a value's vocabulary (QEDMath refuses a \sin its gold lacks unrun).
+SLOW_VALUE = r"\boxed{(x+1)^{999}(x-1)^{999}}"
 
 
 @pytest.fixture
 def check_misses(monkeypatch):
-    """The verifier's static check lets SLOW and SLOW_OPERATOR through (and still refuses everything else)."""
+    """The verifier's static check lets SLOW, SLOW_OPERATOR and SLOW_VALUE through (and still refuses everything else)."""
     from gym_integrity.services import verifier as module
 
     original = module.refusal
-    missed = {answer[len("\\boxed{"):-1] for answer in (SLOW, SLOW_OPERATOR)}
+    missed = {answer[len("\\boxed{"):-1] for answer in (SLOW, SLOW_OPERATOR, SLOW_VALUE)}
     assert all(original(answer) is not None for answer in missed)
     monkeypatch.setattr(module, "refusal", lambda text, **kwargs: None if text in missed else original(text, **kwargs))
 
@@ -398,7 +400,7 @@ def test_an_envs_metrics_count_its_own_requests_not_another_envs_of_the_process(
             return env.step(text)[4]
 
         first = step(b, r"\boxed{1170}")["metrics"]
-        hostile = [step(a, TOWER), step(a, SLOW)]
+        hostile = [step(a, TOWER), step(a, SLOW_VALUE)]
         assert [info["verdict"] for info in hostile] == ["timeout", "timeout"]
         assert hostile[1]["metrics"]["verifier/refused"] == 1.0 and hostile[1]["metrics"]["verifier/timeouts"] == 1.0
         second = step(b, r"\boxed{1170}")["metrics"]
