@@ -2,8 +2,8 @@
 
 Modules: ``env`` (FinQAEnv), ``config`` (FinQAConfig), ``data`` (the per-process
 cache), ``records`` (Table, Question, FinQADataset), ``sources`` (the loaders),
-``tools`` (tools and their OpenAI schemas), ``sql_engine`` and ``sql_sandbox``, ``scoring``,
-``actions`` (dict / JSON / ``<tool_call>`` parsing). Nothing heavy is imported here:
+``tools`` (tools and their OpenAI schemas), ``sql_engine`` and ``sql_sandbox``, ``scoring`` (and
+``amounts``: one number read and matched), ``actions`` (dict / JSON / ``<tool_call>`` parsing). Nothing heavy is imported here:
 ``ENTRY`` is the id's registration and audit facts, the rest loads on first use
 (``datasets`` only when a hub id is used).
 """

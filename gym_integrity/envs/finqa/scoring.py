@@ -1,24 +1,45 @@
 r"""FinQA answer scoring: numbers matched to their gold's precision (default) and the original FinQA 5-decimal rule.
 
-Tolerant mode (``"tolerance"``), what a submitted answer may look like:
+Tolerant mode (``"tolerance"``), what a submitted answer may look like (one number is read by
+:func:`~gym_integrity.envs.finqa.amounts.read_amount`):
 
 * read from the ``\boxed{}`` groups of the submission if it has any, else the plain string;
-* ``$``, ``\$``, ``\text{...}``, thousands commas, unit words (``million``, ``bn``,
-  ``percent``...) and surrounding text such as ``"about"`` are ignored;
+* ``$``, ``\$``, ``\text{...}``, thousands commas, unit words (``shares``, ``percentage points``...) and
+  surrounding text such as ``"about"`` are ignored; one sign marker at most: ``-787``, ``(787)``, ``$-787``
+  are numbers, ``--787``, ``-(787)``, ``(-787)`` are not (graded incorrect);
+* a scale word (``thousand``/``k``, ``million``/``mn``/``m``, ``billion``/``bn``/``b``) never scales the value
+  (``1.5 billion`` is not 1500); stated on both sides it must agree (``1,648 billion`` is not ``$1,648
+  million``); added to a gold that states none (``$1,648 million`` for ``1,648``) it changes nothing;
 * one reading of percent, on both sides: ``X%`` (or ``X percent``) is the value
   X/100 and a bare number is itself. ``"12.5%"`` and ``"0.125"`` match a gold
   ``"12.5%"`` or ``"0.125"``; ``"12.5"`` matches neither, and ``"12480%"`` is not
   $12,480 million. Reading ``%`` a second way (dropping it) made one answer
   correct for two different gold values (``"0.5"`` for ``"50%"`` and ``"0.5%"``);
 * ``(1,204)`` is negative, ``745/1251`` is a fraction, the unicode minus works;
-* a number matches to the precision its gold is written in (:func:`amounts_match`): at the gold's decimals
-  or finer it must round to the gold (``57.24%`` for 57.2%, never ``57.3%``); coarser, it must be the gold
-  rounded to its decimals and within 1% and 1.0 of it (``0.47`` for 0.47278, never ``0``);
-* a gold that is a year (``2023``, ``FY2023``) is matched exactly, in a year's form or any amount's
-  (``2023.0``, ``2,023``, ``$2,023``): never ``2023.4`` or the years beside it;
+* a number matches to the precision its gold is written in (:func:`amounts_match`), the gold being the true
+  value rounded half away from zero: at the gold's decimals or finer it must round to the gold (``57.24%``
+  for 57.2%, never ``57.3%``; the tie ``43.5`` pays 44, never 43); coarser, it must be the gold rounded to its
+  decimals and within 1% and 1.0 of it (``0.47`` for 0.47278, never ``0``);
+* a gold that is a year (``2023``, ``FY2023``) is matched exactly, in a year's form or as a bare number
+  (``2023.0``, ``2,023``): never ``2023.4``, the years beside it, or a year with a unit (``2023 million``,
+  ``$2,023``, ``2023%``);
 * several values (gold with several ``\boxed{}``, or split on ``,``/``;``)
   must all match, in order; ``2023: 5.1%, 2024: 6%`` style values match by year;
 * non-numeric gold answers compare as normalised text.
+
+The accepted forms of one gold (``score_answer``'s list; FinQAEnv passes ``Question.answers``):
+
+* benchmark CSV and hub questions: one form, the ``answer`` cell;
+* original FinQA records (``sources.load_finqa_records``): ``exe_ans``, the program's result as FinQA stores
+  it (``-0.0626``, up to 10 decimals), then ``qa.answer``, the annotator's rounding (``-6.3%``); forms the
+  scorer cannot read are dropped at load.
+
+None of them widens the match. A form that is another, finer form rounded half away from zero to its decimals
+(same value, same scale) is folded into it (:func:`accepted_forms`): the answer is held to the finest digits,
+so a rounding of that value passes and another last digit does not (``-0.0631`` is not -0.0626, though it
+rounds to -6.3%), and the coarse form only spares the tolerance for answers at its decimals or finer. Forms
+that disagree (a ``qa.answer`` that is not the ``exe_ans`` rounded, a multi-value gold) stay separate golds,
+each matched by the same rule: the data accept both.
 
 Examples:
     >>> score_answer(r"\boxed{12,480}", r"\boxed{12,480}").verdict.value
@@ -35,6 +56,10 @@ Examples:
     1.0
     >>> score_answer("0.5955", "745/1251").score, score_answer("Beverages.", "beverages").score
     (1.0, 1.0)
+    >>> [score_answer(p, ["-0.0626", "-6.3%"]).score for p in ("-6.3%", "-0.063", "-6.26%", "-0.0631", "-0.0635")]
+    [1.0, 1.0, 1.0, 0.0, 0.0]
+    >>> [score_answer(p, "-787").score for p in ("(787)", "$-787", "-(787)", "--787")]
+    [1.0, 1.0, 0.0, 0.0]
     >>> score_answer("", "5").verdict.value
     'no_answer'
 
@@ -47,12 +72,12 @@ The original FinQA rule (``"finqa_exact"``): both sides rounded to 5 decimals, t
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
-from fractions import Fraction
 from typing import NamedTuple
 
-from gym_integrity.grading.numbers import GROUPED_DECIMAL
+from gym_integrity.envs.finqa.amounts import Amount, amounts_match, clean, parse_number, read_amount, round_half_away
 from gym_integrity.grading.reader import all_boxed
 from gym_integrity.protocol import Grade, Verdict
 
@@ -66,6 +91,7 @@ __all__ = [
     "values_match",
     "amounts_match",
     "Amount",
+    "accepted_forms",
 ]
 
 SCORING_MODES = ("tolerance", "finqa_exact")
@@ -75,42 +101,6 @@ MAX_ANSWER_CHARS = 2000
 #: Most values one answer may list.
 MAX_VALUES = 50
 
-_TEXT_CMD = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
-_UNIT_WORDS = (
-    "million",
-    "millions",
-    "billion",
-    "billions",
-    "thousand",
-    "thousands",
-    "mn",
-    "bn",
-    "m",
-    "b",
-    "k",
-    "usd",
-    "dollars",
-    "dollar",
-    "shares",
-    "units",
-    "gwh",
-    "years",
-    "year",
-    "percentage",
-    "percentage points",
-    "percentage point",
-    "pp",
-    "points",
-    "point",
-    "bps",
-)
-_NUMBER = re.compile(
-    rf"""(?P<sign>[-+\u2212]?)\s*(?P<open>\()?\s*(?P<sign2>[-+\u2212]?)\s*\$?\s*
-        (?P<num>{GROUPED_DECIMAL})
-        (?:\s*/\s*(?P<den>\d+(?:\.\d+)?))?
-        \s*(?P<close>\))?\s*(?P<pct>%|percent(?!age))?""",
-    re.VERBOSE | re.IGNORECASE,
-)
 _YEAR_KEY = re.compile(
     r"^\s*(?:fy\s*|fiscal\s+(?:year\s+)?|in\s+)?((?:19|20)\d{2})\s*(?::|=|-|\u2013)\s*(.+)$", re.IGNORECASE | re.DOTALL
 )
@@ -137,7 +127,7 @@ def extract_submission(text: str) -> list[str]:
     body = body.strip()
     if not body:
         return []
-    if _amount(body) is not None:
+    if read_amount(body) is not None:
         return [body]
     parts = [p.strip() for p in _SPLIT.split(body)]
     # "\;" and "\," are LaTeX spacing: drop the stray backslash a split leaves behind.
@@ -145,168 +135,51 @@ def extract_submission(text: str) -> list[str]:
     return [p for p in parts if p][:MAX_VALUES]
 
 
-def _clean(text: str) -> str:
-    text = _TEXT_CMD.sub(lambda m: " " + m.group(1) + " ", text)
-    text = text.replace("\\%", "%").replace("\\$", "$").replace("\\,", "").replace("\\!", "").replace("\\ ", " ")
-    text = text.replace("\\left", "").replace("\\right", "").replace("\u2212", "-").replace("\u2013", "-")
-    frac = re.fullmatch(r"\s*(-?)\s*\\d?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}\s*(%?)\s*", text)
-    if frac:
-        text = f"{frac.group(1)}{frac.group(2)}/{frac.group(3)}{frac.group(4)}"
-    return text.strip()
-
-
-class Amount(NamedTuple):
-    """One number as written: its exact value per unit (``%`` read as /100), and its decimals in that unit
-    (``57.2%`` is 0.572, 3 decimals; ``1,648`` has 0; a ratio ``745/1251`` is exact: None)."""
-
-    value: Fraction
-    decimals: int | None
-    percent: bool
-
-
-def _amount(text: str) -> Amount | None:
-    """The :class:`Amount` ``text`` is if it is one number (with optional unit words), else None."""
-    text = _clean(text)
-    if not text or len(text) > 200:
-        return None
-    match = None
-    for m in _NUMBER.finditer(text):
-        if match is not None:
-            return None  # two numbers: not a single value
-        match = m
-    if match is None:
-        return None
-    rest = (text[: match.start()] + " " + text[match.end() :]).lower()
-    words = re.sub(r"[^a-z ]", " ", rest).split()
-    if any(
-        word not in _UNIT_WORDS
-        and word
-        not in (
-            "about",
-            "approximately",
-            "approx",
-            "is",
-            "the",
-            "answer",
-            "of",
-            "a",
-            "an",
-            "in",
-            "to",
-            "up",
-            "down",
-            "by",
-            "or",
-            "usd",
-        )
-        for word in words
-    ):
-        return None
-    num = match.group("num").replace(",", "")
-    value = Fraction(num)
-    decimals: int | None = len(num.partition(".")[2])
-    if match.group("den") is not None:
-        den = Fraction(match.group("den"))
-        if den == 0:
-            return None
-        value, decimals = value / den, None
-    negative = "-" in (match.group("sign") + match.group("sign2")) or "\u2212" in match.group("sign")
-    if bool(match.group("open")) and bool(match.group("close")):
-        negative = True
-    elif bool(match.group("open")) != bool(match.group("close")):
-        return None
-    percent = match.group("pct") is not None
-    if percent:
-        value, decimals = value / 100, None if decimals is None else decimals + 2
-    return Amount(-value if negative else value, decimals, percent)
-
-
-def parse_number(text: str, percent_as_fraction: bool = True) -> float | None:
-    """A number from ``text``: ``$``, commas, ``%`` (as /100 unless told not to), ``(x)``, ``a/b``.
-
-    >>> parse_number("$1,234.5 million"), parse_number("(386)"), parse_number("12.5%"), parse_number("3/4")
-    (1234.5, -386.0, 0.125, 0.75)
-    >>> parse_number("24.1%", percent_as_fraction=False), parse_number("n/a")
-    (24.1, None)
-    """
-    amount = _amount(text)
-    if amount is None:
-        return None
-    as_written = amount.percent and not percent_as_fraction
-    return float(amount.value * 100 if as_written else amount.value)
-
-
 def _normalise_text(text: str) -> str:
-    text = _clean(text).lower()
+    text = clean(text).lower()
     text = re.sub(r"[\s_\-]+", " ", text)
     text = re.sub(r"[^\w ]", "", text)
     return " ".join(text.split())
 
 
-def _within_tolerance(pred: Fraction, gold: Fraction, rel_tol: float, abs_tol: float) -> bool:
-    if gold == 0:
-        return abs(pred) < Fraction(1, 1000)
-    diff = abs(pred - gold)
-    return diff <= Fraction(rel_tol) * abs(gold) and diff <= Fraction(abs_tol)
-
-
-def amounts_match(pred: Amount, gold: Amount, rel_tol: float = 0.01, abs_tol: float = 1.0) -> bool:
-    """The precision rule: two numbers agree to the coarser of the precisions they are written in.
-
-    At the gold's precision or finer, the answer must round to the gold: lie within half a unit of the gold's
-    last decimal (``57.24%`` and ``57.2%`` for 57.2%, not ``57.3%``; ties pass either way, as a gold may have
-    been rounded half up or half even). Coarser than the gold, it must be the gold rounded to the answer's
-    decimals (``0.47`` for 0.47278, not ``0.48``) and within ``rel_tol`` and ``abs_tol`` of it, so that
-    ``0`` is no answer to 0.382. Decimals count in the same unit on both sides (``57.2%`` is 0.572: 3).
-
-    >>> [amounts_match(_amount(p), _amount("57.2%")) for p in ("0.572", "57.24%", "57.3%", "57%", "0.6")]
-    [True, True, False, True, False]
-    """
-    if pred.decimals is None and gold.decimals is None:
-        return pred.value == gold.value
-    diff = abs(pred.value - gold.value)
-    if pred.decimals is None or (gold.decimals is not None and pred.decimals >= gold.decimals):
-        return 2 * diff * 10**gold.decimals <= 1  # type: ignore[operator]
-    return 2 * diff * 10**pred.decimals <= 1 and _within_tolerance(pred.value, gold.value, rel_tol, abs_tol)
-
-
 def _is_year(pred: str, year: str) -> bool:
-    """A year gold is matched exactly, in a year's form (``FY2023``, ``fiscal 2023``) or any amount's
-    (``2023.0``, ``2,023``, ``$2,023``): the precision rule would pay ``2023.4``, a tolerance the years beside it."""
-    said = _YEAR.fullmatch(_clean(pred).rstrip(". "))
+    """A year gold is matched exactly, in a year's form (``FY2023``, ``fiscal 2023``) or as a bare number
+    (``2023.0``, ``2,023``): the precision rule would pay ``2023.4``, a tolerance the years beside it. A year takes
+    no unit: ``2023 million``, ``$2,023`` and ``2023%`` are amounts, not the year."""
+    said = _YEAR.fullmatch(clean(pred).rstrip(". "))
     if said is not None:
         return said.group(1) == year
-    amount = _amount(pred)
-    return amount is not None and not amount.percent and amount.value == int(year)
+    amount = read_amount(pred)
+    return amount is not None and amount.bare and amount.value == int(year)
 
 
-def values_match(pred: str, gold: str, rel_tol: float = 0.01, abs_tol: float = 1.0) -> bool:
-    """One submitted value against one gold value (tolerant mode).
+def values_match(pred: str, gold: str, rel_tol: float = 0.01, abs_tol: float = 1.0, stated: int | None = None) -> bool:
+    """One submitted value against one gold value (tolerant mode); ``stated`` as in :func:`amounts_match`.
 
     >>> values_match("12.6%", "12.5%"), values_match("12.5", "12.5%"), values_match("0.125", "12.5")
     (False, False, False)
     >>> values_match("12.5%", "12.5"), values_match("0.125", "12.5%"), values_match("12.5%", "0.125")
     (False, True, True)
-    >>> [values_match(p, "2023") for p in ("2024", "FY2023", "2,023", "$2,023", "2023.0", "2023.4", "2,022")]
-    [False, True, True, True, True, False, False]
+    >>> [values_match(p, "2023") for p in ("2024", "FY2023", "2,023", "2023.0", "$2,023", "2023 million", "2023.4")]
+    [False, True, True, True, False, False, False]
     """
-    year = _YEAR.fullmatch(_clean(gold))
+    year = _YEAR.fullmatch(clean(gold))
     if year:
         return _is_year(pred, year.group(1))
-    gold_num, pred_num = _amount(gold), _amount(pred)
+    gold_num, pred_num = read_amount(gold), read_amount(pred)
     if gold_num is None:
         return pred_num is None and _normalise_text(pred) == _normalise_text(gold) != ""
     if pred_num is None:
         return False
     # '%' means per hundred on either side, and only that: a second reading (dropping it) paid "12480%" for
     # 12,480 and made "0.5" correct for both "50%" and "0.5%".
-    return amounts_match(pred_num, gold_num, rel_tol, abs_tol)
+    return amounts_match(pred_num, gold_num, rel_tol, abs_tol, stated)
 
 
 def _year_keyed(values: list[str]) -> dict[str, str] | None:
     keyed: dict[str, str] = {}
     for value in values:
-        m = _YEAR_KEY.match(_clean(value))
+        m = _YEAR_KEY.match(clean(value))
         if m is None or m.group(1) in keyed:
             return None
         keyed[m.group(1)] = m.group(2).strip()
@@ -330,7 +203,7 @@ def read_submission(text: str) -> Submission:
     return Submission(values, _year_keyed(values) if values else None)
 
 
-def _lists_match(pred: Submission, gold: Submission, rel_tol: float, abs_tol: float) -> bool:
+def _lists_match(pred: Submission, gold: Submission, rel_tol: float, abs_tol: float, stated: int | None) -> bool:
     if gold.by_year is not None and pred.by_year is not None:
         return set(gold.by_year) == set(pred.by_year) and all(
             values_match(pred.by_year[y], gold.by_year[y], rel_tol, abs_tol) for y in gold.by_year
@@ -338,7 +211,55 @@ def _lists_match(pred: Submission, gold: Submission, rel_tol: float, abs_tol: fl
     gold_values = gold.values if gold.by_year is None else list(gold.by_year.values())  # in the gold order
     if len(pred.values) != len(gold_values):
         return False
-    return all(values_match(p, g, rel_tol, abs_tol) for p, g in zip(pred.values, gold_values))
+    # ``stated`` is a single gold value's (accepted_forms folds no list)
+    return all(values_match(p, g, rel_tol, abs_tol, stated) for p, g in zip(pred.values, gold_values))
+
+
+def _one_amount(gold: Submission) -> Amount | None:
+    """The amount a gold is, if it is one number (not a year, not several values)."""
+    if gold.by_year is not None or len(gold.values) != 1 or _YEAR.fullmatch(clean(gold.values[0])):
+        return None
+    return read_amount(gold.values[0])
+
+
+def _rounds_to(fine: Amount, coarse: Amount) -> bool:
+    """``coarse`` is ``fine`` written to fewer (or as many) decimals, rounded half away from zero, same scale."""
+    if fine.scale != coarse.scale:
+        return False
+    if coarse.decimals is None:
+        return fine.decimals is None and fine.value == coarse.value
+    finer = fine.decimals is None or fine.decimals >= coarse.decimals
+    return finer and round_half_away(fine.value, coarse.decimals) == coarse.value
+
+
+def accepted_forms(golds: list[Submission]) -> list[tuple[Submission, int | None]]:
+    """The accepted forms of one gold, each with the fewest decimals the data write its value in (``stated``).
+
+    A form that is a finer form rounded half away from zero is folded into the finer one, and only lends it its
+    decimals: an answer is held to the finest digits the data give (a rounding of that value passes, another
+    last digit does not), and the tolerance is spared at the coarse form's decimals and finer. Matched on its own,
+    FinQA's ``-6.3%`` beside the ``exe_ans`` -0.0626 paid every answer that rounds to it, ``-0.0631`` too.
+
+    >>> [(g.values, stated) for g, stated in accepted_forms([read_submission(f) for f in ("-0.0626", "-6.3%")])]
+    [(['-0.0626'], 3)]
+    """
+    amounts = [_one_amount(g) for g in golds]
+    finest_first = sorted(
+        range(len(golds)), key=lambda i: -math.inf if (a := amounts[i]) is None or a.decimals is None else -a.decimals
+    )
+    stated: dict[int, int | None] = {}
+    for i in finest_first:
+        amount = amounts[i]
+        if amount is None:  # text, a year, several values: a gold of its own
+            stated[i] = None
+            continue
+        home = next((k for k in stated if (fine := amounts[k]) is not None and _rounds_to(fine, amount)), None)
+        if home is None:
+            stated[i] = amount.decimals
+        elif amount.decimals is not None:  # an exact form equal to a kept one lends nothing
+            held = stated[home]
+            stated[home] = amount.decimals if held is None else min(held, amount.decimals)
+    return [(golds[i], stated[i]) for i in sorted(stated)]
 
 
 def _exact_match(pred: list[str], gold: list[str]) -> bool:
@@ -373,14 +294,9 @@ def score_answer(
     pred = read_submission(submitted)
     if not pred.values:
         return Grade(Verdict.NO_ANSWER, 0.0)
-    for g in golds:
-        gold_reading = read_submission(g)
-        if not gold_reading.values:
-            continue
-        if mode == "finqa_exact":
-            ok = _exact_match(pred.values, gold_reading.values)
-        else:
-            ok = _lists_match(pred, gold_reading, rel_tol, abs_tol)
-        if ok:
-            return Grade(Verdict.CORRECT, 1.0)
-    return Grade(Verdict.INCORRECT, 0.0)
+    readings = [r for r in (read_submission(g) for g in golds) if r.values]
+    if mode == "finqa_exact":
+        ok = any(_exact_match(pred.values, r.values) for r in readings)
+    else:
+        ok = any(_lists_match(pred, r, rel_tol, abs_tol, stated) for r, stated in accepted_forms(readings))
+    return Grade(Verdict.CORRECT, 1.0) if ok else Grade(Verdict.INCORRECT, 0.0)

@@ -259,10 +259,18 @@ def _sanitize(name: str, fallback: str) -> str:
 
 
 def _format_exe_ans(value: Any) -> str:
+    """FinQA's ``exe_ans`` as a gold form: a float to at most 10 decimals, written out (``1e-05`` is no number the
+    scorer reads: it was kept as a text gold, and only the annotator's coarser form was matched as a number).
+
+    >>> [_format_exe_ans(v) for v in (-0.0626, 1e-05, 94.0, 0.1 + 0.2, "yes")]
+    ['-0.0626', '0.00001', '94.0', '0.3', 'yes']
+    """
     if isinstance(value, float):
         if not math.isfinite(value):
             return str(value)
-        return repr(round(value, 10)) if value != int(value) or abs(value) >= 1e16 else f"{value:.1f}"
+        if abs(value) >= 1e16:
+            return repr(value)
+        return f"{value:.10f}".rstrip("0").rstrip(".") if value != int(value) else f"{value:.1f}"
     return str(value).strip()
 
 
