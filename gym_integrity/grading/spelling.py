@@ -10,6 +10,10 @@ most of these as their canonical form (it pays ``\dfrac{d}{dx}(x^3)`` for
 "poses a computation") is open to every other spelling. The reader hands the
 answer on in this one spelling, and every rule and the grader receive it.
 
+Math delimiters inside the answer (``$``, ``\(``, ``\)``, ``\[``, ``\]``) and
+``~`` are spaces in the one spelling, so that a rule and math_verify read the
+same text: math_verify evaluates a box's text outside its ``$...$`` too.
+
 Every rewrite keeps the value math_verify reads but two: digits grouped in
 thousands by a thin space (``1\,170``, which math_verify reads as 171) are
 written as one number, as ``1{,}170`` already reads; and a sentence's full
@@ -92,6 +96,10 @@ _COMMAND_TOKEN = re.compile(r"\\(?:[A-Za-z]+|.)", re.DOTALL)
 # Thousands grouped by a thin space or a braced comma: 1\,170 and 1{,}170 are 1170.
 _THOUSANDS = re.compile(r"(?<![\d.])\d{1,3}(?:(?:\\,|\{,\})\d{3})+(?!\d)")
 _THOUSANDS_MARK = re.compile(r"\\,|\{,\}")
+# Math delimiters inside a box (``\boxed{$49$}``, ``\boxed{\(49\)}``) are layout; an escaped dollar (``\$``) is a
+# currency sign and stays. One spelling without them: math_verify evaluated ``\lfloor 999/7 \rfloor $ $`` whole while
+# a rule that read only the ``$...$`` formulas saw none. ``~`` is a space that math_verify cannot read.
+_MATH_DELIMITER = re.compile(r"(?<!\\)\$|(?<!\\)\\[()\[\]]|~")
 # A sentence's full stop after the value (``\boxed{505.}``), which math_verify reads as no number at all.
 _FULL_STOP = re.compile(r"(?<![.\\])\.\s*$")
 
@@ -147,6 +155,7 @@ def normal_spelling(latex: str) -> str:
     True
     """
     text = _UNICODE_RE.sub(lambda m: _UNICODE[m.group()], latex)
+    text = _MATH_DELIMITER.sub(" ", text)
     text = _THOUSANDS.sub(lambda m: _THOUSANDS_MARK.sub("", m.group()), text)
     text = _LOOK.sub(" ", text)
     text = _SIZED_NONE.sub(" ", text)

@@ -35,15 +35,15 @@ _JUXTAPOSED = re.compile(r"\d(?:\s|\\[,;:! ])+\d")
 #: and intervals, relations, escaped braces and percent or dollar signs. Any other command (``\bmod``, ``\lfloor``,
 #: ``\max``, ``\csc``, ``\ln``, ``\Gamma``, ``\binom``, ``\det``, ``\begin``...) computes: math_verify evaluates it.
 _VALUE_COMMANDS = frozenset(
-    "frac sqrt pi infty cdot times div circ degree in notin le ge leq geq lt gt ne neq cup cap setminus emptyset "
-    "varnothing mathbb quad qquad".split()
+    "frac over sqrt pi infty cdot times div pm mp circ degree in notin le ge leq geq lt gt ne neq cup cap setminus "
+    "emptyset varnothing mathbb quad qquad".split()
 ) | frozenset(r"{}%$,;:! ")
 #: Font and text wrappers: their content is words (``\text{ square units}``), unless the wrapper is
 #: ``\operatorname`` or the group is applied to an argument (``\mathrm{floor}(3.5)``), when it names an operation.
 _WRAPPERS = frozenset("text textrm textbf textit textsf textnormal mathrm mathbf mathit mathsf mbox emph".split())
 _COMMAND = re.compile(r"\\([A-Za-z]+\*?|.)", re.DOTALL)
 #: What follows an operation's name when it is applied: a bracket, a group, a command or a number.
-_APPLIED = re.compile(r"\s*(?:[(\[{\d]|\\(?![,;:! ]|quad))")
+_APPLIED = re.compile(r"(?:\s|\\[,;:! ]|\\q?quad)*(?:[(\[{\d]|\\(?![,;:! ]|q?quad))")
 #: A name written in letters (``max``, ``floor``, ``ln``): math_verify reads some as the function.
 _NAME = re.compile(r"(?<![A-Za-z])[A-Za-z]{2,}")
 #: A factorial (``10!``, ``10\,!``; ``!=`` is not equal, ``\!`` a space) and a bar (``|x|``, ``f|_{x=2}``).
@@ -75,6 +75,8 @@ def operations(text: str) -> set[str]:
             applied = content.isalpha() and _APPLIED.match(text, end) is not None
             if name.startswith("operatorname") or applied:
                 found.add(f"\\{name}{{{content.strip()}}}")
+            elif "\\" in content:  # words are text; a command in a wrapper is still read (\text{\lfloor 3.5\rfloor})
+                found |= operations(content)
             position = end
         elif name not in _VALUE_COMMANDS:
             found.add("\\" + name)
@@ -176,9 +178,8 @@ def computes(answer: str, gold: str) -> str | None:
     """
     if _POSING.search(answer) and not _POSING.search(gold):
         return "an integral, limit, sum, product or derivative"
-    # A box of prose is read by its $...$ formulas (math_verify reads those): its words are no operation.
-    formulas = answer.split("$")[1::2] if answer.count("$") >= 2 else [answer]
-    foreign = set().union(*map(operations, formulas)) - operations(gold)
+    # The whole box, as math_verify evaluates it (the one spelling has no $: a box of prose shows its words).
+    foreign = operations(answer) - operations(gold)
     return f"an operation the expected answer does not hold: {min(foreign)}" if foreign else None
 
 
@@ -267,8 +268,6 @@ def not_an_answer(answer: str, gold: str, statement: str = "") -> str | None:
     juxtaposed = _JUXTAPOSED.search(answer)
     if juxtaposed and not _JUXTAPOSED.search(gold):
         return f"it writes numbers side by side ({juxtaposed.group()}), which is not one number"
-    # A box of prose with inline math ($...$, a worked solution boxed whole) is read by math_verify as the set of
-    # its formulas, which a single-valued gold never equals: its commas and words are not a list of values.
-    if "$" not in answer and _single_valued(gold) and several_values(answer):
+    if _single_valued(gold) and several_values(answer):
         return "it gives several values for a question with one answer"
     return None

@@ -169,15 +169,20 @@ def test_one_value_and_multi_valued_golds_are_left_to_the_grader(answer, gold):
     assert _refused(answer, gold, "Find it.") is None
 
 
-def test_a_box_of_prose_is_held_to_the_rule_on_every_formula():
-    # Padding a formula with a variable ($49^{1013} \mod 100 + 0x$) keeps its value, so no formula is exempt: a
-    # worked solution boxed whole with a gcd step is refused (the prompt asks for the final value alone), the same
-    # prose without the operation is left to the grader, and its commas are not a list of values.
+def test_a_box_of_prose_is_held_to_the_rule_on_all_its_text():
+    # math_verify evaluates a box's text outside its $...$ too (\lfloor 999/7 \rfloor $ $ was paid while the rule
+    # read the formulas alone), so the one spelling has no $ and the rule reads the whole box: a worked solution
+    # boxed whole is refused, and so is prose around the value (the prompt asks for the final value alone).
     reference = (r"$\gcd(a, 2026 - a) = \gcd(a, 2026)$, so we count $a \in [1, 2025]$ coprime to "
                  r"$2026 = 2 \cdot 1013$ with $1013$ prime: $\varphi(2026) = 1012$.")
     statement = "How many ... $a + b = 2026$ and $\\gcd(a, b) = 1$?"
-    assert "gcd" in (_refused(reference, "1012", statement) or "")
-    assert _refused(r"we count $a \in [1, 2025]$ coprime to $2026$, so $1012$.", "1012", statement) is None
+    assert _refused(reference, "1012", statement) is not None
+    assert "coprime" in (_refused(r"we count $a \in [1, 2025]$ coprime to $2026$, so $1012$.", "1012", statement) or "")
+    for hidden in (r"\lfloor 999/7 \rfloor - \lfloor 999/77 \rfloor $ $", r"$ $\max(130, 3)", r"\text{$\lfloor 130.5 \rfloor$}",
+                   r"\(\operatorname{floor}(130.5)\)", r"\min(130, 140) \$ \$"):
+        assert "poses a computation" in (_refused(hidden, "130", statement) or ""), hidden
+    for honest in (r"$130$", r"\(130\)", r"$130.$", r"130~\text{integers}", r"{260 \over 2}"):
+        assert _refused(honest, "130", statement) is None, honest
 
 
 # ----------------------------------------------------------------------------- the real env

@@ -77,7 +77,9 @@ def operation(draw) -> tuple[str, str]:
 
 
 PADDING = ["", " + 0", r" \cdot 1", " + 0x", r" + x - x", " "]
-LAYOUT = [("", ""), (r"\displaystyle ", ""), (r"\left(", r"\right)"), ("{", "}"), ("$", "$")]
+#: Layouts, math delimiters inside the box included: math_verify evaluates the text outside ``$...$`` too.
+LAYOUT = [("", ""), (r"\displaystyle ", ""), (r"\left(", r"\right)"), ("{", "}"), ("$", "$"), ("", " $ $"), ("$$ ", " $$"),
+          ("", r" \text{$ $}"), (r"\(", r"\)"), ("", r" \$ \$"), ("", "$\\,$"), ("the answer is $", "$.")]
 
 
 @SEARCH
