@@ -195,7 +195,7 @@ def test_finqa_every_value_rule_reads_the_values_the_reader_gave(monkeypatch):
     from gym_integrity.envs.finqa import env as finqa_env
 
     recorder = Recorder(monkeypatch)
-    recorder.receives(finqa_env, "score_answer", "submitted", lambda submitted, *rest: submitted)
+    recorder.receives(finqa_env, "score_answer", "submitted", lambda submitted, *rest, **kw: submitted)
     real_read = scoring.read_submission
 
     def read_submission(text: str) -> Any:
@@ -206,7 +206,7 @@ def test_finqa_every_value_rule_reads_the_values_the_reader_gave(monkeypatch):
     monkeypatch.setattr(scoring, "read_submission", read_submission)
     recorder.receives(scoring, "values_match", "value rule", lambda pred, gold, *rest: pred)
     recorder.receives(scoring, "_lists_match", "list rule", lambda pred, gold, *rest: pred)
-    recorder.receives(scoring, "_exact_match", "exact rule", lambda pred, gold: pred)
+    recorder.receives(scoring, "_exact_match", "exact rule", lambda pred, gold, *rest: pred)
 
     checked = 0
     # a plain amount, the same under the original rule, values keyed by year, several boxed values

@@ -129,7 +129,8 @@ class FinQAEnv(TextEnv):
     0.0 for every tool call; the submission's score (1.0 correct, 0.0 not) on
     the step that submits. Scoring (:mod:`gym_integrity.envs.finqa.scoring`):
     ``"tolerance"`` (default; 1% relative and 1.0 absolute) or
-    ``"finqa_exact"`` (the original FinQA rule).
+    ``"finqa_exact"`` (the original FinQA rule); either way a scale or point word
+    on a bare gold is read against the question's text (the unit it asks in).
 
     ## Starting State
 
@@ -370,7 +371,9 @@ class FinQAEnv(TextEnv):
         exact = self.config.scoring == "finqa_exact"
         golds = [q.exact_answer] if exact and q.exact_answer else list(q.answers)
         try:
-            return score_answer(answer, golds, self.config.scoring, self.config.rel_tol, self.config.abs_tol)
+            # the question as shown states the scale and point unit a bare gold is asked in
+            config = self.config
+            return score_answer(answer, golds, config.scoring, config.rel_tol, config.abs_tol, question=q.user_query)
         except Exception as exc:  # a scorer bug is a no-verdict, never a silent 0.0
             return Grade(Verdict.GRADER_ERROR, 0.0, cause=f"finqa scoring raised {type(exc).__name__}")
 

@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 
 from gym_integrity.envs.finqa.scoring import score_answer
 
+#: The question the "money" form (``$x million``) answers: a bare gold takes the scale its question asks in.
+IN_MILLIONS = "What was it, in millions of dollars?"
 ROUNDINGS = (ROUND_HALF_UP, ROUND_HALF_EVEN)  # Decimal's ROUND_HALF_UP is half away from zero
 
 
@@ -57,7 +59,7 @@ def test_every_rounding_of_the_true_value_at_the_gold_precision_or_finer_is_paid
     tie = 2 * abs(answer_value - gold_value) == Decimal(1).scaleb(-decimals)
     paid = _rounded(answer_value, decimals, ROUND_HALF_UP) == gold_value
     assert paid or tie
-    assert score_answer(answer, gold).score == (1.0 if paid else 0.0), (answer, gold)
+    assert score_answer(answer, gold, question=IN_MILLIONS).score == (1.0 if paid else 0.0), (answer, gold)
 
 
 @settings(max_examples=300, deadline=None)
@@ -66,7 +68,7 @@ def test_every_other_last_digit_at_the_gold_precision_is_refused(value, decimals
     gold_value = _rounded(value, decimals, ROUND_HALF_UP)
     other = gold_value + (-step if down else step) * Decimal(1).scaleb(-decimals)
     gold = _written(gold_value, decimals, "grouped")
-    assert score_answer(_written(other, decimals, form), gold).score == 0.0, (other, gold)
+    assert score_answer(_written(other, decimals, form), gold, question=IN_MILLIONS).score == 0.0, (other, gold)
 
 
 @settings(max_examples=200, deadline=None)

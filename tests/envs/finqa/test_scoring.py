@@ -19,8 +19,8 @@ def score(pred: str, gold: str, **kw) -> float:
 @pytest.mark.parametrize("pred, gold, expected", [
     # boxed or plain, $, \text{}, commas, unit words
     (r"\boxed{12480}", "12,480", 1.0),
-    (r"The answer is \boxed{\$12,480 \text{ million}}", r"\boxed{12,480}", 1.0),
-    ("$12,480 million", "12480", 1.0),
+    (r"The answer is \boxed{\$12,480 \text{ million}}", r"\boxed{12,480}", 0.0),  # no question states a scale:
+    ("$12,480 million", "12480", 0.0),                                   # test_the_question_states_the_unit
     ("12,485", "12,480", 0.0),                 # 0.04% off but 5 apart: absolute bound fails
     ("12,480.4", "12,480", 1.0),               # rounds to the gold's last digit
     ("12,480.9", "12,480", 0.0),               # rounds to 12,481
@@ -33,9 +33,9 @@ def score(pred: str, gold: str, **kw) -> float:
     ("38.2%", "38.2", 0.0),                    # the submission's '%' means per hundred: 0.382, not 38.2
     ("0.382", "38.2", 0.0),
     ("40%", "38.2%", 0.0),
-    # "percentage point(s)" is a unit word, not a percent sign: a change in points is the number itself
-    ("-1.6 percentage points", "-1.6", 1.0),
-    ("-1.6 percentage point", "-1.6", 1.0),
+    # "percentage point(s)" is a unit, not a percent sign: paid for a gold in points (test_the_question_states_the_unit)
+    ("-1.6 percentage points", "-1.6 percentage points", 1.0),
+    ("-1.6 percentage point", "-1.6", 0.0),
     ("-1.6%", "-1.6", 0.0),
     # negatives: sign, parentheses, unicode minus, $ before or after the sign
     ("(1,204)", "-1,204", 1.0),
@@ -65,6 +65,39 @@ def score(pred: str, gold: str, **kw) -> float:
 ])
 def test_single_values(pred, gold, expected):
     assert score(pred, gold) == expected
+
+
+IN_MILLIONS = "What was the net revenue in fiscal 2024, in millions of dollars?"
+IN_POINTS = "By how many percentage points did the operating ratio change from 2023 to 2024?"
+IN_BASIS_POINTS = "By how many basis points did the operating ratio change from 2023 to 2024?"
+
+
+@pytest.mark.parametrize("pred, gold, question, expected", [
+    (r"The answer is \boxed{\$12,480 \text{ million}}", r"\boxed{12,480}", IN_MILLIONS, 1.0),
+    ("$12,480 million", "12480", IN_MILLIONS, 1.0),
+    ("12,480M", "12480", IN_MILLIONS, 1.0),
+    ("12,480 billion", "12480", IN_MILLIONS, 0.0),
+    ("12,480k", "12480", IN_MILLIONS, 0.0),
+    ("12,480 thousand", "$12,480 million", IN_MILLIONS, 0.0),  # the gold's own scale comes first
+    ("8,794.4 million", "8,794.4", "Using shipments (in thousands), estimate the revenue in millions?", 1.0),
+    ("8,794.4 thousand", "8,794.4", "Using shipments (in thousands), estimate the revenue in millions?", 0.0),
+    ("-1.6 percentage points", "-1.6", IN_POINTS, 1.0),
+    ("-1.6 pp", "-1.6", IN_POINTS, 1.0),
+    ("-160 bps", "-1.6", IN_POINTS, 1.0),
+    ("-1.6 bps", "-1.6", IN_POINTS, 0.0),                 # a basis point is a hundredth of a point
+    ("-1.6", "-1.6", IN_POINTS, 1.0),
+    ("-1.6%", "-1.6", IN_POINTS, 0.0),                    # a percent is not a point
+    ("a decrease of 1.6 percentage points", "-1.6", IN_POINTS, 1.0),
+    ("-160 basis points", "-160", IN_BASIS_POINTS, 1.0),
+    ("-1.6 pp", "-160", IN_BASIS_POINTS, 1.0),
+    ("-160 pp", "-160", IN_BASIS_POINTS, 0.0),
+    ("0.3820 bps", "38.2%", IN_POINTS, 0.0),              # a percent gold is not in points
+    ("38.2 pp", "38.2%", "", 0.0),
+])
+def test_the_question_states_the_unit(pred, gold, question, expected):
+    """A scale or point word is paid when it is the gold's, or, on a gold that states none, the question's."""
+    assert score(pred, gold, question=question) == expected
+    assert score_answer(pred, gold, mode="finqa_exact", question=question).score == expected
 
 
 @pytest.mark.parametrize("pred, gold, expected", [

@@ -48,8 +48,12 @@ def search(examples: int) -> settings:
     return settings(max_examples=examples, deadline=None, derandomize=True, database=None)
 
 
-def paid(answer: str, gold: str | list[str]) -> bool:
-    return score_answer(answer, gold).score == 1.0
+#: The question an amount answers here unless a test says otherwise: the ``$x million`` form is honest in it.
+IN_MILLIONS = "What was it, in millions of dollars?"
+
+
+def paid(answer: str, gold: str | list[str], question: str = IN_MILLIONS) -> bool:
+    return score_answer(answer, gold, question=question).score == 1.0
 
 
 FORMS = st.sampled_from(["plain", "grouped", "money", "parens"])
@@ -267,7 +271,7 @@ def test_a_year_gold_takes_its_bare_forms(year, template):
 
 
 SCALE_CLASSES = {"": 0, "thousand": 3, "k": 3, "million": 6, "millions": 6, "m": 6, "mn": 6, "billion": 9, "bn": 9}
-SCALE_CLASSES |= {"b": 9, "billions": 9, "thousands": 3}
+SCALE_CLASSES |= {"b": 9, "billions": 9, "thousands": 3, "mm": 6}
 SCALE = st.sampled_from(sorted(SCALE_CLASSES))
 
 
@@ -286,18 +290,22 @@ def _scaled(value: Decimal, decimals: int, scale: str, dollars: bool) -> str:
     answer_scale=SCALE,
     gold_dollars=st.booleans(),
     answer_dollars=st.booleans(),
+    asked=st.sampled_from(["", "thousands", "millions", "billions"]),
 )
 def test_scale_words_agree_when_both_sides_state_one(
-    value, decimals, gold_scale, answer_scale, gold_dollars, answer_dollars
+    value, decimals, gold_scale, answer_scale, gold_dollars, answer_dollars, asked
 ):
     """Stated on both sides, the scale must be the same (``1,648 billion`` is not $1,648 million; ``1,648m`` is);
-    added to a gold that states none (``$1,648 million`` for 1,648), it is paid: FinQA's tables are in millions
-    and their golds often bare. A scale word never scales the number (``1.648 billion`` is not 1,648 million)."""
+    on a gold that states none it must be the one the question asks in (``$12,480 million`` for a bare 12,480 in
+    millions, never ``12,480 billion``), and with neither, none is paid. A scale word never scales the number
+    (``1.648 billion`` is not 1,648 million)."""
     value = _half_up(value, decimals)
     gold = _scaled(value, decimals, gold_scale, gold_dollars)
     answer = _scaled(value, decimals, answer_scale, answer_dollars)
-    agree = not gold_scale or not answer_scale or SCALE_CLASSES[gold_scale] == SCALE_CLASSES[answer_scale]
-    assert paid(answer, gold) == agree, (answer, gold)
+    question = f"What was it, in {asked}?" if asked else "What was it?"
+    expected = SCALE_CLASSES[gold_scale] or SCALE_CLASSES.get(asked, 0)
+    agree = not answer_scale or SCALE_CLASSES[answer_scale] == expected
+    assert paid(answer, gold, question) == agree, (answer, gold, question)
     if abs(value) >= 1:  # the same amount in the next scale up is another number: scales are not converted
         for scale in ("thousand", "million", "billion"):
             assert not paid(_scaled(value / 1000, decimals + 3, scale, False), gold), (value, scale, gold)
