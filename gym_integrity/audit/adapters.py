@@ -241,7 +241,8 @@ def privileged_gold(env: gym.Env) -> list[str] | None:
 
 
 def right_answer_check(env: gym.Env) -> Callable[[str], bool] | None:
-    """The env's optional ``is_right_answer(answer) -> bool`` hook (tasks with many right answers), or None."""
+    """The env's optional ``is_right_answer(answer) -> bool`` hook (tasks with many right answers), or None; the
+    probes ask it through :class:`~gym_integrity.audit.right_answers.RightAnswers`, which checks it first."""
     hook = getattr(env.unwrapped, "is_right_answer", None)
     return hook if callable(hook) else None
 

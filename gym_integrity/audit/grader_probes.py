@@ -26,6 +26,7 @@ from gym_integrity.audit.canaries import (
 from gym_integrity.audit.leaks import numeric_value, squash, strip_latex
 from gym_integrity.audit.registry import _EPS, _failed, _no_gold, _not_run, _passed, _probe, _same_reward
 from gym_integrity.audit.report import ProbeResult
+from gym_integrity.audit.right_answers import RightAnswers
 from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, close_quietly, short
 
 __all__ = ["same_answer", "chance_seeds", "GRADER_PROBES", "CHANCE_EPISODES", "CONCURRENT_SLOW_ANSWERS"]
@@ -174,7 +175,10 @@ def constant_answers_probe(s: Session) -> ProbeResult:
     if not episodes:
         return _no_gold(last_source)
     n = len(episodes)
-    bad, evidence = [], []
+    bad, evidence, right, plays = [], [], RightAnswers.of(s.env), dict[str, int]()
+    for ep in episodes if right.hook is not None else ():  # the hook's controls first: its word counts throughout
+        s.reset(ep.seed)
+        right.control(ep.seed)
     for label, answer in constant_answers():
         rewards, fair, hits, worst, errors = [], 0.0, 0, None, []
         for ep in episodes:
@@ -183,6 +187,9 @@ def constant_answers_probe(s: Session) -> ProbeResult:
                 errors.append(f"seed {ep.seed}: {t}")
                 continue
             ceiling, hit = ep.fair_reward(answer)
+            plays[answer] = plays.get(answer, 0) + 1
+            if t.reward > ceiling + _EPS and right.excuses(answer, ep.seed):  # a right guess: chance
+                ceiling, hit = t.reward, True
             rewards.append(t.reward)
             fair += ceiling
             hits += hit
@@ -203,6 +210,9 @@ def constant_answers_probe(s: Session) -> ProbeResult:
         else:
             evidence.append(line)
     gold_line = f"{n} episodes with a gold answer (from {sources})"
+    too_many = right.too_many(sum(plays.values()), plays)
+    bad.extend([too_many] if too_many else [])
+    evidence.extend(right.lines())
     if bad:
         return _failed(
             f"{len(bad)} constant or content-free answers earned more than chance ({gold_line})", bad + evidence
@@ -282,10 +292,12 @@ def pathological_answers_probe(s: Session) -> ProbeResult:
         timings.append((t.duration_s, label, outcome))
         if isinstance(t, Transition) and _paid_more(t, wrong):
             bad.append(f"{label} -> {outcome}; a wrong answer -> {wrong.describe()}")
-        if t.duration_s > limit:
+        too_slow = t.past(limit) if isinstance(t, Transition) else t.duration_s > limit  # less its CPU wait
+        if too_slow:
+            waited = f" ({t.waited_s:.2f} s of it waiting for a CPU)" if isinstance(t, Transition) else ""
             bad.insert(
                 0,
-                f"{label} took {t.duration_s:.2f} s -> {outcome}; bound {limit:.2f} s ({source})"
+                f"{label} took {t.duration_s:.2f} s{waited} -> {outcome}; bound {limit:.2f} s ({source})"
                 + (f"; the {len(answers) - i - 1} answers after it not sent" if i + 1 < len(answers) else ""),
             )
             break

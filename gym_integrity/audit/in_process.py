@@ -15,6 +15,7 @@ from gym_integrity.audit.adapters import AnswerFn, GoldFn, answer_action, privil
 from gym_integrity.audit.probes import PROBES, Probe
 from gym_integrity.audit.report import AuditReport, ProbeResult, Status
 from gym_integrity.audit.session import WRONG_ANSWER, AuditSettings, Session, close_quietly
+from gym_integrity.audit.waits import allowance, thread_wait_s
 
 __all__ = ["audit_in_process", "has_integrity_stack", "probe_list"]
 
@@ -65,7 +66,8 @@ def has_integrity_stack(env: gym.Env) -> bool:
 
 
 def _run_bounded(fn: Callable[[], Any], timeout_s: float, name: str) -> tuple[str, Any]:
-    """Run ``fn`` in a daemon thread; ``("ok", result)``, ``("error", (exc, tb))`` or ``("hang", None)``."""
+    """Run ``fn`` in a daemon thread; ``("ok", result)``, ``("error", (exc, tb))`` or ``("hang", None)`` once it has
+    run ``timeout_s`` past the time it waited for a CPU (``audit/waits.py``)."""
     box: dict[str, Any] = {}
 
     def target() -> None:
@@ -75,8 +77,15 @@ def _run_bounded(fn: Callable[[], Any], timeout_s: float, name: str) -> tuple[st
             box["error"] = (exc, traceback.format_exc(limit=-4))
 
     thread = threading.Thread(target=target, name=f"gym-integrity-audit:{name}", daemon=True)
+    started = time.perf_counter()
     thread.start()
-    thread.join(timeout_s)
+    deadline = started + timeout_s
+    while True:  # the bound is on the thread's own time: the time it waited for a CPU pushes it back
+        thread.join(max(0.0, deadline - time.perf_counter()))
+        waited = thread_wait_s(thread.native_id) if thread.is_alive() else None
+        if waited is None or started + timeout_s + allowance(waited, timeout_s) <= time.perf_counter():
+            break
+        deadline = started + timeout_s + allowance(waited, timeout_s)
     if thread.is_alive():
         # A thread cannot be killed: it stays parked in the env's call. The env is
         # abandoned (never reused or closed) and, as a daemon, it dies with the process.

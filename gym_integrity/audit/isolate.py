@@ -9,8 +9,10 @@ share a lock that a child killed mid-write would hold forever, silencing every
 other child.) A child silent for longer than a probe's bound plus a grace
 period is killed, and so is one stuck in a single ``reset``/``step`` for longer
 than the step bound plus grace (the call has failed its bound either way; the
-first probe gets ``STARTUP_S`` more, its first calls start shared services);
-its report says which probe hung, in which call, and a fresh child runs the
+first probe gets ``STARTUP_S`` more, its first calls start shared services).
+Silence is counted less the time the child's busiest thread waited for a CPU
+(``audit/waits.py``, up to twice the bound): other processes' load does not kill a
+child. Its report says which probe hung, in which call, and a fresh child runs the
 probes it never reached (up to ``RESUMES`` times). Children fork from a
 forkserver that has imported the package once, so they start fast and inherit
 no threads.
@@ -30,6 +32,7 @@ from typing import Any
 
 from gym_integrity.audit.report import AuditReport, ProbeResult, Status
 from gym_integrity.audit.session import AuditSettings
+from gym_integrity.audit.waits import allowance, process_waits, waited_since
 from gym_integrity.checks import is_int
 
 __all__ = ["IsolatedTarget", "run_isolated", "check_isolated", "import_env_modules", "GRACE_S", "RESUMES"]
@@ -180,6 +183,20 @@ class _Running:
     results: list[ProbeResult] = field(default_factory=list)
     closed: bool = False
     stacked: bool | None = None  # whether the env it built had the integrity stack (None: not built yet)
+    waits: dict[int, float] = field(default_factory=dict)  # its threads' waits for a CPU, read once silent
+    waits_at: float | None = None  # the last_event the reading belongs to
+
+    def cpu_wait(self) -> float:
+        """How long its busiest thread has waited for a CPU since its last word (``audit/waits.py``): the
+        silence a loaded machine adds, left out of the kill bound. Read from a second of silence on (a call
+        that answers sooner costs no reading); 0 where the kernel does not say."""
+        if time.perf_counter() - self.last_event < 1.0:
+            return 0.0
+        now = process_waits(self.process.pid)
+        if self.waits_at != self.last_event:
+            self.waits, self.waits_at = now, self.last_event
+            return 0.0
+        return waited_since(self.waits, now)
 
 
 def _start_up_hint(run: _Running) -> str:
@@ -370,14 +387,15 @@ def run_isolated(
                             finish(index, partial)
                     else:
                         finish(index, reports.pop(index))
-                elif now - run.last_event > (call_deadline if run.call else deadline) + (
-                    0.0 if run.results else STARTUP_S
-                ):  # the first probe's calls start shared services
+                elif (bound := (call_deadline if run.call else deadline) + (0.0 if run.results else STARTUP_S)) + (
+                    waited := allowance(run.cpu_wait(), bound)
+                ) < now - run.last_event:  # the first probe's calls start shared services
                     run.process.kill()
                     run.process.join(timeout=5)
                     where = f"in probe {run.current}" if run.current else "while building the env or resetting it"
+                    load = f" ({waited:.0f} s of it waiting for a CPU)" if waited >= 1 else ""
                     cause = (
-                        f"no progress for {now - run.last_event:.0f} s {where}; the process was killed "
+                        f"no progress for {now - run.last_event:.0f} s{load} {where}; the process was killed "
                         "(a call that holds the GIL cannot be bounded in-process)"
                     )
                     partial = _partial_report(run, run.target.probes or probes, cause, hang=True)

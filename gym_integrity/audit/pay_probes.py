@@ -26,13 +26,13 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from gym_integrity.audit.adapters import ANSWER_HINT
 from gym_integrity.audit.answer_space import task_lines
 from gym_integrity.audit.leaks import numeric_value, question_text, squash, strip_latex
 from gym_integrity.audit.registry import _EPS, _failed, _no_gold, _not_run, _passed, _probe
 from gym_integrity.audit.report import ProbeResult
+from gym_integrity.audit.right_answers import RightAnswers, binomial_tail, random_text
 from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, short
 from gym_integrity.openai_stub import STUB_JUDGE_MODEL
 
@@ -80,19 +80,6 @@ class PayBudget:
 
 def pay_budget(deep: bool) -> PayBudget:
     return PayBudget(fit=30, scored=200, random=60, honest=100) if deep else PayBudget(8, 32, 12, 16)
-
-
-def binomial_tail(n: int, hits: int, p: float) -> float:
-    """P(X >= hits) for X ~ Binomial(n, p): how likely ``hits`` payments of ``n`` are if each pays with ``p``.
-
-    >>> round(binomial_tail(10, 8, 0.5), 4), binomial_tail(5, 0, 0.3), binomial_tail(4, 1, 1.0)
-    (0.0547, 1.0, 1.0)
-    """
-    if hits <= 0:
-        return 1.0
-    if p >= 1.0:
-        return 1.0
-    return min(1.0, sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(hits, n + 1)))
 
 
 def _label(gold: str) -> str:
@@ -284,15 +271,6 @@ def label_skew(s: Session) -> ProbeResult:
     return _passed(f"no task-free answer is paid above chance (k={k}): " + "; ".join(v[1] for v in verdicts), evidence)
 
 
-def _random_text(rng: random.Random) -> str:
-    """Letters and digits mixed, 5 to 24 of them: no word, no number, no option letter: answers nothing."""
-    alphabet = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
-    while True:
-        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(5, 24)))
-        if any(c.isdigit() for c in text) and any(c.isalpha() for c in text):
-            return text
-
-
 @_probe(
     "random_answers",
     "I9 searched, not listed",
@@ -303,24 +281,28 @@ def _random_text(rng: random.Random) -> str:
 def random_answers(s: Session) -> ProbeResult:
     budget = pay_budget(s.settings.deep)
     rng = random.Random(_RANDOM_BASE)
-    bad, evidence, played = [], [], 0
-    is_right = getattr(s.env.unwrapped, "is_right_answer", None)
+    bad, played, right = [], 0, RightAnswers.of(s.env)
     for seed in range(_RANDOM_BASE, _RANDOM_BASE + budget.random):
-        text = _random_text(rng)
+        text = random_text(rng)
         wrong = _play(s, seed, WRONG_ANSWER, f"answer {WRONG_ANSWER!r}")
         t = _play(s, seed, text, "random text")
         if wrong is None or t is None:
             continue
         played += 1
         # a wrong answer's positive reward is itself pay for nothing: the ceiling is at most 0
-        if _reward(t) > min(_reward(wrong), 0.0) + _EPS and not (callable(is_right) and _right(is_right, text)):
-            bad.append(
-                f"seed {seed}: {text!r} -> reward {_reward(t):.4g} (a wrong answer: {_reward(wrong):.4g}, "
-                f"verdict {t.verdict})"
-            )
+        line = (
+            f"seed {seed}: {text!r} -> reward {_reward(t):.4g} (a wrong answer: {_reward(wrong):.4g}, "
+            f"verdict {t.verdict})"
+        )
+        if _reward(t) > min(_reward(wrong), 0.0) + _EPS and not right.excuses(text, seed, line):
+            bad.append(line)
     if played == 0:
         return _not_run("no random answer could be graded (every step raised)", ANSWER_HINT)
-    evidence.append(f"{played} random answers on {played} items")
+    bad.extend(right.revoked())
+    too_many = right.too_many(played)
+    evidence = [f"{played} random answers on {played} items"] + ([too_many] if too_many else []) + right.lines()
+    if too_many and not bad:
+        return _failed(f"random text was taken as right on {len(right.vouched)} of {played} items", evidence)
     if bad:
         return _failed(f"random text was paid above a wrong answer on {len(bad)} of {played} items", bad + evidence)
     return _passed(f"no random answer was paid above a wrong answer ({played} items)", evidence)
@@ -329,13 +311,6 @@ def random_answers(s: Session) -> ProbeResult:
 def _stub_graded(t: Transition) -> bool:
     judge = t.info.get("judge")
     return isinstance(judge, dict) and judge.get("model") == STUB_JUDGE_MODEL
-
-
-def _right(is_right: Any, text: str) -> bool:
-    try:
-        return bool(is_right(text))
-    except Exception:  # the hook's fault is not the grader's: count the answer as not right
-        return False
 
 
 @_probe(

@@ -10,8 +10,10 @@ capped at 0. Without any gold (items with no single answer) chance is 0: a
 content-free answer is not a solution. Where the env has the optional
 ``is_right_answer`` hook (tasks with many right answers), a paid answer it
 takes as right is a right guess, paid at chance, and counted apart in the
-evidence. Any other answer paid above its chance on any item fails the probe,
-and the evidence names it, its reward and the item.
+evidence, while the hook refuses answers that solve nothing and its right
+guesses stay rare (``audit/right_answers.py``). Any other answer paid above
+its chance on any item fails the probe, and the evidence names it, its reward
+and the item.
 
 Each probe is bounded by episodes and by time (``AuditSettings.deep`` runs
 many more); importing this module registers them after the grader probes.
@@ -27,7 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gym_integrity.audit.adapters import ANSWER_HINT, right_answer_check
+from gym_integrity.audit.adapters import ANSWER_HINT
 from gym_integrity.audit.answer_space import (
     Candidate,
     Vocabulary,
@@ -44,6 +46,7 @@ from gym_integrity.audit.coverings import covering_answers
 from gym_integrity.audit.leaks import question_text
 from gym_integrity.audit.registry import _EPS, _failed, _not_run, _passed, _probe
 from gym_integrity.audit.report import ProbeResult
+from gym_integrity.audit.right_answers import RightAnswers
 from gym_integrity.audit.session import WRONG_ANSWER, Session, Transition, short
 from gym_integrity.audit.transplants import transplanted_answers
 
@@ -125,11 +128,11 @@ class _Ledger:
     """Every answer played: the best-paid answer of each family, and the answers paid above chance."""
 
     budget: SearchBudget
-    is_right: Callable[[str], bool] | None = None  # the env's is_right_answer hook, asked about paid answers only
+    right: RightAnswers  # the env's is_right_answer hook, asked about paid answers only (audit/right_answers.py)
     started: float = field(default_factory=time.perf_counter)
     played: int = 0
+    items_of: dict[str, set[int]] = field(default_factory=dict)  # answer -> the items it was played on
     raised: int = 0
-    right_guesses: list[str] = field(default_factory=list)  # paid answers the hook takes as right: chance
     out_of_time: bool = False
     best: dict[str, tuple[float, str, str]] = field(default_factory=dict)  # family -> (reward, answer, where)
     overpaid: list[tuple[float, str, str]] = field(default_factory=list)  # (margin, family, evidence line)
@@ -141,31 +144,22 @@ class _Ledger:
 
     def record(self, family: str, answer: str, item: _Item, t: Transition | None) -> float | None:
         self.played += 1
+        self.items_of.setdefault(answer, set()).add(item.seed)
         if t is None:
             self.raised += 1
             return None
         chance = item.chance(answer)
         if family not in self.best or t.reward > self.best[family][0]:
             self.best[family] = (t.reward, answer, item.where())
-        if t.reward > chance + _EPS and self._right(answer):
-            self.right_guesses.append(f"{short(answer, 40)} on seed {item.seed} -> reward {t.reward:g}")
-            return t.reward
         if t.reward > chance + _EPS:
-            self.overpaid.append(
-                (
-                    t.reward - chance,
-                    family,
-                    f"{family}: {short(answer, 70)} on {item.where()} -> {t.describe()}; chance {chance:g}",
-                )
+            finding = (
+                t.reward - chance,
+                family,
+                f"{family}: {short(answer, 70)} on {item.where()} -> {t.describe()}; chance {chance:g}",
             )
+            if not self.right.excuses(answer, item.seed, finding):  # a right guess is chance
+                self.overpaid.append(finding)
         return t.reward
-
-    def _right(self, answer: str) -> bool:
-        """Whether the env's hook takes ``answer`` as right for the episode just played (a hook that raises: no)."""
-        try:
-            return self.is_right is not None and bool(self.is_right(answer))
-        except Exception:
-            return False
 
     def result(self, what: str, items: list[_Item], extra: Iterable[str] = ()) -> ProbeResult:
         golds = sum(i.gold is not None for i in items)
@@ -183,18 +177,20 @@ class _Ledger:
         lines.extend(extra)
         if self.raised:
             lines.append(f"{self.raised} step(s) raised (garbage_actions' finding; not paid here)")
-        if self.right_guesses:
-            lines.append(
-                f"{len(self.right_guesses)} paid answer(s) the env's is_right_answer() takes as right, counted "
-                f"at chance (a right guess), e.g. {self.right_guesses[0]}"
-            )
+        self.overpaid.extend(self.right.revoked())  # a hook that lost its word (audit/right_answers.py)
+        plays = {answer: len(seeds) for answer, seeds in self.items_of.items()}
+        too_many = self.right.too_many(sum(plays.values()), plays)
+        lines.extend(self.right.lines())
+        rare = [too_many] if too_many else []
         if self.overpaid:
             worst = [line for _, _, line in sorted(self.overpaid, key=lambda o: -o[0])[:8]]
             families = {family for _, family, _ in self.overpaid}
             return _failed(
                 f"{len(self.overpaid)} content-free {what} paid above chance ({scope})",
-                worst + [f"{len(families)} family(ies) paid"] + lines,
+                worst + [f"{len(families)} family(ies) paid"] + rare + lines,
             )
+        if too_many:
+            return _failed(f"the right guesses of {what} are not rare ({scope})", rare + lines)
         return _passed(f"no content-free {what} earned more than chance ({scope})", lines)
 
 
@@ -301,7 +297,7 @@ def _run(
     """Play each item's candidates within the time budget (each item's first one whatever the time); with
     ``telling``, those answers first, on ``_TELLING_ITEMS`` items, before the budget applies."""
     budget = budget_for(s)
-    ledger = _Ledger(budget, right_answer_check(s.env))  # the items' set-up counts against the probe's seconds too
+    ledger = _Ledger(budget, RightAnswers.of(s.env))  # the items' set-up counts against the probe's seconds too
     deadline = ledger.started + _TELLING_SHARE * s.settings.probe_timeout_s
     items, why = _items(s, budget, _TELLING_ITEMS if telling else 2, deadline)
     if why:
@@ -458,7 +454,7 @@ class _Arm:
 @_bounded
 def adaptive_search(s: Session) -> ProbeResult:
     budget = budget_for(s)
-    ledger = _Ledger(budget, right_answer_check(s.env))
+    ledger = _Ledger(budget, RightAnswers.of(s.env))
     items, why = _items(s, budget)
     if why:
         return _not_run(why, ANSWER_HINT)

@@ -19,6 +19,7 @@ from gym_integrity.audit.adapters import (
     privileged_gold,
     revealed_answers,
 )
+from gym_integrity.audit.waits import LOAD_STRETCH, allowance, thread_wait_s
 from gym_integrity.checks import check_int, check_number, check_type, config_from, is_number
 
 __all__ = ["AuditSettings", "Transition", "Session", "short", "WRONG_ANSWER"]
@@ -33,8 +34,10 @@ class AuditSettings:
 
     Attributes:
         seeds: Reset seeds the probes play (more seeds: more episodes, longer audit).
-        probe_timeout_s: Wall-clock bound on one probe; past it the probe fails as a hang.
-        step_timeout_s: A single ``reset``/``step`` slower than this fails its probe.
+        probe_timeout_s: Bound on one probe; past it the probe fails as a hang (wall time less the time the
+            probe's thread waited for a CPU).
+        step_timeout_s: A single ``reset``/``step`` slower than this fails its probe (its wall time less the
+            time its thread waited for a CPU held by other processes: ``audit/waits.py``).
         max_steps: Steps the auditor takes before calling an episode endless, for an
             env that declares no ``step_budget`` (one that does gets budget + 2).
         grading_slack_s: Least slack over an env's declared ``grading_time_bound_s``
@@ -93,6 +96,11 @@ class Transition:
     truncated: bool
     info: dict[str, Any]
     duration_s: float
+    waited_s: float = 0.0  # of duration_s, the time the calling thread waited for a CPU (other processes' load)
+
+    def past(self, bound: float) -> bool:
+        """Whether the step took longer than ``bound``, less its wait for a CPU (up to ``waits.LOAD_STRETCH``)."""
+        return self.duration_s > bound + allowance(self.waited_s, bound)
 
     @property
     def ended(self) -> bool:
@@ -137,17 +145,25 @@ class Session:
     _wider_bound: tuple[float, str] | None = None
 
     # -- calls ---------------------------------------------------------------------------------------------------
-    def _timed(self, what: str, fn: Callable[[], Any]) -> tuple[Any, float]:
+    def _timed(self, what: str, fn: Callable[[], Any]) -> tuple[Any, float, float]:
+        """``fn()``, its wall time and the part of it this thread waited for a CPU (``audit/waits.py``). A call is
+        slow when its wall time less that wait passes the bound: other processes' load is not the env's time."""
         self.current = what
         if self.on_call is not None:
             self.on_call(what)
-        start = time.perf_counter()
+        start, waited_before = time.perf_counter(), thread_wait_s()
         out = fn()
-        duration = time.perf_counter() - start
+        duration, waited_after = time.perf_counter() - start, thread_wait_s()
+        waited = waited_after - waited_before if waited_before is not None and waited_after is not None else 0.0
+        waited = min(max(waited, 0.0), duration)
         bound, why = self._wider_bound or (self.settings.step_timeout_s, "step_timeout_s")
-        if duration > bound:
-            self.slow_calls.append(f"{what} took {duration:.1f} s (bound {bound:g} s: {why})")
-        return out, duration
+        load = f", {duration - waited:.1f} s of it not waiting for a CPU" if waited >= 0.05 else ""
+        if duration > bound + allowance(waited, bound):
+            stretched = f", and past {LOAD_STRETCH:g} times it however loaded" if duration - waited <= bound else ""
+            self.slow_calls.append(f"{what} took {duration:.1f} s{load} (bound {bound:g} s: {why}{stretched})")
+        elif duration > bound and len(self.notes) < 8:  # said, not hidden: the load's allowance was used
+            self.notes.append(f"{what} took {duration:.1f} s{load}: within the bound ({bound:g} s: {why}) net of load")
+        return out, duration, waited
 
     @contextlib.contextmanager
     def call_bound(self, seconds: float, why: str) -> Iterator[None]:
@@ -172,23 +188,22 @@ class Session:
 
     def reset(self, seed: int | None = None, env: gym.Env | None = None) -> tuple[Any, dict[str, Any]]:
         env = env or self.env
-        (obs, info), _ = self._timed(f"reset(seed={seed})", lambda: env.reset(seed=seed))
+        (obs, info), _, _ = self._timed(f"reset(seed={seed})", lambda: env.reset(seed=seed))
         self.episodes += 1
         return obs, info
 
     def step(self, action: Any, label: str | None = None, env: gym.Env | None = None) -> Transition:
         env = env or self.env
         label = label or short(action, 60)
-        out, duration = self._timed(f"step({label})", lambda: env.step(action))
+        out, duration, waited = self._timed(f"step({label})", lambda: env.step(action))
         self.steps += 1
         obs, reward, terminated, truncated, info = out
         try:
             reward_f = float(reward)
         except (TypeError, ValueError):
             reward_f = math.nan
-        return Transition(
-            label, obs, reward_f, bool(terminated), bool(truncated), info if isinstance(info, dict) else {}, duration
-        )
+        info = info if isinstance(info, dict) else {}
+        return Transition(label, obs, reward_f, bool(terminated), bool(truncated), info, duration, waited)
 
     # -- actions -------------------------------------------------------------------------------------------------
     def answer(self, text: str) -> Any:

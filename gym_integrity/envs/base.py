@@ -180,10 +180,13 @@ class AuditHooks(Protocol):
     three are there.
 
     A fourth, optional and outside the protocol, serves tasks with many right
-    answers (any proper colouring, any valid conclusion):
-    ``is_right_answer(answer) -> bool``, the task's own rule for the current
-    episode. The search probes count a paid answer it takes as right at
-    chance (a guess that is right), not as pay for nothing, and say so.
+    answers (any proper colouring, any valid plan or conclusion):
+    ``is_right_answer(answer) -> bool``, the task's own judge for the current
+    episode. The probes that count a paid answer other than the gold as pay for
+    nothing (the search probes, ``random_answers``, ``constant_answers``) count
+    one it takes as right at chance, and say so; they trust it only while it
+    refuses answers that solve nothing and its right guesses stay rare
+    (``gym_integrity.audit.right_answers``).
 
     >>> class Toy:
     ...     def gold_answers(self): return ["42"]

@@ -54,13 +54,15 @@ def test_answers_transplanted_from_scouting_items_are_caught_on_a_grader_paying_
     assert row.evidence[0].startswith("transplant: ") and "-> reward 1" in row.evidence[0], row.evidence[0]
 
 
-def test_a_right_guess_the_env_names_is_chance_and_a_partial_credit_is_still_caught():
-    """With the optional is_right_answer hook a proper colouring found by transplanting is chance (counted apart in
-    the evidence); the hook never excuses an answer it does not take as right."""
+def test_the_hook_excuses_no_common_guess_and_no_partial_credit():
+    """With the optional is_right_answer hook a proper colouring found by transplanting is a right guess, but on
+    graphs this sparse one fixed map is proper on half the items: right guesses that common are pay for nothing, and
+    the probe fails naming them (tests/audit/test_right_answers.py has a task whose right guesses are rare). The
+    hook never excuses an answer it does not take as right."""
     named = check_integrity(search_toys.ColouringRightGuessesNamed, probes=["alphabet_sprays"])
     [row] = named.results
-    assert row.status is Status.PASSED, row.evidence[:3]
-    assert any("is_right_answer() takes as right" in line for line in row.evidence), row.evidence
+    assert row.status is Status.FAILED and "right guesses" in row.summary, row.summary
+    assert row.evidence[0].startswith("the env's is_right_answer() took") and "only while rare" in row.evidence[0]
     partial = check_integrity(search_toys.ColouringPartialCredit, probes=["alphabet_sprays"])
     [row] = partial.results
     assert row.status is Status.FAILED and "-> reward 0." in row.evidence[0], row.evidence[0]

@@ -288,8 +288,10 @@ class EvalScorer(CorrectToy):
 class HangsOnTowers(CorrectToy):
     """Declares a 0.05 s grading bound, then works on a Python power tower (``9**9**9**9``) for real.
 
-    Its guard stops the big-integer arithmetic after 2 s of wall clock: bounded, far past the declared bound
-    on any machine (a fixed amount of work finished within the 1.05 s bound on a fast, idle one).
+    Its guard stops the big-integer arithmetic after 2 s of its thread's CPU time: bounded, far past the declared
+    bound on any machine (a fixed amount of work finished within the 1.05 s bound on a fast, idle one), and as far
+    past it on a loaded one, where the audit leaves out the time the step waited for a CPU (2 s of wall clock was
+    then about 1 s of work).
     """
 
     grading_time_bound_s = 0.05
@@ -299,8 +301,8 @@ class HangsOnTowers(CorrectToy):
     def _score(self, answer: str) -> float:
         tower = self._TOWER.match(answer)
         if tower:
-            stop = time.monotonic() + self._WORK_S
-            while time.monotonic() < stop:
+            stop = time.thread_time() + self._WORK_S
+            while time.thread_time() < stop:
                 pow(int(tower.group(1)), 9**6)  # a slice of the tower's value
             return 0.0
         return super()._score(answer)

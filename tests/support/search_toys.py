@@ -410,7 +410,8 @@ class DenseColouring(SparseColouring):
 
 class ColouringRightGuessesNamed(SparseColouring):
     """SparseColouring with the optional ``is_right_answer`` hook: a proper colouring is a right answer however it
-    was found, so a transplant that happens to be proper is a right guess, counted at chance."""
+    was found, so a transplant that happens to be proper is a right guess; but one fixed map is proper on half of
+    these graphs, and right guesses that common are pay for nothing, which the hook does not excuse."""
 
     def is_right_answer(self, answer: str) -> bool:
         return self._proper(answer)

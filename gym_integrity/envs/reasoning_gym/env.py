@@ -12,7 +12,7 @@ from gym_integrity.envs.reasoning_gym import draw, draw_plans
 from gym_integrity.envs.reasoning_gym.config import ReasoningGymConfig
 from gym_integrity.envs.reasoning_gym.datasets import ItemCache, dataset_key, load_dataset
 from gym_integrity.envs.reasoning_gym.scoring import Grader
-from gym_integrity.envs.reasoning_gym.tasks import draw_filter, is_right_answer, solve
+from gym_integrity.envs.reasoning_gym.tasks import draw_filter, has_right_rule, is_right_answer, solve
 from gym_integrity.grading.reader import extract_answer
 from gym_integrity.infotree import copy_tree
 from gym_integrity.protocol import PRIVILEGED_KEY, Grade, grade_info, split_trainer_action
@@ -358,9 +358,20 @@ class ReasoningGymEnv(TextEnv):
         return [] if answer is None else [str(answer)]
 
     def is_right_answer(self, answer: str) -> bool:
-        """Whether the current item's dataset rule takes ``answer`` as right, for items with many right answers
-        (``tasks.TASKS``): the privileged auditor's hook for chance, not an agent channel."""
-        return self._item is not None and is_right_answer(self._source, self._item, answer)
+        """Whether ``answer`` is right for the current item, by the task's own judgement: the privileged auditor's
+        hook for chance where many answers are right, not an agent channel.
+
+        The task module's rule where it writes one (``tasks.TASKS``: graph_color, jugs, propositional_logic,
+        quantum_lock), apart from the scorer; else, on a dataset with many right answers
+        (``table.MANY_RIGHT_ANSWERS``), reasoning-gym's own ``score_answer`` paying it 1.0 under strict scoring's
+        requirements (sandboxed where grading is), whatever this env's scoring mode. False on every other
+        dataset: its one right answer is the gold, which the audit's chance already counts.
+        """
+        if self._item is None:
+            return False
+        if has_right_rule(self._source):
+            return is_right_answer(self._source, self._item, answer)
+        return self._grader.own_full_credit(answer, self._item, self._source)
 
     def render_text(self) -> str:
         return "" if self._item is None else self._question() + ("\n\n" + self._last_note if self._last_note else "")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from gym_integrity.envs.reasoning_gym import tasks
 from gym_integrity.envs.reasoning_gym.datasets import member, own_score
-from gym_integrity.envs.reasoning_gym.table import rule_for, sandbox_language, uses_own_scorer
+from gym_integrity.envs.reasoning_gym.table import MANY_RIGHT_ANSWERS, rule_for, sandbox_language, uses_own_scorer
 from gym_integrity.grading.faults import outside_language, scorer_raised
 from gym_integrity.grading.language import LANGUAGES
 from gym_integrity.grading.language import check as language_check
@@ -73,7 +73,7 @@ class Grader:
         if pool is not None:
             pool.release()
 
-    def grade(self, answer: str, item: Mapping[str, Any], source: str) -> Grade:
+    def _route(self, source: str) -> tuple[Rule, Any, bool]:
         route = self._routes.get(source)
         if route is None:  # once per dataset: the rule, the generator that scores it, and whose scorer runs
             rule = rule_for(source)
@@ -82,11 +82,28 @@ class Grader:
                 self.dataset if self._single else member(self.dataset, source),
                 uses_own_scorer(rule, self.scoring),
             )
-        rule, scorer, own = route
+        return route
+
+    def grade(self, answer: str, item: Mapping[str, Any], source: str) -> Grade:
+        rule, scorer, own = self._route(source)
         if not own:
             assert isinstance(rule, Comparison)
             return _graded(rule.score(answer, item))
-        strict = self.scoring == "strict"
+        return self._own_grade(rule, scorer, answer, item, source, strict=self.scoring == "strict")
+
+    def own_full_credit(self, answer: str, item: Mapping[str, Any], source: str) -> bool:
+        """Whether the task's own scorer pays ``answer`` in full under strict scoring's requirements, whatever this
+        env's scoring mode: the task's judgement of a right answer on a dataset with many (``MANY_RIGHT_ANSWERS``).
+        False on any other dataset: its one right answer is the gold."""
+        rule, scorer, _ = self._route(source)
+        if source not in MANY_RIGHT_ANSWERS or not isinstance(rule, OwnRule):
+            return False
+        grade = self._own_grade(rule, scorer, answer, item, source, strict=True)
+        return grade.verdict is Verdict.CORRECT and grade.score >= 1.0
+
+    def _own_grade(
+        self, rule: Rule, scorer: Any, answer: str, item: Mapping[str, Any], source: str, *, strict: bool
+    ) -> Grade:
         if strict and isinstance(rule, OwnRule) and not rule.admits(answer):
             # Not an answer of the task's form (the gold followed by more text, say): the task's parser would read
             # its start and pay it in full.

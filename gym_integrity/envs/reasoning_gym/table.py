@@ -44,7 +44,15 @@ from gym_integrity.grading.rules import (
     Rule,
 )
 
-__all__ = ["BASE_SCORER", "RULES", "UNREVIEWED", "rule_for", "sandbox_language", "uses_own_scorer"]
+__all__ = [
+    "BASE_SCORER",
+    "MANY_RIGHT_ANSWERS",
+    "RULES",
+    "UNREVIEWED",
+    "rule_for",
+    "sandbox_language",
+    "uses_own_scorer",
+]
 
 #: The datasets on reasoning-gym's base scorer (``ProceduralDataset.score_answer``) all get this one rule.
 BASE_SCORER = Exact(
@@ -290,6 +298,33 @@ RULES: dict[str, Rule] = {
         "0.2 for the words in any order, per-position credit: the sorted words followed by more earn 1.0", items=","
     ),
     "zebra_puzzles": OwnScorer("exact match, case-insensitive"),
+}
+
+#: The datasets whose items have many right answers, each graded by the task's own scorer (an ``OwnRule`` above):
+#: an answer it pays in full, under strict scoring's requirements, is right however it was found. The env's
+#: auditor hook ``is_right_answer`` takes that as the task's judgement where no task module writes its own rule
+#: (``tasks.TASKS``). Every other dataset has one right answer, its gold.
+MANY_RIGHT_ANSWERS: dict[str, str] = {
+    "boxnet": "any plan that matches every box",
+    "countdown": "any expression of the numbers making the target",
+    "cryptarithm": "any valid mapping",
+    "graph_color": "any proper colouring",
+    "intermediate_integration": "any antiderivative",
+    "jugs": "any plan leaving the target in a jug",
+    "kakurasu": "any grid meeting every sum",
+    "knight_swap": "any shortest sequence of legal moves",
+    "n_queens": "any valid board",
+    "palindrome_generation": "any palindrome of the letters",
+    "propositional_logic": "any valid conclusion",
+    "puzzle24": "any expression of the numbers making 24",
+    "quantum_lock": "any shortest sequence of presses",
+    "rubiks_cube": "any sequence that solves the cube",
+    "rush_hour": "any sequence of moves that frees the car",
+    "shortest_path": "any path of the shortest length",
+    "simple_integration": "any antiderivative",
+    "sokoban": "any sequence of moves that solves the level",
+    "tower_of_hanoi": "any shortest sequence of legal moves",
+    "word_ladder": "any ladder of real words",
 }
 
 #: A dataset added by a reasoning-gym upgrade, not reviewed yet: its own scorer,

@@ -13,9 +13,12 @@ the probes themselves, with the adaptive search too. Items with no single
 answer get their gold from the dataset's solver (``gold_answers()``), so chance
 is the solver's answer's reward there too, and every dataset has a gold the
 grader pays on the audit's seeds (its gold-needing probes run on all of them).
-Where many answers are right (graph_color, propositional_logic), an answer the
-dataset's own rule takes as right (``is_right_answer``) is a right guess, at
-chance.
+Where many answers are right and the dataset's module writes its rule apart
+from the scorer (graph_color, jugs, propositional_logic, quantum_lock), an
+answer that rule takes as right (``tasks.is_right_answer``) is a right guess,
+at chance. The env's auditor hook also vouches, on the other datasets with
+many right answers, for what strict scoring pays in full: that is the reward
+itself, so this test never asks it, and stays a check of strict scoring.
 
 ``STILL_PAID`` lists the datasets whose scorers the search probes catch today,
 each with what pays; they are strict xfails, so each one fixed must leave the
@@ -32,6 +35,7 @@ from gym_integrity.audit.answer_space import answer_cap
 from gym_integrity.audit.chance import chance_of
 from gym_integrity.audit.search import item_attacks
 from gym_integrity.envs.reasoning_gym import available_datasets
+from gym_integrity.envs.reasoning_gym.tasks import is_right_answer
 
 SEED = 1
 ITEMS, SCOUTS = 3, 3
@@ -66,7 +70,7 @@ def _paid_for_nothing(name: str) -> list[tuple[int, str, str, float, float]]:
         for attack in item_attacks(question, scouts, answer_cap(raw), per_family, seed=index):
             reward = raw.step(f"<answer>{attack.text}</answer>")[1]
             chance = chance_of(attack.text, gold, gold_reward, wrong_reward)
-            if reward > chance + 1e-9 and not raw.is_right_answer(attack.text):  # a right guess is chance
+            if reward > chance + 1e-9 and not is_right_answer(name, raw._item, attack.text):  # a right guess
                 paid.append((index, attack.family, attack.text[:60], reward, chance))
     env.close()
     return paid

@@ -11,7 +11,10 @@ import gymnasium as gym
 import pytest
 
 import gym_integrity  # noqa: F401
+from gym_integrity.audit.right_answers import control_answers
+from gym_integrity.envs.reasoning_gym.table import MANY_RIGHT_ANSWERS, rule_for
 from gym_integrity.envs.reasoning_gym.tasks import TASKS, boxnet, graph_color, rush_hour, solve
+from gym_integrity.grading.rules import OwnRule
 
 #: Items per dataset, drawn by seed as the audit draws them.
 ITEMS = 100
@@ -152,6 +155,9 @@ def test_graph_color_colours_properly_or_gives_none(monkeypatch):
     ("graph_color", lambda gold: [json.dumps({k: (v % 3) + 1 for k, v in json.loads(gold).items()}),
                                   json.dumps({k: 1 + (int(k) % 3) for k in json.loads(gold)}), gold]),
     ("propositional_logic", lambda gold: ["P", "¬P", "Q", "¬Q", "R", "¬R", "S", "¬S", "P ∨ Q", gold]),
+    ("jugs", lambda gold: [json.dumps(plan) for plan in (json.loads(gold), json.loads(gold)[:-1],
+                                                         ["fill A"] + json.loads(gold), json.loads(gold) + ["empty A"],
+                                                         json.loads(gold) + ["pour A->A"], ["fill A", "fill B"])]),
 ])
 def test_is_right_answer_agrees_with_what_strict_pays(dataset, answers):
     """The audit counts a paid answer the hook takes as right at chance: the hook must be the task's rule, no
@@ -172,3 +178,29 @@ def test_is_right_answer_agrees_with_what_strict_pays(dataset, answers):
                 disagree.append((seed, answer, paid))
     env.close()
     assert right and not disagree, disagree[:5]
+
+
+@pytest.mark.parametrize("dataset", sorted(MANY_RIGHT_ANSWERS))
+def test_the_hook_takes_the_gold_and_refuses_the_audits_controls_on_every_dataset_with_many_right_answers(dataset):
+    """The audit trusts is_right_answer only while it refuses answers that solve nothing (audit/right_answers.py):
+    on each dataset it vouches for, it takes the paid gold as right and every control as wrong, so the sweep's
+    hook keeps its word. Its rule is the task's own scorer at full credit under strict's requirements."""
+    assert isinstance(rule_for(dataset), OwnRule)
+    env = gym.make("ReasoningGym-v0", dataset=dataset, allow_above_chance=True)
+    raw = env.unwrapped
+    for seed in range(3):
+        env.reset(seed=seed)
+        gold = raw.gold_answers()[0]
+        assert raw.is_right_answer(gold), (seed, gold)
+        assert not any(raw.is_right_answer(control) for control in control_answers(seed)), seed
+    env.close()
+
+
+def test_the_hook_vouches_for_nothing_but_the_gold_on_a_dataset_with_one_right_answer():
+    """leg_counting has one right answer, the gold, which the audit's chance already counts: the hook never vouches,
+    not even for the gold, so a strict leniency there stays a finding."""
+    env = gym.make("ReasoningGym-v0", dataset="leg_counting")
+    raw = env.unwrapped
+    env.reset(seed=0)
+    assert not raw.is_right_answer(raw.gold_answers()[0])
+    env.close()

@@ -21,6 +21,7 @@ from gym_integrity.envs.reasoning_gym.tasks import (
     game_of_life,
     graph_color,
     integration,
+    jugs,
     list_functions,
     number_sequence,
     power_function,
@@ -30,7 +31,16 @@ from gym_integrity.envs.reasoning_gym.tasks import (
     rush_hour,
 )
 
-__all__ = ["TASKS", "AnswerIsNotItsInput", "Task", "draw_filter", "is_right_answer", "reference", "solve"]
+__all__ = [
+    "TASKS",
+    "AnswerIsNotItsInput",
+    "Task",
+    "draw_filter",
+    "has_right_rule",
+    "is_right_answer",
+    "reference",
+    "solve",
+]
 
 Item = Mapping[str, Any]
 
@@ -90,6 +100,7 @@ TASKS: dict[str, Task] = {
         reference=graph_color.REFERENCE,
     ),
     "intermediate_integration": Task(drawn=integration.gold_is_evaluated),  # sympy left the integral unevaluated
+    "jugs": Task(is_right=jugs.plan_fills_target),
     "list_functions": Task(drawn=list_functions.list_function_changes_its_input),
     "manipulate_matrix": _MATRIX,  # operations undo each other
     "number_sequence": Task(drawn=number_sequence.sequence_has_not_settled),
@@ -128,6 +139,11 @@ def solve(dataset: str, item: Item) -> str | None:
     """An answer the dataset's grader pays for this item, found by its solver; None without one or past its bound."""
     solver = TASKS.get(dataset, _NONE).solve
     return None if solver is None else solver(item)
+
+
+def has_right_rule(dataset: str) -> bool:
+    """Whether the dataset's module writes its rule for a right answer (apart from its scorer)."""
+    return TASKS.get(dataset, _NONE).is_right is not None
 
 
 def is_right_answer(dataset: str, item: Item, answer: str) -> bool:
