@@ -62,6 +62,7 @@ __all__ = [
     "read_amount",
     "parse_number",
     "clean",
+    "unemphasised",
     "round_half_away",
     "amounts_match",
     "comparable",
@@ -96,7 +97,7 @@ _NUMBER = re.compile(
     rf"""(?P<sign>[-+]?)\s*(?P<open>\()?\s*(?P<sign2>[-+]?)\s*\$?\s*
         (?P<num>{GROUPED_DECIMAL})
         (?:/(?P<den>\d+(?:\.\d+)?))?
-        \s*(?P<close>\))?\s*(?P<pct>%|percent(?!age))?""",
+        \s*(?:(?P<pct_in>%|percent(?!age))\s*(?=\)))?(?P<close>\))?\s*(?P<pct>%|percent(?!age))?""",
     re.VERBOSE | re.IGNORECASE,
 )
 _PERCENT_WORDS = re.compile(r"\b(?:per\s+cent|pct)\b", re.IGNORECASE)
@@ -135,6 +136,11 @@ def clean(text: str) -> str:
     frac = re.fullmatch(r"\s*(-?)\s*\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}\s*(%?)\s*", text)
     if frac:
         text = f"{frac.group(1)}{frac.group(2)}/{frac.group(3)}{frac.group(4)}"
+    return unemphasised(text)
+
+
+def unemphasised(text: str) -> str:
+    """``text`` stripped, without a markdown emphasis (``**``, ``*``, a backquote) around the whole of it."""
     emphasis = _MARKDOWN.fullmatch(text)
     return (emphasis.group(2) if emphasis else text).strip()
 
@@ -180,9 +186,10 @@ def read_amount(text: str) -> Amount | None:
     points = [w for w in words if w in _POINT_UNITS]
     directions = [_DIRECTIONS[w] for w in words if w in _DIRECTIONS]
     labelled = "$" in text or any(w in _UNIT_WORDS for w in words)
-    percent = match.group("pct") is not None
+    percents = (match.group("pct_in") is not None) + (match.group("pct") is not None)
+    percent = percents == 1
     parens = bool(match.group("open")), bool(match.group("close"))
-    if parens[0] != parens[1] or len(scales) > 1 or len(points) > 1 or len(directions) > 1:
+    if parens[0] != parens[1] or percents > 1 or len(scales) > 1 or len(points) > 1 or len(directions) > 1:
         return None
     if (percent or points) and (scales or labelled or (percent and points)):
         return None  # a ratio takes no scale, currency or second unit

@@ -103,6 +103,7 @@ from gym_integrity.envs.finqa.amounts import (
     parse_number,
     read_amount,
     round_half_away,
+    unemphasised,
 )
 from gym_integrity.grading.reader import all_boxed
 from gym_integrity.protocol import Grade, Verdict
@@ -161,8 +162,7 @@ def extract_submission(text: str) -> list[str]:
     boxes = all_boxed(text, limit=MAX_VALUES)
     if len(boxes) > 1:
         return boxes
-    body = boxes[0] if boxes else text
-    body = body.strip()
+    body = unemphasised(boxes[0] if boxes else text)  # "**2023: 5%, 2024: 6%**": the bold is the whole answer's
     if not body:
         return []
     if read_amount(body) is not None:

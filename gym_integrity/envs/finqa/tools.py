@@ -86,8 +86,10 @@ TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
     _function(
         "submit_answer",
         "Submit the final answer and end the episode. Give the number (e.g. '12.5%', '-3,075', '0.125'), "
-        "several values separated by ',' or ';', or year-keyed values like '2023: 5.1%, 2024: 6.0%'. "
-        "A scale word ('million') or a point unit ('bps') is read: use only the one the question asks in.",
+        "several values separated by ',' or ';', or year-keyed values like '2023: 5.1%, 2024: 6.0%' (a key takes "
+        "':' or '='). Words are read: a scale word ('million') or a point unit ('bps') only where the question "
+        "asks in it, a direction word ('down', 'a decrease of') as the sign. A ratio's slash is unspaced ('3/4'): "
+        "' / ' separates two values.",
         {"answer": {"type": "string", "description": "The final answer; \\boxed{...} is accepted."}},
         ["answer"],
     ),

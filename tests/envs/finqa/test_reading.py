@@ -234,3 +234,11 @@ def test_latex_and_word_spellings_that_were_refused():
     assert paid("38.2 pct", "38.2%") and paid("38.2 per cent", "38.2%") and paid(r"\(12,480\)", "12,480")
     assert [paid(a, "2023") for a in ("In fiscal 2023", "The year 2023", "FY23", "2023 (fiscal)")] == [1, 1, 0, 0]
     assert paid("745 / 1251", "745; 1251") and not paid("745 / 1251", "745/1251")  # a spaced slash separates
+
+
+def test_accounting_parentheses_around_a_percent_and_bold_around_a_keyed_list():
+    """``(6.3%)`` is -6.3% as ``(6.3)%`` is; a bold around a whole keyed list is the list's (both were refused)."""
+    assert paid("(6.3%)", "-6.3%") and paid("(6.3 percent)", "-0.063") and not paid("(6.3%)", "6.3%")
+    assert not any(paid(a, "-6.3%") for a in ("(6.3%)%", "-(6.3%)", "6.3%)", "(-6.3%)"))
+    assert paid("**2023: 12.7%, 2024: 17.6%**", "2023: 12.7%, 2024: 17.6%")
+    assert not paid("**2023: 12.7%, 2024: 17.7%**", "2023: 12.7%, 2024: 17.6%")
