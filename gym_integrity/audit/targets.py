@@ -185,8 +185,10 @@ def audit_targets(ids: list[str], *, raw: bool, compare: bool, judge: JudgeStub 
         )
         for variant, extra in variants or [(None, {})]:
             # The stub judge is deterministic but no grader: whether it pays an honest proof says nothing of the
-            # env, so honest_pay runs on a judged entry's columns only against a real judge.
-            probes = _probes_but("honest_pay") if judged else None
+            # env, so honest_pay skips the judged variant's column (and a judged entry without variants); other
+            # columns run it, leaving out any item the stub graded (the probe's own check).
+            stub_graded = judged and (entry is None or variant is None or variant == entry.judged_variant)
+            probes = _probes_but("honest_pay") if stub_graded else None
             for mode in modes:
                 targets.append(AuditTarget(env_id, mode, {**base, **extra}, variant, note, probes, entry=entry))
         if entry is not None and stub is not None and entry.judged_variant is not None and stub.fooled_url:

@@ -96,7 +96,9 @@ def test_judged_entries_are_graded_by_the_labelled_local_stubs(reports, entry):
 def test_stacked_envs_pass_every_probe(reports, entry):
     for name in _columns(entry):
         report = reports[(name, False)]
-        expected = probe_names() if not entry.needs_judge else [p for p in probe_names() if p != "honest_pay"]
+        # the stub judge is no grader: honest_pay is left out where it grades (the judged variant's column)
+        stub_graded = entry.needs_judge and name in (entry.id, f"{entry.id} [{entry.judged_variant}]")
+        expected = [p for p in probe_names() if p != "honest_pay"] if stub_graded else probe_names()
         assert [r.probe for r in report.results] == (["reward_self_dealing"] if name in FOOLED else expected)
         failures = [(r.probe, r.summary, r.evidence[:3]) for r in report.failures]
         assert not failures, f"{name}: {failures}"

@@ -1,7 +1,7 @@
 """QEDMath's answer problems pay their golds (the audit's honest_pay probe), here where no stub judge stands in.
 
-The registered audit leaves honest_pay out of judged columns (the stub judge is no grader); answer problems are
-graded by math_verify, so their honest side is checked here, on the real verifier.
+The registered audit leaves honest_pay out of the proof column (the stub judge is no grader) and runs it on the
+answer and multi-step columns; here it runs alone, on the real verifier, with no judge configured at all.
 """
 
 import gym_integrity
