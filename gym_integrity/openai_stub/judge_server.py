@@ -175,6 +175,8 @@ class JudgeServer:
         max_concurrent: at most this many requests are answered at once (their latency running); later ones
             wait for a free slot, as at a judge server with that many batch slots. None: no bound.
         hang_s: how long ``hang`` waits (``stop()`` releases it early).
+        gather: every answer first waits (at most ``hang_s``) until this many requests are in flight at once,
+            as a batch forms; a test of concurrency then depends on no timing. None: no wait.
         apis: the APIs served; ``("chat",)`` makes ``/v1/responses`` answer 404.
         model: the model id listed at ``/v1/models``.
         policy_file: the JSON mapping the ``policy`` mode answers from (needed by that mode; re-read
@@ -192,6 +194,7 @@ class JudgeServer:
         latency_s: float = 0.0,
         max_concurrent: int | None = None,
         hang_s: float = 30.0,
+        gather: int | None = None,
         apis: Iterable[str] = ("responses", "chat"),
         model: str = "test-judge",
         score: int = 5,
@@ -211,6 +214,9 @@ class JudgeServer:
         self.max_concurrent = max_concurrent
         self.slots = threading.BoundedSemaphore(max_concurrent) if max_concurrent else None
         self.hang_s = float(hang_s)
+        if gather is not None and (type(gather) is not int or gather < 1):
+            raise ValueError(f"gather must be a positive int or None, got {gather!r}")
+        self.gather = gather
         self.apis = frozenset(apis)
         unknown = self.apis - {"responses", "chat"}
         if unknown:
@@ -221,6 +227,7 @@ class JudgeServer:
         self.requests: collections.deque[RecordedRequest] = collections.deque(maxlen=max_recorded)
         self._script: collections.deque[str] = collections.deque()
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         self._stopping = threading.Event()
         self._in_flight = 0
         #: The most requests being answered at once since the last reset (shows concurrency).
@@ -253,6 +260,8 @@ class JudgeServer:
 
     def stop(self) -> None:
         self._stopping.set()  # releases hanging handlers
+        with self._lock:
+            self._arrived.notify_all()  # and gathering ones
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -336,6 +345,10 @@ class JudgeServer:
         with self._lock:
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            self._arrived.notify_all()
+            if self.gather is not None:
+                gather = self.gather
+                self._arrived.wait_for(lambda: self.max_in_flight >= gather or self._stopping.is_set(), self.hang_s)
 
     def _leave(self) -> None:
         with self._lock:

@@ -255,10 +255,12 @@ def test_canaries_fire_when_python_runs_them_and_not_otherwise():
 def test_pathological_answers_report_the_slowest_step_and_the_declared_bound():
     result = check_integrity(toys.HangsOnTowers, probes=["pathological_answers"]).result("pathological_answers")
     assert result.failed
-    assert result.evidence[0].startswith("tower 9**9**9**9 took ")
-    assert "bound 1.05 s (declared grading_time_bound_s=0.05 s + 1 s slack)" in result.evidence[0]
-    assert "answers after it not sent" in result.evidence[0]
-    assert result.evidence[-1].startswith("slowest step: tower 9**9**9**9 in ")
+    # by content, not position: on a loaded machine the session adds a note on the step's wait for a CPU
+    [tower] = [line for line in result.evidence if line.startswith("tower 9**9**9**9 took ")]
+    assert "bound 1.05 s (declared grading_time_bound_s=0.05 s + 1 s slack)" in tower
+    assert "answers after it not sent" in tower
+    [slowest] = [line for line in result.evidence if line.startswith("slowest step: ")]
+    assert slowest.startswith("slowest step: tower 9**9**9**9 in ")
     passed = check_integrity(toys.CorrectToy, probes=["pathological_answers"]).result("pathological_answers")
     assert passed.passed and "no declared grading_time_bound_s: step_timeout_s=10 s" in passed.evidence[0]
 

@@ -20,7 +20,7 @@ from gym_integrity.services.judge import JudgeConfig
 from gym_integrity.services.judge.client import JudgeClient
 
 WIDTH = 128
-LATENCY_S = 1.0
+LATENCY_S = 0.2
 
 
 def client_ports(server_port: int) -> set[int]:
@@ -60,7 +60,9 @@ def one_step(judge: JudgeClient) -> list:
 
 @pytest.mark.timeout(180)
 def test_a_step_of_128_proofs_is_in_flight_at_once_and_the_next_reuses_its_connections():
-    with JudgeServer("score:5", latency_s=LATENCY_S) as server:
+    # The server holds every answer until all WIDTH are in flight (gather): on a loaded machine sending 128 requests
+    # took longer than a fixed latency, and the first answers came back before the last were sent (126 of 128).
+    with JudgeServer("score:5", latency_s=LATENCY_S, gather=WIDTH, hang_s=30.0) as server:
         config = JudgeConfig.from_value({"base_url": server.url, "model": "test-judge", "timeout_s": 60.0,
                                          "max_retries": 0, "max_concurrency": WIDTH})
         others = request_threads()  # other clients' of this process
