@@ -83,8 +83,26 @@ _UNICODE = {
     "\u00f7": "/",
     "\u00d7": "\\times ",
     "\u22c5": "\\cdot ",
+    "\u222a": "\\cup ",
+    "\u2229": "\\cap ",
+    "\u2216": "\\setminus ",
+    "\u2228": "\\lor ",
+    "\u2227": "\\land ",
+    # Commas and semicolons of other scripts and widths separate values as ',' and ';' do.
+    "\uff0c": ",",
+    "\u3001": ",",
+    "\u060c": ",",
+    "\ufe50": ",",
+    "\ufe51": ",",
+    "\uff1b": ";",
+    "\u061b": ";",
+    "\ufe54": ";",
 }
 _UNICODE_RE = re.compile("|".join(_UNICODE))
+# Spaces of other widths are a space (math_verify read ``84\u3000\frac{1}{2}`` as two values, ``84 \frac{1}{2}`` as
+# the mixed number); zero-width characters are nothing.
+_UNICODE_SPACE = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+_ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
 # Space that LaTeX ignores: after a control word before its argument or script, and around _ and ^.
 _COMMAND_SPACE = re.compile(r"(\\[A-Za-z]+)\s+(?=[{_^\[])")
 _SCRIPT_SPACE = re.compile(r"\s*([_^])\s*")
@@ -155,6 +173,7 @@ def normal_spelling(latex: str) -> str:
     True
     """
     text = _UNICODE_RE.sub(lambda m: _UNICODE[m.group()], latex)
+    text = _ZERO_WIDTH.sub("", _UNICODE_SPACE.sub(" ", text))
     text = _MATH_DELIMITER.sub(" ", text)
     text = _THOUSANDS.sub(lambda m: _THOUSANDS_MARK.sub("", m.group()), text)
     text = _LOOK.sub(" ", text)

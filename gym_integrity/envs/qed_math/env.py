@@ -27,15 +27,15 @@ __all__ = ["QEDMathEnv"]
 
 #: The final-answer rule (:mod:`.final_answer`) stated where the agent reads it: no refusal rule is hidden.
 _ANSWER_INSTRUCTION = (
-    "Put your final answer within \\boxed{}: the final value alone (no words but a unit in \\text{}), written "
-    "with numbers, + - \\cdot \\times /, \\frac, \\sqrt, powers and constants. A box that still poses the "
-    "computation is graded incorrect whatever its value: an integral, limit, sum, product, derivative or arrow, "
+    "Put your final answer within \\boxed{}: the final value alone (no words but a unit in \\text{} at its end), "
+    "written with numbers, + - \\cdot \\times /, \\frac, \\sqrt, powers and constants. A box that still poses "
+    "the computation is graded incorrect whatever its value: an integral, limit, sum, product, derivative or arrow, "
     "or any other operation or function (such as mod, \\equiv, a matrix or determinant, \\binom, a factorial !, "
-    "\\gcd, floor or ceiling, \\max, \\min, |...|, \\sin, \\log or \\ln, in any spelling), or a power the "
-    "problem writes, however its base or exponent is rewritten. Each is accepted only where the expected answer "
-    'is itself written with it. Give one value unless the problem asks for several (no "or", \\pm or list of '
-    "values), and do not write numbers side by side. In an equation, the value after the last = is what is "
-    "graded. A percent sign is a unit mark: n\\% is read as n."
+    "\\gcd, floor or ceiling, \\max, \\min, |...|, \\sin, \\log or \\ln, \\cup, in any spelling), or a power "
+    "the problem writes, however its base or exponent is rewritten. Each is accepted only where the expected "
+    'answer is itself written with it. Give one value unless the problem asks for several (no "or", \\pm or list '
+    "of values), and do not write numbers side by side; an interval is written (a, b), a set \\{a, b\\}. In an "
+    "equation, the value after the last = is what is graded. A percent sign is a unit mark: n\\% is read as n."
 )
 _PROOF_INSTRUCTION = "Write a complete and rigorous proof."
 

@@ -16,7 +16,7 @@ from gym_integrity.envs.qed_math.powers import MAX_BITS, neutral_value, power_ke
 from gym_integrity.grading.braces import braced_group
 from gym_integrity.grading.spelling import normal_spelling
 
-__all__ = ["graded_side", "not_an_answer", "operations", "restates", "several_values"]
+__all__ = ["graded_side", "not_an_answer", "operations", "restates", "several_values", "unread_tail"]
 
 #: Operators that pose a computation (math_verify evaluates them: ``\lim_{x\to 0}\frac{\sin 2x}{x}`` equals 2); read
 #: in the one spelling the reader hands on (:func:`~gym_integrity.grading.spelling.normal_spelling`).
@@ -31,11 +31,12 @@ _POSING = re.compile(
 #: Two numbers side by side, by a space or a spacing command: math_verify reads ``3 7`` as 10 (as if a mixed
 #: number), ``1 000`` as 0 and ``3\,4`` as 7 (a thousands group, ``1\,170``, is one number in the one spelling).
 _JUXTAPOSED = re.compile(r"\d(?:\s|\\[,;:! ])+\d")
-#: Commands that write a value rather than compute one: fractions, roots, constants, arithmetic signs, spacing, sets
-#: and intervals, relations, escaped braces and percent or dollar signs. Any other command (``\bmod``, ``\lfloor``,
-#: ``\max``, ``\csc``, ``\ln``, ``\Gamma``, ``\binom``, ``\det``, ``\begin``...) computes: math_verify evaluates it.
+#: Commands that write a value rather than compute one: fractions, roots, constants, arithmetic signs, spacing,
+#: membership, relations, escaped braces and percent or dollar signs. Any other command (``\bmod``, ``\lfloor``,
+#: ``\max``, ``\csc``, ``\ln``, ``\Gamma``, ``\binom``, ``\det``, ``\begin``, and set operations ``\cup``,
+#: ``\cap``, ``\setminus``: ``7 \cup 84`` was paid for 84) computes: math_verify evaluates it.
 _VALUE_COMMANDS = frozenset(
-    "frac over sqrt pi infty cdot times div pm mp circ degree in notin le ge leq geq lt gt ne neq cup cap setminus "
+    "frac over sqrt pi infty cdot times div pm mp circ degree in notin le ge leq geq lt gt ne neq "
     "emptyset varnothing mathbb quad qquad".split()
 ) | frozenset(r"{}%$,;:! ")
 #: Font and text wrappers: their content is words (``\text{ square units}``), unless the wrapper is
@@ -46,8 +47,9 @@ _COMMAND = re.compile(r"\\([A-Za-z]+\*?|.)", re.DOTALL)
 _APPLIED = re.compile(r"(?:\s|\\[,;:! ]|\\q?quad)*(?:[(\[{\d]|\\(?![,;:! ]|q?quad))")
 #: A name written in letters (``max``, ``floor``, ``ln``): math_verify reads some as the function.
 _NAME = re.compile(r"(?<![A-Za-z])[A-Za-z]{2,}")
-#: A factorial (``10!``, ``10\,!``; ``!=`` is not equal, ``\!`` a space) and a bar (``|x|``, ``f|_{x=2}``).
-_MARKS = re.compile(r"(?<!\\)!(?!=)|\|")
+#: A factorial (``10!``, ``10\,!``; ``!=`` is not equal, ``\!`` a space), a bar (``|x|``, ``f|_{x=2}``) and a
+#: falling factorial (``(9)_{2}``: math_verify rewrites it as ``\frac{(9)!}{((9)-(2))!}``).
+_MARKS = re.compile(r"(?<!\\)!(?!=)|\||\)\s*_")
 
 
 def operations(text: str) -> set[str]:
@@ -83,7 +85,7 @@ def operations(text: str) -> set[str]:
     letters.append(text[position:])
     bare = " ".join(letters)
     found.update(_NAME.findall(bare))
-    found.update(mark.group() for mark in _MARKS.finditer(bare))
+    found.update("(a)_{b}" if mark.group()[0] == ")" else mark.group() for mark in _MARKS.finditer(bare))
     return found
 
 
@@ -92,6 +94,10 @@ _EQUALS = re.compile(r"(?<![<>!:=\\])=(?!=)")
 #: Words and signs that give a choice of values: ``3 \text{ or } 4``, ``1 \pm \sqrt{2}``.
 _ALTERNATIVES = re.compile(r"\\(?:pm|mp|lor|vee)(?![A-Za-z])|\b(?:or|and)\b")
 _GROUPED_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?!\d)")
+#: A separator anywhere (``7 \text{,} 84``, ``{;}``, an alignment ``&``): a single-valued gold takes none.
+_SEPARATOR = re.compile(r"(?<!\\)[,;&]")
+#: ``x \in (2, 3)`` names the interval; ``7 \in 84`` was paid for 84 (math_verify compares the right side).
+_MEMBERSHIP = re.compile(r"\\(?:not)?in(?![A-Za-z])")
 
 
 def graded_side(answer: str, gold: str) -> str:
@@ -221,6 +227,46 @@ def several_values(text: str) -> bool:
     return any(sep in _depth_zero(stripped) for sep in ",;")
 
 
+#: A text group as math_verify reads one: it turns ``\mathrm``/``\mathit``/``\mathbf`` and ``\textrm``... into
+#: ``\text``, then drops everything from the first ``\text{`` or ``\mbox{`` to the end as a unit when the answer
+#: ends with a brace (``(\\(?:text|mbox){.*?})(\^\d|\{\^\d\})?$``), if anything is left before it.
+_TEXT_GROUP = re.compile(r"\\(?:text(?:normal|bf|it|rm)?|math(?:rm|it|bf)|mbox)\s*\{")
+_EMPTY_TEXT = re.compile(r"\\text\s*\{\s*\}")
+_ENDS_IN_A_GROUP = re.compile(r"\}(?:\^\d|\{\^\d\})?\s*$")
+#: A unit: one text group of words (``\text{ cm}^2``, ``\text{ square units}``, ``\mathrm{m/s}``).
+_UNIT = re.compile(r"\\\w+\s*\{[A-Za-z\s./\-]*[A-Za-z][A-Za-z\s./\-]*\}(?:\^\d|\^\{\d\}|\{\^\d\})?\s*")
+
+
+def unread_tail(answer: str) -> str | None:
+    r"""The end of ``answer`` that math_verify drops unread as a unit, when it is more than a unit, else None.
+
+    math_verify drops ``\text{;} = \frac{1}{2}`` from ``\sum_{k=1}^{100} k^2 \text{;} = \frac{1}{2}`` and evaluates
+    the sum, while a rule reading the side after ``=`` saw ``\frac{1}{2}``: what it drops must be a unit.
+
+    >>> unread_tail(r"\sum_{k=1}^{100} k^2 \text{;} = \frac{1}{2}"), unread_tail(r"84 \text{ or } \frac{1}{7}")
+    ('\\text{;} = \\frac{1}{2}', '\\text{ or } \\frac{1}{7}')
+    >>> unread_tail(r"12 \text{ cm}^2"), unread_tail(r"\text{ units}"), unread_tail(r"3 \text{ or } 4")
+    (None, None, None)
+    """
+    text = _EMPTY_TEXT.sub("", answer).strip()
+    group = _TEXT_GROUP.search(text)
+    if group is None or not text[: group.start()].strip() or not _ENDS_IN_A_GROUP.search(text):
+        return None
+    tail = text[group.start() :]
+    return None if _UNIT.fullmatch(tail) else tail
+
+
+def _kind(text: str) -> str:
+    r"""``"set"`` (``\{-1, 0, 1\}``), ``"bracketed"`` (an interval or tuple, ``(2,3)``, ``[0, 1)``), ``"list"``
+    (values at the top level, ``2, 3``) or ``"value"``: math_verify paid ``\{2, 3\}`` for the interval ``(2,3)``."""
+    t = text.strip()
+    if t.startswith("\\{") and t.endswith("\\}") and not _depth_zero(t):
+        return "set"
+    if t[:1] in "([" and t[-1:] in ")]" and not _depth_zero(t) and "," in t:
+        return "bracketed"
+    return "list" if any(sep in _depth_zero(_GROUPED_NUMBER.sub("0", t)) for sep in ",;") else "value"
+
+
 def _single_valued(gold: str) -> bool:
     """A scalar gold: no list, tuple, set or alternatives anywhere in it."""
     return not (_ALTERNATIVES.search(gold) or re.search(r"[,;]", _GROUPED_NUMBER.sub("0", gold)))
@@ -268,6 +314,18 @@ def not_an_answer(answer: str, gold: str, statement: str = "") -> str | None:
     juxtaposed = _JUXTAPOSED.search(answer)
     if juxtaposed and not _JUXTAPOSED.search(gold):
         return f"it writes numbers side by side ({juxtaposed.group()}), which is not one number"
-    if _single_valued(gold) and several_values(answer):
+    separators = set(_SEPARATOR.findall(_GROUPED_NUMBER.sub("0", answer))) - set(_SEPARATOR.findall(gold))
+    if _single_valued(gold) and (several_values(answer) or separators):
         return "it gives several values for a question with one answer"
+    kinds = _kind(gold), _kind(answer)
+    if kinds[0] == "bracketed" and kinds[1] in ("set", "list"):
+        return "it gives a set or a list of values where the answer is an interval or a tuple"
+    if kinds[0] in ("set", "list") and kinds[1] == "bracketed":
+        return "it gives an interval or a tuple where the answer is a set of values"
+    member = _MEMBERSHIP.search(answer)
+    if member and not _MEMBERSHIP.search(gold) and _kind(answer[member.end() :]) not in ("set", "bracketed"):
+        return "it states a membership in something that is not a set or an interval, not a value"
+    tail = unread_tail(answer)
+    if tail is not None:
+        return f"it ends in more than a unit after words ({tail[:40]}), which the grader does not read"
     return None
