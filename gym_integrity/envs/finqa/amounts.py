@@ -25,7 +25,9 @@ Reading (:func:`read_amount`): one number, optionally with ``$``, thousands comm
 
 Matching (:func:`amounts_match`): the units must agree first (:func:`comparable`). A scale word must be the
 gold's, or, on a gold that states none, the one its question asks in (:class:`Asked`, from the question's
-text: ``in millions``); with neither, no scale word is paid (``12,480 billion`` is not a bare 12,480). A percent
+text: ``in millions``); with neither, no scale word is paid (``12,480 billion`` is not a bare 12,480). A unit word
+(``shares``, ``GWh``, ``years``) must be the gold's or one the question names, and currency is free only where
+the question names no other unit (``12,480 years`` is not 12,480 in millions of dollars). A percent
 gold takes a percent or a bare fraction; a point answer needs a gold in points (written so, or a bare gold of a
 question asked in percentage or basis points). Then the number is matched to the precision its gold is written
 in. A gold is the true value rounded half away from zero (:func:`round_half_away`) to its decimals, so an
@@ -33,7 +35,7 @@ answer at the gold's decimals or finer is paid when it rounds, the same way, to 
 not 43. No answer at least as fine as two golds written at one precision is paid for both.
 
 >>> read_amount("-$1,648 million")
-Amount(value=Fraction(-1648, 1), decimals=0, percent=False, scale=6, bare=False, points=None)
+Amount(value=Fraction(-1648, 1), decimals=0, percent=False, scale=6, bare=False, points=None, unit='$')
 >>> [read_amount(t) is None for t in ("(787)", "-(787)", "--132", "(-787)", "-$-5", "787-", "5 apples", "±5")]
 [False, True, True, True, True, True, True, True]
 >>> read_amount("$1,648 (in billions)").scale, read_amount("-1.6 percentage-points").points
@@ -81,8 +83,13 @@ SCALES = {
     **dict.fromkeys(("million", "millions", "mn", "mm", "m"), 6),
     **dict.fromkeys(("billion", "billions", "bn", "b"), 9),
 }
-# Units that are labels (they make the amount not bare and change nothing else) and the point units.
-_UNIT_WORDS = frozenset("usd dollars dollar shares units gwh years year".split())
+# Unit words (they make the amount not bare; one must be the gold's or named by the question, :func:`comparable`),
+# each with its one spelling ("$" for currency), and the point units.
+_UNITS = {
+    **dict.fromkeys(("usd", "dollars", "dollar"), "$"),
+    **{"shares": "shares", "units": "units", "gwh": "gwh", "years": "years", "year": "years"},
+}
+_UNIT_WORDS = frozenset(_UNITS)
 _POINT_UNITS = frozenset(("pp", "bps"))
 # A direction word is a sign: -1 or +1.
 _DIRECTIONS = {
@@ -157,6 +164,7 @@ class Amount(NamedTuple):
     scale: int | None = None
     bare: bool = True
     points: str | None = None
+    unit: str | None = None
 
 
 def _point_unit(match: re.Match[str]) -> str:
@@ -185,11 +193,12 @@ def read_amount(text: str) -> Amount | None:
     scales = [SCALES[w] for w in words if w in SCALES]
     points = [w for w in words if w in _POINT_UNITS]
     directions = [_DIRECTIONS[w] for w in words if w in _DIRECTIONS]
-    labelled = "$" in text or any(w in _UNIT_WORDS for w in words)
+    units = {_UNITS[w] for w in words if w in _UNITS} | ({"$"} if "$" in text else set())
+    labelled = bool(units)
     percents = (match.group("pct_in") is not None) + (match.group("pct") is not None)
     percent = percents == 1
     parens = bool(match.group("open")), bool(match.group("close"))
-    if parens[0] != parens[1] or percents > 1 or len(scales) > 1 or len(points) > 1 or len(directions) > 1:
+    if parens[0] != parens[1] or percents > 1 or len(units) > 1 or len(scales) > 1 or len(points) > 1 or len(directions) > 1:
         return None
     if (percent or points) and (scales or labelled or (percent and points)):
         return None  # a ratio takes no scale, currency or second unit
@@ -209,21 +218,33 @@ def read_amount(text: str) -> Amount | None:
     negative = parens[0] or signs == "-" or directions == [-1]
     bare = not (percent or scales or points or labelled)
     unit = points[0] if points else None
-    return Amount(-value if negative else value, decimals, percent, scales[0] if scales else None, bare, unit)
+    scale = scales[0] if scales else None
+    return Amount(-value if negative else value, decimals, percent, scale, bare, unit, min(units, default=None))
 
 
 class Asked(NamedTuple):
-    """What a question's text says of its answer's unit: the scale it asks in (``in millions``: 6) and the point
-    unit (``"pp"`` for "percentage points", ``"bps"`` for "basis points"). None: it says nothing."""
+    """What a question's text says of its answer: the scale it asks in (``in millions``: 6), the point unit
+    (``"pp"`` for "percentage points", ``"bps"`` for "basis points"; None: it says nothing), the units it names
+    (``"$"``, ``"gwh"``, ``"shares"``, ``"units"``, ``"years"``) and the years it names, in its order."""
 
     scale: int | None = None
     points: str | None = None
+    units: frozenset[str] = frozenset()
+    years: tuple[str, ...] = ()
 
 
 #: A question that says nothing of its answer's unit.
 UNSTATED = Asked()
 _ASKED_SCALE = re.compile(r"\b(thousands|millions|billions)\b", re.IGNORECASE)
 _ASKED_POINTS = re.compile(r"\b(percentage|basis)[\s-]+points?\b", re.IGNORECASE)
+_NAMED_UNITS = {
+    "$": re.compile(r"\$|\bdollars?\b|\busd\b", re.IGNORECASE),
+    "gwh": re.compile(r"\bgigawatt|\bgwh\b", re.IGNORECASE),
+    "shares": re.compile(r"\bshares?\b", re.IGNORECASE),
+    "units": re.compile(r"\bunits?\b", re.IGNORECASE),
+    "years": re.compile(r"\byears\b", re.IGNORECASE),
+}
+_NAMED_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 
 
 def asked_in(question: str) -> Asked:
@@ -231,15 +252,19 @@ def asked_in(question: str) -> Asked:
     ``(in thousands)``, ``millions of dollars``; the asked unit ends a question, an input's comes before it) and
     whether it asks in percentage or basis points.
 
-    >>> asked_in("Using shipments (in thousands), estimate the revenue in millions of dollars.")
-    Asked(scale=6, points=None)
-    >>> asked_in("By how many basis points did the margin change?"), asked_in("")
-    (Asked(scale=None, points='bps'), Asked(scale=None, points=None))
+    >>> asked_in("Using shipments (in thousands), estimate the revenue in millions of dollars.")[:3]
+    (6, None, frozenset({'$'}))
+    >>> asked_in("By how many basis points did the margin change?").points, asked_in("") == UNSTATED
+    ('bps', True)
+    >>> asked_in("How many gigawatt-hours were produced in 2023 and 2022 (2023 first)?")[2:]
+    (frozenset({'gwh'}), ('2023', '2022'))
     """
     scales = _ASKED_SCALE.findall(question)
     points = _ASKED_POINTS.findall(question)
     unit = None if not points else "pp" if points[-1].lower() == "percentage" else "bps"
-    return Asked(SCALES[scales[-1].lower()] if scales else None, unit)
+    units = frozenset(name for name, pattern in _NAMED_UNITS.items() if pattern.search(question))
+    years = tuple(dict.fromkeys(_NAMED_YEAR.findall(question)))
+    return Asked(SCALES[scales[-1].lower()] if scales else None, unit, units, years)
 
 
 def _in_points(amount: Amount, unit: str | None) -> Amount:
@@ -266,6 +291,8 @@ def comparable(pred: Amount, gold: Amount, asked: Asked = UNSTATED) -> tuple[Amo
     expected = gold.scale if gold.scale is not None else asked.scale
     if pred.scale is not None and pred.scale != expected:
         return None
+    if pred.unit is not None and pred.unit != gold.unit and not _named(pred.unit, asked.units):
+        return None
     if gold.percent and not (pred.percent or pred.bare):
         return None
     gold_unit = gold.points or (asked.points if gold.bare else None)
@@ -273,6 +300,11 @@ def comparable(pred: Amount, gold: Amount, asked: Asked = UNSTATED) -> tuple[Amo
     if (pred.points and gold_unit is None) or (gold_unit and pred_unit is None):
         return None
     return _in_points(pred, pred_unit), _in_points(gold, gold_unit)
+
+
+def _named(unit: str, named: frozenset[str]) -> bool:
+    """A unit word the question allows: one it names; currency also where it names no other unit."""
+    return unit in named or (unit == "$" and not named - {"$"})
 
 
 def parse_number(text: str, percent_as_fraction: bool = True) -> float | None:

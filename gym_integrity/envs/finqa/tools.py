@@ -74,7 +74,8 @@ TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
         "sql_query",
         "Run one read-only SQLite SELECT on one table and get the rows as JSON. Name the columns "
         "(SELECT * is refused) and filter rows with WHERE (or HAVING); quote column names that are years, "
-        "e.g. SELECT \"2024\" FROM t WHERE item = 'revenue'. to_number(x) turns '$1,234', '(56)' and "
+        "e.g. SELECT \"2024\" FROM <table> WHERE <label column> = '<label>' (get_table_info lists both). "
+        "to_number(x) turns '$1,234', '(56)' and "
         "'7.5%' into numbers.",
         {
             "company_name": _COMPANY,
@@ -86,10 +87,11 @@ TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
     _function(
         "submit_answer",
         "Submit the final answer and end the episode. Give the number (e.g. '12.5%', '-3,075', '0.125'), "
-        "several values separated by ',' or ';', or year-keyed values like '2023: 5.1%, 2024: 6.0%' (a key takes "
-        "':' or '='). Words are read: a scale word ('million') or a point unit ('bps') only where the question "
-        "asks in it, a direction word ('down', 'a decrease of') as the sign. A ratio's slash is unspaced ('3/4'): "
-        "' / ' separates two values.",
+        "several values separated by ',' or ';' in the order the question asks, or year-keyed values like "
+        "'2023: 5.1%, 2024: 6.0%' (a key takes ':' or '='). A percent keeps its sign: '12.5%' or '0.125', never "
+        "'12.5'. Words are read: a scale word ('million'), a unit ('shares') or a point unit ('bps') only where the "
+        "question asks in it, a direction word ('down', 'a decrease of') as the sign. A ratio's slash is unspaced "
+        "('3/4'): ' / ' separates two values. A name is given alone, as the tables write it.",
         {"answer": {"type": "string", "description": "The final answer; \\boxed{...} is accepted."}},
         ["answer"],
     ),

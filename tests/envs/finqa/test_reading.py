@@ -242,3 +242,32 @@ def test_accounting_parentheses_around_a_percent_and_bold_around_a_keyed_list():
     assert not any(paid(a, "-6.3%") for a in ("(6.3%)%", "-(6.3%)", "6.3%)", "(-6.3%)"))
     assert paid("**2023: 12.7%, 2024: 17.6%**", "2023: 12.7%, 2024: 17.6%")
     assert not paid("**2023: 12.7%, 2024: 17.7%**", "2023: 12.7%, 2024: 17.6%")
+
+
+IN_GWH = "How many gigawatt-hours of solar generation did Helios Energy produce in 2024?"
+IN_UNITS = "How many restricted stock units (in thousands) did Quantarix grant in 2024?"
+UNIT_WORDS = ("years", "year", "GWh", "gwh", "shares", "units", "dollars", "USD", "$")
+
+
+@search(300)
+@given(number=AMOUNTS, unit=st.sampled_from(UNIT_WORDS), question=st.sampled_from([IN_MILLIONS, IN_GWH, IN_UNITS, ""]))
+def test_a_unit_word_must_be_one_the_question_names(number, unit, question):
+    """``12,480 years`` was paid for 12,480 in millions of dollars (72 of 78 such forms): a unit word is read, and
+    paid only where the question names it; currency only where the question names no other unit."""
+    digits = _digits(number, 2)
+    answer = f"${digits}" if unit == "$" else f"{digits} {unit}"
+    named = {IN_MILLIONS: {"$"}, IN_GWH: {"gwh"}, IN_UNITS: {"units"}, "": set()}[question]  # "in 2024": no years
+    canonical = {"year": "years", "dollars": "$", "usd": "$"}.get(unit.lower(), unit.lower())
+    expected = canonical in named or (canonical == "$" and not named - {"$"})
+    assert paid(answer, digits, question) == expected, (answer, question)
+
+
+def test_a_keyed_answer_to_an_unkeyed_gold_follows_the_question_s_years():
+    """fq010 asks "in 2022 and in 2024 ... (2022 first)" and its gold is unkeyed: ``2022: 0.1457, 2024: 0.1693`` (in
+    any order) is paid, the years swapped or another year is not."""
+    question = "What was the operating margin in 2022 and in 2024, as decimals (2022 first)?"
+    gold = "0.1457; 0.1693"
+    assert paid("2022: 0.1457, 2024: 0.1693", gold, question) and paid("2024 = 0.1693; 2022 = 0.1457", gold, question)
+    assert not any(paid(a, gold, question) for a in ("2022: 0.1693, 2024: 0.1457", "2023: 0.1457, 2024: 0.1693",
+                                                     "2022: 0.1457", "2022: 0.1457, 2024: 0.1693, 2025: 1"))
+    assert not paid("2022: 0.1457, 2024: 0.1693", gold, "What were the two margins (first the larger)?")
