@@ -198,7 +198,14 @@ def read_amount(text: str) -> Amount | None:
     percents = (match.group("pct_in") is not None) + (match.group("pct") is not None)
     percent = percents == 1
     parens = bool(match.group("open")), bool(match.group("close"))
-    if parens[0] != parens[1] or percents > 1 or len(units) > 1 or len(scales) > 1 or len(points) > 1 or len(directions) > 1:
+    if (
+        parens[0] != parens[1]
+        or percents > 1
+        or len(units) > 1
+        or len(scales) > 1
+        or len(points) > 1
+        or len(directions) > 1
+    ):
         return None
     if (percent or points) and (scales or labelled or (percent and points)):
         return None  # a ratio takes no scale, currency or second unit
