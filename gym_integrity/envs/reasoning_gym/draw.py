@@ -15,7 +15,9 @@ is not made by default (``ABOVE_CHANCE``).
   on more than half the items, the question lists candidates and choosing one is
   the task (a selection): nothing is filtered.
 * **Every label equally likely.** The labels are the distinct answers
-  (stripped, case-folded, numbers as numbers). With at most ``FEW_LABELS``
+  (stripped, case-folded, numbers as numbers), joined where the scorer pays
+  one answer on both (``joined``: coin_flip's tolerance pays ``0.999`` on ``1``
+  and ``0.99902...``): a label is the scorer's class. With at most ``FEW_LABELS``
   labels in the sample (the task's options) every label is a stratum of its
   own and the strata are equally likely: uniform over the k labels. With more
   (open answers), nothing is balanced unless some label's share is above
@@ -46,7 +48,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gym_integrity.envs.reasoning_gym.datasets import _REFERENCE_KEYS
@@ -63,6 +65,9 @@ __all__ = [
     "own_example",
     "stratum_position",
 ]
+
+#: Whether strict scoring pays this answer in full on this item (the env's grader): what joins labels into classes.
+Pays = Callable[[str, Mapping[str, Any]], bool]
 
 #: Items each plan reads to estimate the labels (generated once per process per generator configuration).
 SAMPLE_ITEMS = 300
@@ -204,10 +209,46 @@ class DrawPlan:
     echo_share: float
     sample_shares: tuple[tuple[str, float], ...]  # the most common labels' natural shares (for the docs table)
     pools: Mapping[str, tuple[int, ...]]  # each stratum label's indices in the sample: where a walk that fails goes
+    #: The sample's labels joined into another's class (label: the class's label, its most common member).
+    classes: Mapping[str, str] = field(default_factory=dict)
+    #: Where the sample shows the scorer joining numbers (a tolerance), each numeric stratum class: (label, nearest
+    #: sample number below it or None, its least and greatest member, the one above or None, the sample indices of
+    #: its least and greatest member). A number the sample did not show is in the class whose span holds it, or, in
+    #: the gap to the next number, whose end the scorer joins it to.
+    spans: tuple[tuple[str, float | None, float, float, float | None, int, int], ...] = ()
 
     @property
     def balanced(self) -> bool:
         return bool(self.strata)
+
+    def class_of(
+        self,
+        label: str | None,
+        item: Mapping[str, Any] | None = None,
+        item_at: Callable[[int], Mapping[str, Any] | None] | None = None,
+        pays: Pays | None = None,
+    ) -> str | None:
+        """The label's class: the sample's join; a number in a stratum class's span, or (given the item and
+        ``pays``) in its gap that the scorer joins to its end (``joined``); else the label itself."""
+        if label is None or label in self.classes:
+            return None if label is None else self.classes[label]
+        value = _number(label) if self.spans else None
+        if value is None:
+            return label
+        for name, below, least, most, above, least_index, most_index in self.spans:
+            if least <= value <= most:
+                return name
+            if item is None or item_at is None or pays is None:
+                continue
+            if (below is None or below < value) and value < least:
+                end = item_at(least_index)
+            elif most < value and (above is None or value < above):
+                end = item_at(most_index)
+            else:
+                continue
+            if end is not None and joined(item, end, pays):
+                return name
+        return label
 
     def echoes(self, item: Mapping[str, Any]) -> bool:
         """Whether the item's answer is in its question (and the dataset is not a selection)."""
@@ -231,12 +272,14 @@ class DrawPlan:
         labels: dict[int, str | None],
         fallback: Callable[[], tuple[int, dict[str, Any]]],
         honest: Callable[[dict[str, Any]], bool],
+        pays: Pays | None = None,
     ) -> tuple[int, dict[str, Any]]:
         """The first index of the seed's stream (``next_index``) whose item its policy draws (``item_at`` gives it,
         or None), is not an echo, and belongs to the stratum at ``position``. ``labels`` remembers each index's
         label (None: not drawn) so a repeated walk generates nothing it generated before; the walk visits at most
         ``MAX_VISITS`` indices, else takes one of the sample's items of its label (the rest: the first drawable
-        item it saw). Without strata: ``fallback`` (the
+        item it saw). A label is its class (``class_of``; ``pays`` joins a number the sample did not show).
+        Without strata: ``fallback`` (the
         policy's own draw), skipping echoes and items ``honest`` refuses (strict scoring refuses their own example
         answer)."""
         if not self.strata:
@@ -255,7 +298,10 @@ class DrawPlan:
                 label = labels[index]
             else:
                 item = item_at(index)
-                label = None if item is None or self.echoes(item) else label_of(item.get("answer"))
+                if item is None or self.echoes(item):
+                    label = None
+                else:
+                    label = self.class_of(label_of(item.get("answer")), item, item_at, pays)
                 if len(labels) >= MAX_LABELS_KEPT:
                     labels.clear()
                 labels[index] = label
@@ -309,18 +355,96 @@ def _capped(
         heads += 1
 
 
-def _pools(kept: list[tuple[int, Mapping[str, Any]]], labels: set[str]) -> dict[str, tuple[int, ...]]:
-    """The sample's indices of each stratum label."""
+def _pools(
+    kept: list[tuple[int, Mapping[str, Any]]], labels: set[str], classes: Mapping[str, str]
+) -> dict[str, tuple[int, ...]]:
+    """The sample's indices of each stratum label (class)."""
     pools: dict[str, tuple[int, ...]] = {}
     for index, item in kept:
         label = label_of(item.get("answer"))
+        label = classes.get(label, label) if label is not None else None
         if label in labels:
             pools[label] = (*pools.get(label, ()), index)
     return pools
 
 
-def build_plan(sample: list[tuple[int, Mapping[str, Any]]]) -> DrawPlan:
-    """The plan for a generator whose sample (the indices and items its policy draws) is ``sample``."""
+def _number(label: str) -> float | None:
+    """The label as a finite number, or None."""
+    try:
+        value = float(label)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def joined(a: Mapping[str, Any], b: Mapping[str, Any], pays: Pays) -> bool:
+    """Whether one answer is paid in full on both items, by ``pays`` (strict scoring): either's gold on the other,
+    or, for numbers, their midpoint on both (where a tolerance pays neither gold on the other item but an answer
+    between them on each: coin_flip's ``0.999`` on ``1`` and ``0.998046875``)."""
+    gold_a, gold_b = str(a.get("answer")).strip(), str(b.get("answer")).strip()
+    if pays(gold_a, b) or pays(gold_b, a):
+        return True
+    low, high = _number(label_of(gold_a) or ""), _number(label_of(gold_b) or "")
+    if low is None or high is None or low == high:
+        return False
+    middle = _text_label(repr((low + high) / 2))
+    return pays(middle, a) and pays(middle, b)
+
+
+def _join(kept: list[tuple[int, Mapping[str, Any]]], pays: Pays) -> tuple[dict[str, str], list[tuple[float, str, int]]]:
+    """The sample's numeric labels joined into classes where the scorer pays one answer on neighbours (sorted by
+    value, each label's first item: a tolerance pays an interval around the gold, so neighbours suffice), named by
+    their most common member. Returns the joins and the numeric labels (value, label, first index) in order."""
+    firsts: dict[str, tuple[int, Mapping[str, Any]]] = {}
+    counts: Counter[str] = Counter()
+    for index, item in kept:
+        label = label_of(item.get("answer"))
+        if label is not None:
+            firsts.setdefault(label, (index, item))
+            counts[label] += 1
+    numbers = sorted((value, label, firsts[label][0]) for label in firsts if (value := _number(label)) is not None)
+    groups: list[list[str]] = []
+    for i, (_, label, _) in enumerate(numbers):
+        if i and joined(firsts[numbers[i - 1][1]][1], firsts[label][1], pays):
+            groups[-1].append(label)
+        else:
+            groups.append([label])
+    classes: dict[str, str] = {}
+    for group in groups:
+        name = min(group, key=lambda label: (-counts[label], label))
+        classes.update({label: name for label in group if label != name})
+    return classes, numbers
+
+
+def _spans(
+    strata: tuple[tuple[str | None, float], ...], classes: Mapping[str, str], numbers: list[tuple[float, str, int]]
+) -> tuple[tuple[str, float | None, float, float, float | None, int, int], ...]:
+    """Each numeric stratum class's span in the sample (``DrawPlan.spans``)."""
+    spans = []
+    for name, _ in strata:
+        places = [i for i, (_, label, _) in enumerate(numbers) if classes.get(label, label) == name]
+        if name is None or not places:
+            continue
+        first, last = places[0], places[-1]  # a class's numbers are consecutive
+        below = numbers[first - 1][0] if first > 0 else None
+        above = numbers[last + 1][0] if last + 1 < len(numbers) else None
+        spans.append((name, below, numbers[first][0], numbers[last][0], above, numbers[first][2], numbers[last][2]))
+    return tuple(spans)
+
+
+def _shares(labels: Counter[str | None], sampled: int) -> list[tuple[str, float]]:
+    """Each label's share of the sample, most common first."""
+    shares = ((label, n / max(sampled, 1)) for label, n in labels.items() if label is not None)
+    return sorted(shares, key=lambda pair: (-pair[1], pair[0]))
+
+
+def _top(labels: Counter[str | None], sampled: int) -> tuple[tuple[str, float], ...]:
+    return tuple((label, round(share, 3)) for label, share in _shares(labels, sampled)[:4])
+
+
+def build_plan(sample: list[tuple[int, Mapping[str, Any]]], pays: Pays | None = None) -> DrawPlan:
+    """The plan for a generator whose sample (the indices and items its policy draws) is ``sample``; ``pays`` (strict
+    scoring's full credit) joins labels one answer is paid on into one class (without it, none are joined)."""
     questions = [_tokens(str(item.get("question", ""))) for _, item in sample]
     counts: Counter[str] = Counter()
     for tokens in questions:
@@ -340,37 +464,37 @@ def build_plan(sample: list[tuple[int, Mapping[str, Any]]]) -> DrawPlan:
     echo_share = sum(echoed) / max(len(sample), 1)
     filters = echo_share <= SELECTION_SHARE
     kept = [(index, item) for (index, item), echo in zip(sample, echoed) if not (filters and echo)]
-    labels = Counter(label_of(item.get("answer")) for _, item in kept)
-    shares = sorted(
-        ((label, n / len(kept)) for label, n in labels.items() if label is not None),
-        key=lambda pair: (-pair[1], pair[0]),
-    )
-    top = tuple((label, round(share, 3)) for label, share in shares[:4])
-    if not kept or None in labels or len(labels) < 2:  # no single answer, or one: nothing to balance
-        return DrawPlan(len(labels), 1.0, (), template, filters, echo_share, top, {})
+    raw = Counter(label_of(item.get("answer")) for _, item in kept)
+    if not kept or None in raw or len(raw) < 2:  # no single answer, or one: nothing to balance
+        return DrawPlan(len(raw), 1.0, (), template, filters, echo_share, _top(raw, len(kept)), {})
+    classes, numbers = _join(kept, pays) if pays is not None else ({}, [])
+    labels: Counter[str | None] = Counter()
+    for label, n in raw.items():
+        labels[classes.get(str(label), label)] += n
+    shares = _shares(labels, len(kept))
+    top, k, sampled = _top(labels, len(kept)), len(labels), len(kept)
+
+    def plan(cap: float, strata: tuple[tuple[str | None, float], ...] = ()) -> DrawPlan:
+        named = {label for label, _ in strata if label is not None}
+        spans = _spans(strata, classes, numbers) if classes else ()  # only where the scorer showed a tolerance
+        return DrawPlan(
+            k, cap, strata, template, filters, echo_share, top, _pools(kept, named, classes), classes, spans
+        )
+
+    if k < 2:  # every answer in one class: nothing to balance
+        return plan(1.0)
     ranked = [(label, labels[label]) for label, _ in shares]
-    k, sampled = len(labels), len(kept)
     target = 1 / k + TARGET_MARGIN
     # Options: every one a stratum. Open answers: labels seen three times, or twice where that leaves a label above
     # the target; the rest at their natural share.
     least = 1 if k <= FEW_LABELS else 3
     if k > FEW_LABELS and ranked[0][1] / sampled <= target:  # open answers none of which is common: drawn as made
-        return DrawPlan(k, ranked[0][1] / sampled, (), template, filters, echo_share, top, {})
+        return plan(ranked[0][1] / sampled)
     capped = _capped(ranked, sampled, target) if k > FEW_LABELS else None
     if capped is not None:  # a few common open answers: those capped, the rest barely changed
-        return DrawPlan(
-            k,
-            capped[1],
-            tuple(capped[0]),
-            template,
-            filters,
-            echo_share,
-            top,
-            _pools(kept, {label for label, _ in capped[0] if label is not None}),
-        )
+        return plan(capped[1], tuple(capped[0]))
     strata, cap = _strata(ranked, sampled, least)
     if cap > target and least == 3:
         least = 2
         strata, cap = _strata(ranked, sampled, least)
-    pools = _pools(kept, {label for label, _ in strata if label is not None})
-    return DrawPlan(k, cap, tuple(strata), template, filters, echo_share, top, pools)
+    return plan(cap, tuple(strata))

@@ -42,14 +42,14 @@ from pathlib import Path
 from typing import Any
 
 from gym_integrity.envs.reasoning_gym import draw
-from gym_integrity.envs.reasoning_gym.draw import DrawPlan, label_of
+from gym_integrity.envs.reasoning_gym.draw import DrawPlan, Pays, label_of
 from gym_integrity.workers import ProcessCache
 
 __all__ = ["PLANS_FILE", "build", "fingerprint", "from_json", "labels_for", "plan_for", "shipped_plan", "to_json"]
 
 PLANS_FILE = Path(__file__).with_name("draw_plans.json")
 #: Bumped when the plan's meaning changes in a way the constants below do not show (the file is then stale).
-PLAN_FORMAT = 1
+PLAN_FORMAT = 2  # 2: labels are the scorer's classes (DrawPlan.classes, spans)
 #: Sample indices a shipped plan's probe generates again at its first use.
 PROBE_ITEMS = 3
 _RULE_CONSTANTS = (
@@ -80,13 +80,13 @@ def fingerprint() -> dict[str, str]:
     return {"reasoning_gym": version("reasoning-gym"), "rule": hashlib.sha256(rule.encode()).hexdigest()[:16]}
 
 
-def plan_for(key: str, scoring: str, sample: Sample, size: int) -> DrawPlan:
+def plan_for(key: str, scoring: str, sample: Sample, size: int, pays: Pays | None = None) -> DrawPlan:
     """The generator's plan, once per process: shipped (strict scoring's), else built. ``sample(index)`` is the
-    item at that index if its policy draws it, else None."""
+    item at that index if its policy draws it, else None; ``pays`` is strict scoring's full credit (``draw.Pays``)."""
 
     def make() -> DrawPlan:
         shipped = shipped_plan(key, sample) if scoring == "strict" else None
-        return shipped if shipped is not None else build(sample, size)
+        return shipped if shipped is not None else build(sample, size, pays)
 
     return _PLANS.get_or_create((key, scoring), make)
 
@@ -96,9 +96,9 @@ def labels_for(key: str, scoring: str) -> dict[int, str | None]:
     return _LABELS.get_or_create((key, scoring), dict)
 
 
-def build(sample: Sample, size: int) -> DrawPlan:
+def build(sample: Sample, size: int, pays: Pays | None = None) -> DrawPlan:
     """The plan, built from the generator's items at the fixed sample indices (each generated once: a small size
-    repeats indices, and an item is a function of its index)."""
+    repeats indices, and an item is a function of its index); ``pays`` joins labels into the scorer's classes."""
     seen: dict[int, Mapping[str, Any] | None] = {}
 
     def once(index: int) -> Mapping[str, Any] | None:
@@ -107,8 +107,8 @@ def build(sample: Sample, size: int) -> DrawPlan:
         return seen[index]
 
     indices = sample_indices(size)[: draw.SAMPLE_ITEMS]
-    plan = draw.build_plan([(index, item) for index in indices if (item := once(index)) is not None])
-    return _fill_pools(plan, once, size)
+    plan = draw.build_plan([(index, item) for index in indices if (item := once(index)) is not None], pays)
+    return _fill_pools(plan, once, size, pays)
 
 
 def sample_indices(size: int) -> list[int]:
@@ -119,7 +119,7 @@ def sample_indices(size: int) -> list[int]:
     return [int(i) for i in rng.integers(size, size=draw.SAMPLE_ITEMS + draw.EXTRA_ITEMS)]
 
 
-def _fill_pools(plan: DrawPlan, sample: Sample, size: int) -> DrawPlan:
+def _fill_pools(plan: DrawPlan, sample: Sample, size: int, pays: Pays | None = None) -> DrawPlan:
     """The plan with up to ``POOL_ITEMS`` items for each stratum label the sample shows once or twice, looked for in
     the items after it."""
     pools = {label: list(indices) for label, indices in plan.pools.items()}
@@ -127,7 +127,7 @@ def _fill_pools(plan: DrawPlan, sample: Sample, size: int) -> DrawPlan:
     for index in sample_indices(size)[draw.SAMPLE_ITEMS :]:
         if not short:
             break
-        label = probe(plan, sample, index)[1]
+        label = probe(plan, sample, index, pays)[1]
         if label in short:
             pools[label].append(index)
             if len(pools[label]) >= draw.POOL_ITEMS:
@@ -135,12 +135,13 @@ def _fill_pools(plan: DrawPlan, sample: Sample, size: int) -> DrawPlan:
     return replace(plan, pools={label: tuple(indices) for label, indices in pools.items()})
 
 
-def probe(plan: DrawPlan, sample: Sample, index: int) -> tuple[bool, str | None]:
-    """Whether the plan draws the item at ``index`` (its policy does and it is no echo), and its label if so."""
+def probe(plan: DrawPlan, sample: Sample, index: int, pays: Pays | None = None) -> tuple[bool, str | None]:
+    """Whether the plan draws the item at ``index`` (its policy does and it is no echo), and its label (class) if
+    so."""
     item = sample(index)
     if item is None or plan.echoes(item):
         return False, None
-    return True, label_of(item.get("answer"))
+    return True, plan.class_of(label_of(item.get("answer")), item, sample, pays)
 
 
 def shipped_plan(key: str, sample: Sample) -> DrawPlan | None:
@@ -189,6 +190,9 @@ def to_json(plan: DrawPlan) -> dict[str, Any]:
         "echo_share": plan.echo_share,
         "sample_shares": [list(share) for share in plan.sample_shares],
         "pools": {label: list(indices) for label, indices in sorted(plan.pools.items())},
+        # Only where labels were joined: every other plan reads as before (plan_builder rebuilds only what changed).
+        **({"classes": dict(sorted(plan.classes.items()))} if plan.classes else {}),
+        **({"spans": [list(span) for span in plan.spans]} if plan.spans else {}),
     }
 
 
@@ -203,4 +207,9 @@ def from_json(data: Mapping[str, Any]) -> DrawPlan:
         echo_share=float(data["echo_share"]),
         sample_shares=tuple((label, float(share)) for label, share in data["sample_shares"]),
         pools={label: tuple(indices) for label, indices in data["pools"].items()},
+        classes=dict(data.get("classes", {})),
+        spans=tuple(
+            (name, below, float(least), float(most), above, int(low), int(high))
+            for name, below, least, most, above, low, high in data.get("spans", ())
+        ),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -195,7 +196,7 @@ class ReasoningGymEnv(TextEnv):
     def _draw_item(self) -> tuple[int, dict[str, Any]]:
         if self.config.scoring != "strict" or not self.balanced_draw:
             return self._next_drawn_item()
-        plan = draw_plans.plan_for(self._key, self.config.scoring, self._sample_item, self.size)
+        plan = draw_plans.plan_for(self._key, self.config.scoring, self._sample_item, self.size, self._pays)
         position = draw.stratum_position(self.np_random_seed, self._resets_since_seed)  # never seeded: OS entropy's
         self._resets_since_seed += 1
         return plan.draw(
@@ -205,6 +206,7 @@ class ReasoningGymEnv(TextEnv):
             draw_plans.labels_for(self._key, self.config.scoring),
             self._next_drawn_item,
             self._pays_own_example,
+            self._pays,
         )
 
     def _sample_item(self, index: int) -> dict[str, Any] | None:
@@ -221,6 +223,11 @@ class ReasoningGymEnv(TextEnv):
         item whose example it refuses would hold an honest answer to a rule the question does not state."""
         example = draw.own_example(item)
         return example is None or self._grader.grade(example, item, self._source_of(item)).score >= 1.0
+
+    def _pays(self, answer: str, item: Mapping[str, Any]) -> bool:
+        """Whether this env's scoring pays ``answer`` in full on ``item``: what joins the draw's labels into classes
+        (``draw.Pays``)."""
+        return self._grader.grade(answer, item, self._source_of(item)).score >= 1.0
 
     # --- end of the balanced draw ---
 
@@ -269,7 +276,7 @@ class ReasoningGymEnv(TextEnv):
         cap = min(self.config.max_answer_chars, self._grader.longest_answer(source) or self.config.max_answer_chars)
         return gold == "" or len(gold.strip()) > cap
 
-    def _source_of(self, item: dict[str, Any]) -> str:
+    def _source_of(self, item: Mapping[str, Any]) -> str:
         """The item's dataset: a composite's member, else the configured name."""
         return str(item.get("metadata", {}).get("source_dataset", self.config.dataset))
 

@@ -55,7 +55,7 @@ def build_entry(name: str) -> dict[str, Any]:
     """The shipped entry of one dataset: its generator key, plan and probe (built here, in this process)."""
     env = _env(name)
     try:
-        plan = build(env._sample_item, env.size)
+        plan = build(env._sample_item, env.size, env._pays)
         indices = sample_indices(env.size)[:PROBE_ITEMS]
         return {
             "key": env._key,
