@@ -9,8 +9,8 @@ from typing import Any
 import gymnasium as gym
 
 from gym_integrity.audit.adapters import revealed_answers, tool_call_action
-from gym_integrity.audit.leak_hits import LeakHits, number_places
-from gym_integrity.audit.leaks import find_in_text, walk_strings
+from gym_integrity.audit.leak_hits import LeakHits
+from gym_integrity.audit.leak_scan import scan_episode
 from gym_integrity.audit.registry import (
     _after_end,
     _failed,
@@ -311,59 +311,9 @@ def inert_after_end(s: Session) -> ProbeResult:
 
 
 # ----------------------------------------------------------------------------------------------------------------
-_BOOKKEEPING = {"attempt", "integrity.steps", "integrity.step_budget", "integrity.ignored_steps"}
-
-
-def _surfaces(s: Session, phase: str, obs: Any, info: Any) -> list[tuple[str, str]]:
-    out = [(f"obs@{phase}" + (f".{p}" if p else ""), text) for p, text in walk_strings(obs)]
-    # The stack's own step counts are no item's data: a gold "1" is not leaked by steps=1.
-    out += [(f"info@{phase}:{p}", text) for p, text in walk_strings(info) if p not in _BOOKKEEPING]
-    try:
-        rendered = s.env.render()
-    except Exception as exc:  # render may refuse a mode; its message is a surface too
-        rendered = f"{type(exc).__name__}: {exc}"
-    out += [(f"render@{phase}", text) for _, text in walk_strings(rendered)]
-    return out
-
-
-_STATIC = {"repr(env)", "str(env)", "repr(unwrapped)", "spaces", "spec", "unwrapped.spec"}
-
-
-def _static_surfaces(env: gym.Env) -> list[tuple[str, str]]:
-    out = [
-        ("repr(env)", repr(env)),
-        ("str(env)", str(env)),
-        ("repr(unwrapped)", repr(env.unwrapped)),
-        ("spaces", f"{env.observation_space!r} {env.action_space!r}"),
-    ]
-    for name, spec in (("spec", env.spec), ("unwrapped.spec", env.unwrapped.spec)):
-        if spec is not None:
-            out.append((name, repr(spec)))
-    return out
-
-
-def _scan(
-    hits: LeakHits,
-    episode: int,
-    seed: int,
-    golds: list[str],
-    surfaces: list[tuple[str, str]],
-    context: str | None = None,
-    question: list[str] | None = None,
-) -> None:
-    """``question``: the reset observation's texts; None while scanning what is shown at reset."""
-    for location, text in surfaces:
-        static = location in _STATIC
-        if question is not None and not static:
-            for piece in question:  # the question shown again after a step is not news
-                text = text.replace(piece, " ") if len(piece) >= 20 else text
-        for gold in golds:
-            for match in find_in_text(text, gold, context):
-                where = text.find(match.needle) if match.needle in text else 0
-                snippet = text[max(0, where - 30) : where + 50] if where >= 0 else text[:80]
-                line = f"seed {seed}: {short(match.needle, 60)} ({match.form} match) in {short(snippet, 90)}"
-                places = number_places(text, gold) if question is None or static else None
-                hits.add(location, episode, match, line, places)
+#: Seeds added at most, one at a time, while a short gold holds a fixed place with golds too few or too alike to
+#: decide (LeakHits.undecided): a balanced yes/no gold needs about 7 episodes to stand at a place by chance <= 1%.
+_EXTRA_EPISODES = 9
 
 
 @_probe(
@@ -377,57 +327,25 @@ def reference_leakage(s: Session) -> ProbeResult:
     hits = LeakHits()
     sources = set()
     steps_checked = 0
-    for episode, seed in enumerate(s.settings.seeds):
-        golds, source, obs, info = s.gold_or_revealed(seed)
-        if not golds:
-            continue
+    seeds = list(s.settings.seeds)
+    extra: list[int] = []
+    episode = 0
+    while episode < len(seeds):
+        source, steps = scan_episode(s, hits, episode, seeds[episode])
         sources.add(source)
-        hits.episodes += 1
-        privileged = source.startswith("privileged")
-        _scan(hits, episode, seed, golds, _surfaces(s, "reset", obs, info) + _static_surfaces(s.env))
-        # After reset, the problem as shown is what the agent has: a reference restating it is no leak.
-        context = obs if isinstance(obs, str) else None
-        question = [text for _, text in walk_strings(obs)]
-        ended = False
-        for bad_action in (12345, None):  # wrong types: what the error message says
-            try:
-                t = s.step(bad_action, f"{bad_action!r} (wrong type)")
-            except Exception as exc:
-                _scan(
-                    hits, episode, seed, golds, [("error message", f"{type(exc).__name__}: {exc}")], context, question
-                )
-                continue
-            phase = "end" if t.ended else "step"
-            if phase == "step" or privileged:
-                _scan(hits, episode, seed, golds, _surfaces(s, phase, t.obs, t.info), context, question)
-            if t.ended:
-                ended = True
-                break
-        budget = s.budget(info)
-        non_answers = min(2, (budget or 3) - 1)
-        bound = s.step_bound(budget)
-        k = 0
-        while not ended and k < bound:
-            action = s.non_answer() if k < non_answers else s.answer(WRONG_ANSWER)
-            t = s.step(action)
-            k += 1
-            steps_checked += 1
-            ended = t.ended
-            phase = "end" if t.ended else "step"
-            if phase == "step" or privileged:
-                _scan(
-                    hits,
-                    episode,
-                    seed,
-                    golds,
-                    _surfaces(s, phase, t.obs, t.info) + _static_surfaces(s.env),
-                    context,
-                    question,
-                )
+        steps_checked += steps
+        episode += 1
+        if episode == len(seeds) and len(extra) < _EXTRA_EPISODES and hits.undecided():
+            # A short gold at a fixed place, with golds so alike it could stand there by chance: a listed option or
+            # a reported score cannot be told from a leak until episodes with other golds are seen.
+            extra.append(max(seeds) + 1)
+            seeds.append(extra[-1])
     if hits.episodes == 0:
         return _no_gold(source)
     leaks, coincidences = hits.verdict()
     checked = f"{hits.episodes} episodes, {steps_checked} steps; gold from: {', '.join(sorted(sources))}"
+    if extra:
+        checked += f"; seeds {', '.join(map(str, extra))} added to see more golds at a fixed place"
     if leaks:
         return _failed(f"gold answers visible to the agent ({checked})", leaks + coincidences)
     return _passed(f"no gold answer found ({checked})", coincidences)

@@ -52,7 +52,7 @@ def _fresh_shared_scale():
 
 
 @pytest.mark.parametrize("toy", [CorrectToy, NoHook, toys.RefusesAfterEnd, toys.YesNoToy, toys.PaysEveryForm,
-                                 toys.GoldNeverInQuestion],
+                                 toys.GoldNeverInQuestion, toys.ListsYesNo, toys.ScoreAtEnd],
                          ids=lambda c: c.__name__)
 def test_correct_toys_pass_every_probe(toy):
     report = check_integrity(toy)

@@ -593,3 +593,58 @@ class RevealsShortGoldAtEnd(SmallNumbersInQuestion):
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = super().step(action)
         return obs, reward, terminated, truncated, {**info, "correct_answer": self._gold()}
+
+
+# -- short golds a listed option or a reported score holds: no leak; written after "the answer is": a leak -------------
+class ListsYesNo(YesNoToy):
+    """Is a three-digit number even? The question lists the options, "(Answer yes or no)": no leak."""
+
+    def _question(self) -> str:
+        return f"Is {self._a} even? (Answer yes or no) Reply inside <answer></answer> tags."
+
+
+class SaysYesNoInObs(ListsYesNo):
+    """Lists the options, then writes the answer into the question."""
+
+    def _question(self) -> str:
+        return super()._question() + f" The answer is {self._gold()}."
+
+
+class SaysYesNoInInfo(ListsYesNo):
+    """Lists the options; the reset info carries a hint with the answer."""
+
+    def _reset_info(self) -> dict[str, Any]:
+        return {**super()._reset_info(), "hint": f"the answer is {self._gold()}"}
+
+
+class SaysYesNoAtEnd(ListsYesNo):
+    """Lists the options; the end text names the answer (seen by envs with the hook: "by default never")."""
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = super().step(action)
+        return f"{obs} The answer was {self._gold()}.", reward, terminated, truncated, info
+
+
+class ScoreAtEnd(CorrectToy):
+    """The parity of a three-digit number, gold 0 or 1; the end text reports the score ("score 0.00"): no leak."""
+
+    def _draw(self) -> tuple[int, int]:
+        return int(self.np_random.integers(100, 1000)), 0
+
+    def _question(self) -> str:
+        return f"What is {self._a} mod 2? Reply with <answer>N</answer>."
+
+    def _gold(self) -> str:
+        return str(self._a % 2)
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = super().step(action)
+        return f"Graded: {info['verdict']} (score {reward:.2f}).", reward, terminated, truncated, info
+
+
+class RevealsBinaryAtEnd(ScoreAtEnd):
+    """Reports the score, then the answer: a leak."""
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = super().step(action)
+        return f"{obs} The answer was {self._gold()}.", reward, terminated, truncated, info
