@@ -231,7 +231,10 @@ def several_values(text: str) -> bool:
 #: ``\text``, then drops everything from the first ``\text{`` or ``\mbox{`` to the end as a unit when the answer
 #: ends with a brace (``(\\(?:text|mbox){.*?})(\^\d|\{\^\d\})?$``), if anything is left before it.
 _TEXT_GROUP = re.compile(r"\\(?:text(?:normal|bf|it|rm)?|math(?:rm|it|bf)|mbox)\s*\{")
-_EMPTY_TEXT = re.compile(r"\\text\s*\{\s*\}")
+#: What math_verify deletes before it looks for a unit (latex2sympy2_extended's ``to_remove_regex``): ``\mathrm{th}``,
+#: ``\!``, an empty ``\text{}``, dollar signs, quotes, ``\displaystyle``; and the fonts it reads as letters.
+_VERIFIER_REMOVES = re.compile(r"\\mathrm\{th\}|\\!\s*|\\text\s*\{\s*\}|\\\$|\$|(?<!\\)[\"']|\\displaystyle")
+_VERIFIER_LETTERS = re.compile(r"\\mathrm\{([Td])\}")
 _ENDS_IN_A_GROUP = re.compile(r"\}(?:\^\d|\{\^\d\})?\s*$")
 #: A unit: one text group of words (``\text{ cm}^2``, ``\text{ square units}``, ``\mathrm{m/s}``).
 _UNIT = re.compile(r"\\\w+\s*\{[A-Za-z\s./\-]*[A-Za-z][A-Za-z\s./\-]*\}(?:\^\d|\^\{\d\}|\{\^\d\})?\s*")
@@ -245,10 +248,12 @@ def unread_tail(answer: str) -> str | None:
 
     >>> unread_tail(r"\sum_{k=1}^{100} k^2 \text{;} = \frac{1}{2}"), unread_tail(r"84 \text{ or } \frac{1}{7}")
     ('\\text{;} = \\frac{1}{2}', '\\text{ or } \\frac{1}{7}')
+    >>> unread_tail(r"84 \text{;} \frac{1}{7}'"), unread_tail(r"\mathrm{th} 84 \text{;} \frac{1}{7}")
+    ('\\text{;} \\frac{1}{7}', '\\text{;} \\frac{1}{7}')
     >>> unread_tail(r"12 \text{ cm}^2"), unread_tail(r"\text{ units}"), unread_tail(r"3 \text{ or } 4")
     (None, None, None)
     """
-    text = _EMPTY_TEXT.sub("", answer).strip()
+    text = _VERIFIER_REMOVES.sub("", _VERIFIER_LETTERS.sub(r"\1", answer)).strip()
     group = _TEXT_GROUP.search(text)
     if group is None or not text[: group.start()].strip() or not _ENDS_IN_A_GROUP.search(text):
         return None
@@ -322,6 +327,10 @@ def not_an_answer(answer: str, gold: str, statement: str = "") -> str | None:
         return "it gives a set or a list of values where the answer is an interval or a tuple"
     if kinds[0] in ("set", "list") and kinds[1] == "bracketed":
         return "it gives an interval or a tuple where the answer is a set of values"
+    at = _top_level_equals(answer)
+    if at >= 0 and _top_level_equals(gold) < 0 and _TEXT_GROUP.search(answer[:at]):
+        # math_verify drops from the first words to the end as a unit and grades what is before them
+        return "it writes words before the = of its equation (a unit may only end the answer)"
     member = _MEMBERSHIP.search(answer)
     if member and not _MEMBERSHIP.search(gold) and _kind(answer[member.end() :]) not in ("set", "bracketed"):
         return "it states a membership in something that is not a set or an interval, not a value"

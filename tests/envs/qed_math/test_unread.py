@@ -3,7 +3,8 @@ r"""What math_verify reads and the rule did not: four seams a hostile review fou
 1. **An unread tail.** math_verify drops everything from the first text group (``\text``, ``\mbox``, and the font
    wrappers it turns into ``\text``) to the end as a unit when the answer ends with a brace, so
    ``\sum_{k=1}^{100} k^2 \text{;} = \frac{1}{2}`` was graded as the sum (paid 338350) while the rule read the
-   side after ``=``. What it drops must be a unit: one text group of words.
+   side after ``=``. What it drops must be a unit: one text group of words, read after what math_verify deletes
+   first (quotes, ``\!``, ``\mathrm{th}``), and an equation holds no words before its ``=``.
 2. **A falling factorial** ``(9)_{2}``: math_verify rewrites it to ``\frac{(9)!}{((9)-(2))!}``; it is an
    operation the gold lacks.
 3. **Separators in other spellings**: ``7 ， 84`` (fullwidth), ``7 、 84``, ``7 \text{,} 84``, ``7 {;} 84``,
@@ -42,12 +43,21 @@ TAILS = st.sampled_from([r"= \frac{1}{2}", "= {0}", r"\frac{0}{1}", r"= \sqrt{2}
                          r"= \frac{1}{4}", "= {338350}"])
 
 
+#: What math_verify deletes or rewrites before it looks for a unit (a second review: a quote or ``\!`` after the
+#: last brace, ``\mathrm{th}`` or ``\mathrm{T}^0`` before the computation, each paid on 9 of 10 items).
+ENDS = st.sampled_from(["", "'", '"', "\\!", "''", "{}'"])
+STARTS = st.sampled_from(["", "\\mathrm{th} ", "\\mathrm {th}\\, ", "\\mathrm{T}^0 ", "\\mathrm{T}^{0} \\cdot ",
+                          "\\displaystyle "])
+
+
 @SEARCH
-@given(EXPRESSIONS, WRAPPERS, CONTENTS, TAILS, st.booleans())
-def test_what_the_grader_drops_unread_is_a_unit_or_the_answer_is_refused(expression, wrapper, content, tail, gold_first):
+@given(EXPRESSIONS, WRAPPERS, CONTENTS, TAILS, st.booleans(), STARTS, ENDS)
+def test_what_the_grader_drops_unread_is_a_unit_or_the_answer_is_refused(
+    expression, wrapper, content, tail, gold_first, start, end
+):
     value, gold = expression
     head = gold if gold_first else value
-    answer = f"{head} \\{wrapper}{{{content}}} {tail}"
+    answer = f"{start}{head} \\{wrapper}{{{content}}} {tail}{end}"
     assert refused(answer, gold, STATEMENT) is not None, answer
 
 
@@ -91,7 +101,7 @@ def test_a_set_is_not_an_interval_nor_an_interval_a_set(answer, gold):
     (r"\pi \text{ radians}", r"\pi"), (r"\int_0^{\pi} x \sin x \, dx = \pi", r"\pi"), ("1,000", "1000"),
     (r"\begin{pmatrix} 1 & 0 \\ 0 & 1 \end{pmatrix}", r"\begin{pmatrix} 1 & 0 \\ 0 & 1 \end{pmatrix}"),
     (r"3 \frac{1}{2}", r"\frac{7}{2}"), (r"(-\infty, 2) \cup (3, \infty)", r"(-\infty, 2) \cup (3, \infty)"),
-    (r"84\,\text{ways}", "84"), (r"\text{84}", "84"),
+    (r"84\,\text{ways}", "84"), (r"\text{84}", "84"), (r"x = 5 \text{ cm}", "5"), ("84'", "84"),
 ])
 def test_honest_forms_beside_them_pass(answer, gold):
     assert refused(answer, gold, STATEMENT) is None, answer
@@ -112,6 +122,8 @@ def env():
     ("qed-ans-006", r"\sum_{k=1}^{100} k^2 \text{;} = \frac{1}{2}"), ("qed-ans-007", r"7^{2026} \mod 100 \mathrm{x} = {0}"),
     ("qed-ans-008", r"(9)_{2} + (4)_{1}\cdot 3"), ("qed-ans-008", "7 \uff0c 84"), ("qed-ans-008", r"7 \in 84"),
     ("qed-ans-003", "84\u3000\\frac{1}{2}"), ("qed-ans-004", r"\{2, 3\}"), ("qed-ans-008", r"84 \text{;} \frac{1}{7}"),
+    ("qed-ans-006", r"\sum_{k=1}^{100} k^2 \text{a} = 0{}'"), ("qed-ans-007", r"\mathrm{th} 7^{2026} \mod 100 \text{a} = 0{}"),
+    ("qed-ans-006", r"\mathrm{T}^0 \sum_{k=1}^{100} k^2 \text{a} = 0{}"),
 ])
 def test_the_reviews_answers_are_incorrect_in_the_env_and_the_gold_is_paid(env, problem_id, answer):
     env.reset(options={"problem_id": problem_id})
