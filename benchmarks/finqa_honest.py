@@ -8,7 +8,8 @@ question's scale word (``$x million``, ``x mn``) where the question asks in one,
 points (``-160 bps``), a direction word whose sign agrees (``a decrease of 24``) where it asks for a change, a
 unit word the question names (``GWh``); a year as ``In 2023`` / ``fiscal 2023`` / ``FY2023``; a text gold
 capitalised, in bold or with a full stop. Several values are joined by ``; ``, ``, ``, `` and `` or a line break,
-year-keyed by ``:`` or ``=`` (also where the question names one year per value of an unkeyed gold). Each form is then sent raw, boxed, in a sentence around the box, and in bold.
+year-keyed by ``:`` or ``=`` (also where the question names one year per value of an unkeyed gold). Each form is
+then sent raw, boxed, in a sentence around the box, and in bold.
 
 Every answer goes through the real env's step as a ``submit_answer`` tool call (a fresh episode per answer) and
 is paid when the step's reward is 1.0. The forms are built from the gold's text, not from the scorer's reader.
@@ -78,7 +79,7 @@ def value_forms(value: str, question: str) -> list[str]:
     if "percentage points" in q:
         forms += [f"{sign}{digits} percentage points", f"{sign}{digits} pp", f"{sign}{float(plain) * 100:g} bps"]
     if "gigawatt-hours" in q:
-        forms.append(f"{sign}{digits} GWh")
+        forms += [f"{sign}{digits} GWh", f"{sign}{digits} gigawatt-hours"]
     if re.search(r"\bunits\b", q) and not percent:
         forms.append(f"{sign}{digits} units")
     if re.search(r"\bchange|grow|increase|decrease", q) and "each" not in q and plain.strip("0.") != "":

@@ -108,6 +108,8 @@ _NUMBER = re.compile(
     re.VERBOSE | re.IGNORECASE,
 )
 _PERCENT_WORDS = re.compile(r"\b(?:per\s+cent|pct)\b", re.IGNORECASE)
+# A unit spelled out as the question spells it: "gigawatt-hours" is GWh.
+_GWH_WORDS = re.compile(r"\bgigawatt[\s-]*hours?\b", re.IGNORECASE)
 # Neither a hyphen inside a phrase ("percentage-points") nor the parentheses around words ("(in millions)") is a
 # sign: both become spaces, the words stay (a scale in parentheses is still a scale).
 _WORD_HYPHEN = re.compile(r"(?<=[a-z])-(?=[a-z])")
@@ -173,7 +175,7 @@ def _point_unit(match: re.Match[str]) -> str:
 
 def read_amount(text: str) -> Amount | None:
     """The :class:`Amount` ``text`` is if it is one number with words of :data:`VOCABULARY`, else None."""
-    text = _US_DOLLAR.sub("$", _PERCENT_WORDS.sub("percent", clean(text)))
+    text = _US_DOLLAR.sub("$", _GWH_WORDS.sub(" gwh ", _PERCENT_WORDS.sub("percent", clean(text))))
     if not text or len(text) > 200:
         return None
     match = None

@@ -246,7 +246,8 @@ def test_accounting_parentheses_around_a_percent_and_bold_around_a_keyed_list():
 
 IN_GWH = "How many gigawatt-hours of solar generation did Helios Energy produce in 2024?"
 IN_UNITS = "How many restricted stock units (in thousands) did Quantarix grant in 2024?"
-UNIT_WORDS = ("years", "year", "GWh", "gwh", "shares", "units", "dollars", "USD", "$")
+UNIT_WORDS = ("years", "year", "GWh", "gwh", "gigawatt-hours", "gigawatt hours", "shares", "units", "dollars", "USD",
+              "$")
 
 
 @search(300)
@@ -258,6 +259,7 @@ def test_a_unit_word_must_be_one_the_question_names(number, unit, question):
     answer = f"${digits}" if unit == "$" else f"{digits} {unit}"
     named = {IN_MILLIONS: {"$"}, IN_GWH: {"gwh"}, IN_UNITS: {"units"}, "": set()}[question]  # "in 2024": no years
     canonical = {"year": "years", "dollars": "$", "usd": "$"}.get(unit.lower(), unit.lower())
+    canonical = "gwh" if canonical.startswith("gigawatt") else canonical
     expected = canonical in named or (canonical == "$" and not named - {"$"})
     assert paid(answer, digits, question) == expected, (answer, question)
 
