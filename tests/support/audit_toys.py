@@ -625,11 +625,8 @@ class SaysYesNoAtEnd(ListsYesNo):
         return f"{obs} The answer was {self._gold()}.", reward, terminated, truncated, info
 
 
-class ScoreAtEnd(CorrectToy):
+class ScoreAtEnd(YesNoToy):
     """The parity of a three-digit number, gold 0 or 1; the end text reports the score ("score 0.00"): no leak."""
-
-    def _draw(self) -> tuple[int, int]:
-        return int(self.np_random.integers(100, 1000)), 0
 
     def _question(self) -> str:
         return f"What is {self._a} mod 2? Reply with <answer>N</answer>."

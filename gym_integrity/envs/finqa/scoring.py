@@ -257,17 +257,15 @@ def _lists_match(
             values_match(pred.by_year[y], gold.by_year[y], rel_tol, abs_tol, None, asked) for y in gold.by_year
         )
     gold_values = gold.values if gold.by_year is None else list(gold.by_year.values())  # in the gold order
+    pred_values = pred.values
     if gold.by_year is None and pred.by_year is not None and set(pred.by_year) == set(asked.years):
         # an unkeyed gold of a question that names one year per value, in the gold's order ("in 2022 and in 2024,
         # 2022 first"): a keyed answer is read in the question's order of its years
-        keyed = [pred.by_year[year] for year in asked.years]
-        return len(keyed) == len(gold_values) and all(
-            values_match(p, g, rel_tol, abs_tol, stated, asked) for p, g in zip(keyed, gold_values)
-        )
-    if len(pred.values) != len(gold_values):
+        pred_values = [pred.by_year[year] for year in asked.years]
+    if len(pred_values) != len(gold_values):
         return False
     # ``stated`` is a single gold value's (accepted_forms folds no list)
-    return all(values_match(p, g, rel_tol, abs_tol, stated, asked) for p, g in zip(pred.values, gold_values))
+    return all(values_match(p, g, rel_tol, abs_tol, stated, asked) for p, g in zip(pred_values, gold_values))
 
 
 def _one_amount(gold: Submission) -> Amount | None:

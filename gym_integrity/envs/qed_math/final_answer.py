@@ -224,7 +224,17 @@ def several_values(text: str) -> bool:
     stripped = text.strip()
     if stripped.startswith("\\{") and stripped.endswith("\\}"):
         stripped = stripped[2:-2]
-    return any(sep in _depth_zero(stripped) for sep in ",;")
+    return _listed(stripped)
+
+
+def _listed(text: str) -> bool:
+    """Values separated by ``,`` or ``;`` outside every bracket (a number with grouped thousands is one value)."""
+    return any(sep in _depth_zero(_GROUPED_NUMBER.sub("0", text)) for sep in ",;")
+
+
+def _separators(text: str) -> set[str]:
+    """The separators ``text`` writes anywhere, at any depth (``\\,`` is a space; grouped thousands are one number)."""
+    return set(_SEPARATOR.findall(_GROUPED_NUMBER.sub("0", text)))
 
 
 #: A text group as math_verify reads one: it turns ``\mathrm``/``\mathit``/``\mathbf`` and ``\textrm``... into
@@ -269,7 +279,7 @@ def _kind(text: str) -> str:
         return "set"
     if t[:1] in "([" and t[-1:] in ")]" and not _depth_zero(t) and "," in t:
         return "bracketed"
-    return "list" if any(sep in _depth_zero(_GROUPED_NUMBER.sub("0", t)) for sep in ",;") else "value"
+    return "list" if _listed(t) else "value"
 
 
 def _single_valued(gold: str) -> bool:
@@ -319,8 +329,7 @@ def not_an_answer(answer: str, gold: str, statement: str = "") -> str | None:
     juxtaposed = _JUXTAPOSED.search(answer)
     if juxtaposed and not _JUXTAPOSED.search(gold):
         return f"it writes numbers side by side ({juxtaposed.group()}), which is not one number"
-    separators = set(_SEPARATOR.findall(_GROUPED_NUMBER.sub("0", answer))) - set(_SEPARATOR.findall(gold))
-    if _single_valued(gold) and (several_values(answer) or separators):
+    if _single_valued(gold) and (several_values(answer) or _separators(answer) - _separators(gold)):
         return "it gives several values for a question with one answer"
     kinds = _kind(gold), _kind(answer)
     if kinds[0] == "bracketed" and kinds[1] in ("set", "list"):
